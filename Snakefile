@@ -1,0 +1,18 @@
+# toolgate: Selection Is Retrieval, Abstention Is Not - the experiment pipeline.
+# This file is the table of contents; every stage lives in workflow/rules/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,137 @@
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import tool, utterance, write_jsonl
+from toolgate import io
+from toolgate.errors import InputError
+
+
+def test_catalog_loads(tmp_path, small_catalog):
+    tools = io.load_catalog(write_jsonl(tmp_path / "c.jsonl", small_catalog))
+    assert [t["id"] for t in tools] == ["set_alarm", "make_call", "check_battery", "chat"]
+
+
+def test_duplicate_id_names_file_line_field(tmp_path, small_catalog):
+    path = write_jsonl(tmp_path / "c.jsonl", small_catalog + [tool("make_call")])
+    with pytest.raises(InputError) as e:
+        io.load_catalog(path)
+    assert str(e.value) == f"{path}:5: field 'id': duplicate id 'make_call' (first on line 2)"
+
+
+@pytest.mark.parametrize("mutate,field,msg", [
+    (lambda t: t.pop("names"), "names", "missing required field"),
+    (lambda t: t.update(kind="tool"), "kind", "is not one of"),
+    (lambda t: t.update(id="SetAlarm"), "id", "does not match"),
+    (lambda t: t["names"].update(fr="x"), "names.fr", "unknown language code"),
+    (lambda t: t["descriptions"].update(en="   "), "descriptions.en", "does not match"),
+    (lambda t: t.update(extra=1), "extra", "unknown field"),
+    (lambda t: t["parameters"].update(required=["zzz"]), "parameters.required", "not a property"),
+])
+def test_catalog_field_errors(tmp_path, mutate, field, msg):
+    bad = tool("set_alarm")
+    mutate(bad)
+    path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
+    with pytest.raises(InputError, match=msg) as e:
+        io.load_catalog(path)
+    assert (e.value.line, e.value.field) == (2, field)
+
+
+def test_malformed_json_and_non_utf8(tmp_path):
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(json.dumps(tool("a_b")).encode() + b"\n{not json\n")
+    with pytest.raises(InputError, match="malformed JSON") as e:
+        io.load_catalog(p)
+    assert e.value.line == 2
+    p.write_bytes(b'{"id": "\xff"}\n')
+    with pytest.raises(InputError, match="not UTF-8") as e:
+        io.load_catalog(p)
+    assert e.value.line == 1
+
+
+def _load_utts(tmp_path, catalog, rows):
+    return io.load_utterances(write_jsonl(tmp_path / "u.jsonl", rows), catalog)
+
+
+def test_utterances_load(tmp_path, small_catalog):
+    rows = [utterance(1), utterance(1, lang="ko"), utterance(2, None, "delegate", "out"),
+            utterance(3, "set_alarm", "ask", "mismatch", missing=["x"])]
+    assert len(_load_utts(tmp_path, small_catalog, rows)) == 4
+
+
+@pytest.mark.parametrize("row,field,msg", [
+    (utterance(9, "fly_to_moon"), "gold_tool", "unknown gold_tool 'fly_to_moon'"),
+    (utterance(9, "chat"), "gold_tool", "unknown gold_tool 'chat'"),  # a route is not an action
+    ({**utterance(9), "text": "  \t"}, "text", "does not match"),
+    (utterance(9, lang="fr"), "lang", "unknown language code 'fr'"),
+    (utterance(9, "set_alarm", "delegate", "out"), "gold_tool", "must have gold_tool null"),
+    (utterance(9, None, "action"), "gold_tool", "needs a gold_tool"),
+    (utterance(9, None, "chat", "match"), "slice", "needs slice 'out'"),
+    (utterance(9, "set_alarm", "ask"), "missing_slots", "non-empty exactly when"),
+    (utterance(9, "set_alarm", "ask", missing=["y"]), "missing_slots", "not a required parameter"),
+    (utterance(1), "utterance_id", "duplicate utterance_id"),
+])
+def test_utterance_errors(tmp_path, small_catalog, row, field, msg):
+    path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), row])
+    with pytest.raises(InputError, match=msg) as e:
+        io.load_utterances(path, small_catalog)
+    assert (e.value.path, e.value.line, e.value.field) == (str(path), 2, field)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.binary(max_size=400))
+def test_fuzz_any_bytes_load_or_input_error(tmp_path, blob):
+    p = tmp_path / "fuzz.jsonl"
+    p.write_bytes(blob)
+    for load in (io.load_catalog, lambda q: io.load_utterances(q, [tool("set_alarm")])):
+        try:
+            load(p)
+        except InputError:
+            pass
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(["id", "kind", "names", "parameters", "utterance_id", "text", "lang"]),
+                       st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2),
+                                 st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2))))
+def test_fuzz_structured_rows(tmp_path, obj):
+    p = tmp_path / "fuzz.jsonl"
+    p.write_text(json.dumps(obj) + "\n")
+    for load in (io.load_catalog, lambda q: io.load_utterances(q, [tool("set_alarm")])):
+        with pytest.raises(InputError):
+            load(p)
+
+
+def test_write_atomic_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out" / "x.json"
+
+    class Boom:
+        def __str__(self):
+            raise RuntimeError("boom")
+
+    with pytest.raises(TypeError):
+        io.write_atomic(target, Boom())
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_import_openai_and_bfcl_tools():
+    rows = io.import_openai_tools([
+        {"type": "function", "function": {"name": "getWeather", "description": "Weather for a city.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "city": {"type": "string", "description": "City"},
+                                              "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
+        {"name": "math.gcd", "description": "", "parameters": {"type": "dict", "properties": {}}},
+    ], lang="en")
+    assert [r["id"] for r in rows] == ["get_weather", "math_gcd"]
+    assert rows[0]["parameters"]["required"] == ["city"]
+    assert rows[0]["parameters"]["properties"]["unit"]["enum"] == ["c", "f"]
+    assert rows[1]["descriptions"]["en"] == "math.gcd"
+    for lineno, row in enumerate(rows, 1):  # imported rows pass the catalog schema
+        io._check_schema("<import>", lineno, row, "catalog")
+
+
+def test_summarize_counts(small_catalog):
+    s = io.summarize(small_catalog, [utterance(1), utterance(2, None, "chat", "out")])
+    assert (s["actions"], s["routes"], s["mutating_actions"]) == (3, 1, 2)
+    assert s["by_slice"] == {"match": 1, "out": 1}

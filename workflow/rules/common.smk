@@ -1,0 +1,33 @@
+# Helpers and target lists shared by every stage.
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from toolgate.config import resolve
+
+# Validate the config against workflow/schemas/config.schema.yaml and fill its
+# defaults; an invalid value stops the workflow naming the key.
+config.update(resolve(config))
+
+EXP = config["experiment"]
+RES = f"results/{EXP}"
+FIG = f"figures/{EXP}"
+LOGS = f"logs/{EXP}"
+ENV = "../../envs/toolgate.yaml"
+
+
+def utterances_path():
+    """The experiment's utterances: generated, or the file the config names."""
+    if config["utterances"]["source"] == "generate":
+        return f"{RES}/data/utterances.jsonl"
+    return config["utterances"]["file"]
+
+
+def template_files():
+    folder = Path(config["utterances"]["templates"])
+    return sorted(str(p) for p in folder.glob("*.yaml"))
+
+
+def all_targets():
+    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md"]
+    return targets

@@ -1,0 +1,58 @@
+# Stage 1: the utterance set and its data card.
+
+
+rule generate_utterances:
+    input:
+        catalog=config["catalog"],
+        templates=template_files(),
+    output:
+        utterances=f"{RES}/data/utterances.jsonl",
+        meta=f"{RES}/data/utterances.meta.json",
+    params:
+        templates=lambda w, input: Path(input.templates[0]).parent,
+        composition=config["utterances"]["composition"],
+        seed=config["seed"],
+        langs=config["langs"],
+    log:
+        f"{LOGS}/generate_utterances.log",
+    conda:
+        ENV
+    script:
+        "../scripts/generate_utterances.py"
+
+
+rule validate_inputs:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        f"{RES}/inputs_ok.json",
+    params:
+        langs=config["langs"],
+    log:
+        f"{LOGS}/validate_inputs.log",
+    conda:
+        ENV
+    script:
+        "../scripts/validate_inputs.py"
+
+
+rule data_card:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        card=f"{RES}/data_card.md",
+        composition=f"{RES}/tables/composition.csv",
+        jaccard=f"{RES}/tables/jaccard.csv",
+    params:
+        ngram=config["text"]["ngram"],
+        examples=config["data_card"]["examples"],
+        seed=config["seed"],
+        langs=config["langs"],
+    log:
+        f"{LOGS}/data_card.log",
+    conda:
+        ENV
+    script:
+        "../scripts/data_card.py"

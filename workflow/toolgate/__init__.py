@@ -1,0 +1,7 @@
+"""toolgate: selection is retrieval, abstention is not - the experiment pipeline."""
+from importlib.metadata import PackageNotFoundError, version as _version
+
+try:
+    __version__ = _version("toolgate")
+except PackageNotFoundError:  # running from a checkout without install
+    __version__ = "0.1.0"

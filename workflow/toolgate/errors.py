@@ -1,0 +1,16 @@
+"""The project's own error type: every bad input surfaces as an InputError."""
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input, located: ``file:line: field 'x': message``.
+
+    ``line`` is 1-based (None for file-level problems); ``field`` is a dotted
+    path into the JSON object (None when the whole line is bad).
+    """
+
+    def __init__(self, path, message: str, line: int | None = None, field: str | None = None):
+        self.path, self.line, self.field, self.message = str(path), line, field, message
+        where = self.path if line is None else f"{self.path}:{line}"
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{where}: {what}{message}")

@@ -1,0 +1,245 @@
+"""Loaders, validators and atomic writers for catalogs and utterances.
+
+Every problem with an input file raises :class:`~toolgate.errors.InputError`
+naming the file, the 1-based line and the field. Writers go through a temporary
+file and ``os.replace`` so a failed run never leaves a half-written output.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import best_match
+
+from .errors import InputError
+
+LANGS = ("ko", "en")
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+IN_CATALOG = ("action", "ask")
+
+
+@cache
+def schema(name: str) -> dict:
+    """A JSON schema from ``workflow/schemas/<name>.schema.yaml``."""
+    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(name))
+
+
+def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
+    """(dotted field path, message) for one jsonschema error."""
+    path = [str(p) for p in err.absolute_path]
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [k for k in err.validator_value if k not in err.instance]
+        return ".".join(path + missing[:1]), "missing required field"
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed)
+        return ".".join(path + extra[:1]) or None, "unknown field"
+    return ".".join(path) or None, err.message
+
+
+def read_jsonl(path) -> list[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; strict UTF-8 and JSON."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
+    rows = []
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 (byte {exc.start + 1} of the line)", lineno) from None
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", lineno)
+        rows.append((lineno, obj))
+    if not rows:
+        raise InputError(path, "file has no rows")
+    return rows
+
+
+def _check_schema(path, lineno: int, obj: dict, name: str) -> None:
+    err = best_match(_validator(name).iter_errors(obj))
+    if err is not None:
+        field, message = schema_error(err)
+        raise InputError(path, message, lineno, field)
+
+
+def _check_langs(path, lineno, obj, field, langs) -> None:
+    for lang in obj[field]:
+        if lang not in langs:
+            raise InputError(path, f"unknown language code '{lang}' (known: {', '.join(langs)})", lineno, f"{field}.{lang}")
+
+
+def load_catalog(path, langs=LANGS) -> list[dict]:
+    """Catalog rows in file order, validated (schema, unique ids, languages)."""
+    seen: dict[str, int] = {}
+    tools = []
+    for lineno, obj in read_jsonl(path):
+        _check_schema(path, lineno, obj, "catalog")
+        if obj["id"] in seen:
+            raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
+        seen[obj["id"]] = lineno
+        for field in ("names", "descriptions", "keywords"):
+            _check_langs(path, lineno, obj, field, langs)
+        props = obj["parameters"]["properties"]
+        for req in obj["parameters"].get("required", []):
+            if req not in props:
+                raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
+        tools.append(obj)
+    if not any(t["kind"] == "action" for t in tools):
+        raise InputError(path, "catalog has no tool of kind 'action'")
+    return tools
+
+
+def load_utterances(path, catalog: list[dict], langs=LANGS) -> list[dict]:
+    """Utterance rows in file order, validated against the schema and the catalog."""
+    return check_utterances(read_jsonl(path), catalog, path, langs)
+
+
+def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
+    """Validate (line number, row) pairs; ``path`` names the source in errors."""
+    actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
+    seen: dict[str, int] = {}
+    rows = []
+    for lineno, obj in numbered_rows:
+        _check_schema(path, lineno, obj, "utterances")
+        uid = obj["utterance_id"]
+        if uid in seen:
+            raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
+        seen[uid] = lineno
+        if obj["lang"] not in langs:
+            raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
+        outcome, tool = obj["gold_outcome"], obj["gold_tool"]
+        if outcome in IN_CATALOG:
+            if tool is None:
+                raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
+            if tool not in actions:
+                raise InputError(path, f"unknown gold_tool '{tool}' (not an action in the catalog)", lineno, "gold_tool")
+            if obj["slice"] == "out":
+                raise InputError(path, f"slice 'out' contradicts gold_outcome '{outcome}'", lineno, "slice")
+        else:
+            if tool is not None:
+                raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
+            if obj["slice"] != "out":
+                raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
+        missing = obj["missing_slots"]
+        if (outcome == "ask") != bool(missing):
+            raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
+        if missing:
+            required = set(actions[tool]["parameters"].get("required", []))
+            bad = [m for m in missing if m not in required]
+            if bad:
+                raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
+        rows.append(obj)
+    return rows
+
+
+def write_atomic(path, text: str) -> None:
+    """Write text to path via a temporary file in the same folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps_jsonl(rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def write_json(path, obj) -> None:
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def import_openai_tools(objs, lang: str = "en", group: str = "skill", domain: str = "imported") -> list[dict]:
+    """Catalog rows from OpenAI tool schemas or BFCL function docs.
+
+    Accepts ``{"type": "function", "function": {...}}`` or the bare
+    ``{name, description, parameters}``. Names are kept as ids when they are
+    snake_case; other characters (BFCL's dotted names) become underscores.
+    ``mutating`` is unknown for foreign tools and set to False.
+    """
+    rows = []
+    for i, obj in enumerate(objs):
+        fn = obj.get("function", obj) if isinstance(obj, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise InputError("<tools>", "tool has no function name", i + 1, "name")
+        params = fn.get("parameters") or {}
+        props = {}
+        for pname, spec in (params.get("properties") or {}).items():
+            spec = spec if isinstance(spec, dict) else {}
+            prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
+            if isinstance(spec.get("enum"), list) and spec["enum"]:
+                prop["enum"] = spec["enum"]
+            props[pname] = prop
+        desc = (fn.get("description") or fn["name"]).strip() or fn["name"]
+        rows.append({
+            "id": tool_id(fn["name"]),
+            "kind": "action",
+            "group": group,
+            "domain": domain,
+            "mutating": False,
+            "names": {lang: fn["name"]},
+            "descriptions": {lang: desc},
+            "parameters": {"type": "object", "properties": props,
+                           "required": [r for r in params.get("required", []) if r in props]},
+            "keywords": {},
+        })
+    return rows
+
+
+def tool_id(name: str) -> str:
+    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``)."""
+    s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
+    return s if s and s[0].isalpha() else f"t_{s}"
+
+
+def summarize(catalog: list[dict], rows: list[dict] | None = None) -> dict:
+    """Counts of a catalog and (optionally) an utterance set, for reports and logs."""
+    actions = [t for t in catalog if t["kind"] == "action"]
+    out = {"tools": len(catalog), "actions": len(actions), "routes": len(catalog) - len(actions),
+           "mutating_actions": sum(t["mutating"] for t in actions)}
+    if rows is not None:
+        out["utterances"] = len(rows)
+        out["pairs"] = len({r["pair_id"] for r in rows})
+        for key in ("slice", "gold_outcome", "lang", "subtype"):
+            out[f"by_{key}"] = dict(sorted(Counter(r[key] for r in rows).items()))
+    return out
+
+
+def validate_files(catalog_path, utterances_path, out_path, langs=LANGS) -> dict:
+    """Validate both inputs and record their counts and checksums in ``out_path``."""
+    from . import __version__  # late: the package imports io at init
+
+    catalog = load_catalog(catalog_path, langs)
+    rows = load_utterances(utterances_path, catalog, langs)
+    summary = summarize(catalog, rows)
+    summary["files"] = {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (catalog_path, utterances_path)}
+    summary["toolgate_version"] = __version__
+    write_json(out_path, summary)
+    return summary

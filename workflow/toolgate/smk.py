@@ -1,0 +1,25 @@
+"""Glue for workflow/scripts: route a rule's output streams into its log file."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+
+
+@contextlib.contextmanager
+def logged(snakemake):
+    """Send logging, stdout and stderr of the block to ``snakemake.log[0]``."""
+    with open(snakemake.log[0], "w", encoding="utf-8") as fh, \
+            contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+        handler = logging.StreamHandler(fh)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            yield
+        except Exception:
+            logging.exception("rule %s failed", snakemake.rule)
+            raise
+        finally:
+            root.removeHandler(handler)

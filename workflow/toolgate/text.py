@@ -1,0 +1,58 @@
+"""Text normalisation and character n-grams shared by every lexical component.
+
+Choices, each deliberate:
+
+* Unicode NFKC: folds full-width Latin and digits to ASCII and composes
+  conjoining Hangul jamo into precomposed syllables, so the same request typed
+  on different keyboards gives the same n-grams. Hangul is handled as
+  syllables: one syllable block is one character, never decomposed into jamo,
+  because a 3-gram of syllables is the unit the paper's index counts.
+* Case folding (``str.casefold``) rather than ``lower``: it also folds German
+  sharp s and similar, and leaves Hangul unchanged.
+* Whitespace collapsing: any run of Unicode whitespace becomes one space and the
+  ends are stripped, so padding and n-gram boundaries do not depend on typing.
+* Padding: with ``pad=True`` one space is added at both ends of the normalised
+  text, so word-initial and word-final grams (" se", "rm ") exist and a query
+  shorter than ``n`` still yields at least one gram.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WS = re.compile(r"\s+")
+
+
+def normalize(text: str, casefold: bool = True) -> str:
+    """NFKC, optional case folding, whitespace collapsed to single spaces."""
+    text = unicodedata.normalize("NFKC", text)
+    if casefold:
+        text = text.casefold()
+    return _WS.sub(" ", text).strip()
+
+
+def char_ngrams(text: str, n: int = 3, pad: bool = True, casefold: bool = True) -> list[str]:
+    """Character n-grams of the normalised text, in order, repeats kept.
+
+    Repeats matter: BM25 uses them as term frequencies. A text shorter than
+    ``n`` after padding yields itself as the single gram; an empty text yields
+    no grams.
+    """
+    if n < 1:
+        raise ValueError(f"n-gram size must be >= 1, got {n}")
+    norm = normalize(text, casefold)
+    if not norm:
+        return []
+    if pad:
+        norm = f" {norm} "
+    if len(norm) <= n:
+        return [norm]
+    return [norm[i : i + n] for i in range(len(norm) - n + 1)]
+
+
+def jaccard(a: str, b: str, n: int = 3) -> float:
+    """Jaccard similarity of the two texts' character n-gram sets."""
+    sa, sb = set(char_ngrams(a, n)), set(char_ngrams(b, n))
+    if not sa and not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
