@@ -190,15 +190,16 @@ def _check_composition_config(composition: dict, catalog) -> dict:
     return comp
 
 
-def _fill(rng: random.Random, texts: dict, slots: dict, langs, seen: set) -> dict:
-    """Render a template pair with random fillers, avoiding texts already produced."""
-    for _ in range(50):
-        values = {name: rng.choice(fillers) for name, fillers in sorted(slots.items())}
+def _fill(rng: random.Random, texts: dict, slots: dict, langs, seen: set) -> dict | None:
+    """Render a template pair with random fillers; None if every try repeats an earlier text."""
+    used = {name: slots[name] for name in sorted(slots) if any(f"{{{name}" in texts[l] for l in langs)}
+    for _ in range(50 if used else 1):
+        values = {name: rng.choice(fillers) for name, fillers in used.items()}
         out = {lang: render(texts[lang], values, lang) for lang in langs}
         if out[langs[0]] not in seen:
             seen.add(out[langs[0]])
             return out
-    return out  # duplicate: reported by generate() with the offending text
+    return None
 
 
 def _in_catalog_pairs(catalog, banks, comp, rng, langs) -> list[dict]:
@@ -220,19 +221,32 @@ def _in_catalog_pairs(catalog, banks, comp, rng, langs) -> list[dict]:
     n_ask_match = (comp["ask_pairs"] + 1) // 2
     for slice_, n in (("match", n_ask_match), ("mismatch", comp["ask_pairs"] - n_ask_match)):
         cand = [i for i, (a, s) in enumerate(zip(slots, slices)) if s == slice_ and banks["actions"][a][f"{s}_ask"]]
-        if len(cand) < n:
-            raise InputError("<templates>", f"only {len(cand)} {slice_} slots have missing-slot templates; {n} ask pairs needed")
-        ask_idx.update(rng.sample(cand, n))
+        rng.shuffle(cand)
+        room = Counter({a: len(banks["actions"][a][f"{slice_}_ask"]) for a in set(slots)})
+        chosen = []
+        for i in cand:  # at most as many ask items per action as it has distinct ask templates
+            if len(chosen) < n and room[slots[i]] > 0:
+                room[slots[i]] -= 1
+                chosen.append(i)
+        if len(chosen) < n:
+            raise InputError("<templates>", f"only {len(chosen)} {slice_} slots have missing-slot templates; {n} ask pairs needed")
+        ask_idx.update(chosen)
     decks: dict[tuple, list] = {}
     seen: set = set()
     pairs = []
     for i, (action, slice_) in enumerate(zip(slots, slices)):
         key = (action, f"{slice_}_ask" if i in ask_idx else slice_)
-        if not decks.get(key):
-            decks[key] = banks["actions"][action][key[1]][:]
-            rng.shuffle(decks[key])
-        template = decks[key].pop()
-        texts = _fill(rng, template["texts"], banks["actions"][action]["slots"], langs, seen)
+        pool = banks["actions"][action][key[1]]
+        for _ in range(len(pool)):  # next template in a shuffled deck whose text is new
+            if not decks.get(key):
+                decks[key] = pool[:]
+                rng.shuffle(decks[key])
+            template = decks[key].pop()
+            texts = _fill(rng, template["texts"], banks["actions"][action]["slots"], langs, seen)
+            if texts:
+                break
+        else:
+            raise InputError("<templates>", f"{action} {key[1]}: every template repeats an earlier text; add templates or fillers")
         pairs.append({"texts": texts, "tool": action, "slice": slice_,
                       "outcome": "ask" if i in ask_idx else "action",
                       "subtype": "missing_slot" if i in ask_idx else "single_action",
@@ -248,6 +262,8 @@ def _out_pairs(banks, comp, rng, langs) -> list[dict]:
             raise InputError("<templates>", f"{n} {subtype} pairs needed, the banks have {len(pool)}")
         for entry in rng.sample(pool, n):
             texts = _fill(rng, entry["texts"], entry["slots"], langs, seen)
+            if texts is None:
+                raise InputError("<templates>", f"{subtype} template repeats an earlier text: {entry['texts'][langs[0]]}")
             pairs.append({"texts": texts, "tool": None, "slice": "out", "outcome": outcome,
                           "subtype": subtype, "missing": []})
     return pairs

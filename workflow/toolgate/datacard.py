@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pandas as pd
 
 from . import __version__, io, text
+from .tables import to_markdown
 
 SLICES = ("match", "mismatch", "out")
 
@@ -46,15 +46,6 @@ def length_table(rows: list[dict], ngram: int = 3) -> pd.DataFrame:
                          "ngrams_median": g["ngrams"].median()}).reset_index()
 
 
-def _md(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for rec in df.itertuples(index=False):
-        cells = [format(v, floatfmt) if isinstance(v, (float, np.floating)) else str(v) for v in rec]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def write_data_card(catalog_path, utterances_path, card_path, composition_path, jaccard_path,
                     ngram: int = 3, examples: int = 5, seed: int = 0, langs=io.LANGS) -> None:
     catalog = io.load_catalog(catalog_path, langs)
@@ -72,18 +63,18 @@ def write_data_card(catalog_path, utterances_path, card_path, composition_path, 
         "",
         "## Composition (language x slice x outcome x subtype)",
         "",
-        _md(comp),
+        to_markdown(comp),
         "",
         f"## Vocabulary overlap: character {ngram}-gram Jaccard with the gold action's name + description",
         "",
         "In-catalog utterances only, in the utterance's language. The paper reports medians of "
         "0.401 (English match), 0.079 (English mismatch), 0.217 (Korean match) and 0.029 (Korean mismatch).",
         "",
-        _md(jac),
+        to_markdown(jac),
         "",
         "## Length (normalised characters and character n-grams)",
         "",
-        _md(lengths, ".1f"),
+        to_markdown(lengths, ".1f"),
         "",
         f"## Random examples ({examples} per slice and language)",
         "",

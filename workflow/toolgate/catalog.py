@@ -1,0 +1,34 @@
+"""Index texts of catalog tools.
+
+``E0`` = names + descriptions; ``E1`` = E0 + parameter names, parameter
+descriptions, enum values and keywords (the second seed's "routing text").
+Both variants concatenate every language of the experiment, in ``langs`` order.
+"""
+from __future__ import annotations
+
+VARIANTS = ("E0", "E1")
+
+
+def _lang_text(value, lang) -> str:
+    return value if isinstance(value, str) else value.get(lang, "")
+
+
+def index_text(tool: dict, variant: str = "E0", langs=("ko", "en")) -> str:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown index text variant '{variant}' (known: {', '.join(VARIANTS)})")
+    parts = [tool["names"].get(l, "") for l in langs] + [tool["descriptions"].get(l, "") for l in langs]
+    if variant == "E1":
+        props = tool["parameters"].get("properties", {})
+        for name, spec in props.items():
+            parts.append(name.replace("_", " "))
+            descs = [_lang_text(spec.get("description", ""), l) for l in langs]
+            parts.extend(dict.fromkeys(descs))  # a plain-string description is listed once
+            parts.extend(str(v) for v in spec.get("enum", []))
+        for l in langs:
+            parts.extend(tool.get("keywords", {}).get(l, []))
+    return " ".join(p for p in parts if p)
+
+
+def actions(catalog: list[dict]) -> list[dict]:
+    """The searchable actions (route entries excluded), in catalog order."""
+    return [t for t in catalog if t["kind"] == "action"]

@@ -1,0 +1,96 @@
+"""Rankers behind one interface: ``fit(documents)`` then ``score_many(queries)``.
+
+* ``bm25``: Okapi BM25 over character n-grams (:mod:`toolgate.bm25`).
+* ``dense``: cosine between query and document embeddings of an encoder.
+* ``maxsim``: ColBERT-style late interaction: for each query token, the best
+  cosine with any document token, summed over query tokens. Works with any
+  sentence-transformers checkpoint; the bundled all-MiniLM-L6-v2 is not
+  ColBERT-trained, so its MaxSim numbers demonstrate the code path, not ColBERT
+  quality. A ColBERT checkpoint goes in the same ``encoder.model`` field.
+
+A ranker's config entry is ``{type, variant, ...}``; see the config schema.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from . import bm25 as _bm25
+from .catalog import index_text
+from .encoders import BACKENDS, CachedEncoder, make_encoder
+
+
+class BM25Ranker:
+    def __init__(self, k1=1.5, b=0.75, idf="lucene", epsilon=0.25, ngram=3, pad=True):
+        self.index = _bm25.BM25(k1, b, idf, epsilon, ngram, pad)
+
+    def fit(self, docs):
+        self.index.fit(docs)
+        return self
+
+    def score_many(self, queries):
+        return self.index.score_many(list(queries))
+
+    def score(self, query):
+        return self.index.score(query)
+
+
+class DenseRanker:
+    def __init__(self, encoder, cache_dir=None):
+        self.encoder = CachedEncoder(encoder, cache_dir) if cache_dir else encoder
+        self.raw = encoder
+
+    def fit(self, docs):
+        self.docs = self.encoder.encode_documents(list(docs))
+        return self
+
+    def score_many(self, queries):
+        return self.encoder.encode_queries(list(queries)) @ self.docs.T
+
+    def score(self, query):
+        return (self.raw.encode_queries([query]) @ self.docs.T)[0]
+
+
+class MaxSimRanker:
+    def __init__(self, encoder):
+        if not hasattr(encoder, "token_embeddings"):
+            raise ValueError(f"maxsim needs token embeddings; backend '{encoder.backend}' has none (use sentence-transformers)")
+        self.encoder = encoder
+
+    def fit(self, docs):
+        self.docs = self.encoder.token_embeddings(list(docs), getattr(self.encoder, "document_prefix", ""))
+        return self
+
+    def score_many(self, queries):
+        qs = self.encoder.token_embeddings(list(queries), getattr(self.encoder, "query_prefix", ""))
+        return np.array([[float((q @ d.T).max(axis=1).sum()) for d in self.docs] for q in qs])
+
+    def score(self, query):
+        return self.score_many([query])[0]
+
+
+def _encoder_kwargs(spec: dict) -> dict:
+    cls = BACKENDS[spec["backend"]]
+    accepted = set(inspect.signature(cls.__init__).parameters)
+    return {k: v for k, v in spec.items() if k == "backend" or k in accepted}
+
+
+def build_ranker(spec: dict, ngram: int = 3, pad: bool = True, cache_dir=None):
+    """An unfitted ranker from its config entry."""
+    kind = spec["type"]
+    if kind == "bm25":
+        return BM25Ranker(spec.get("k1", 1.5), spec.get("b", 0.75), spec.get("idf", "lucene"),
+                          spec.get("epsilon", 0.25), ngram, pad)
+    encoder = make_encoder(_encoder_kwargs(spec["encoder"]))
+    if kind == "dense":
+        return DenseRanker(encoder, cache_dir)
+    if kind == "maxsim":
+        return MaxSimRanker(encoder)
+    raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim)")
+
+
+def fit_ranker(spec: dict, catalog: list[dict], langs, ngram=3, pad=True, cache_dir=None):
+    """A ranker fitted on every catalog entry's index text (actions and routes, catalog order)."""
+    docs = [index_text(t, spec.get("variant", "E0"), langs) for t in catalog]
+    return build_ranker(spec, ngram, pad, cache_dir).fit(docs)

@@ -1,0 +1,32 @@
+"""Writing result tables: CSV for machines, Markdown beside it for people."""
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, io
+
+
+def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for rec in df.itertuples(index=False):
+        cells = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else
+                 format(v, floatfmt) if isinstance(v, (float, np.floating)) else str(v) for v in rec]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def provenance(seed=None) -> str:
+    return f"toolgate {__version__}, numpy {np.__version__}, pandas {pd.__version__}, python {platform.python_version()}" + (
+        f", seed {seed}" if seed is not None else "")
+
+
+def write_table(df: pd.DataFrame, csv_path, title: str = "", note: str = "", seed=None, floatfmt: str = ".3f") -> None:
+    """``csv_path`` (4-decimal floats) and ``csv_path`` with ``.md``: title, note, table, provenance."""
+    io.write_atomic(csv_path, df.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
+    md = [f"# {title}" if title else "", "", note, "", to_markdown(df, floatfmt), "", f"_{provenance(seed)}_", ""]
+    io.write_atomic(str(csv_path)[:-4] + ".md" if str(csv_path).endswith(".csv") else f"{csv_path}.md",
+                    "\n".join(x for x in md if x is not None))
