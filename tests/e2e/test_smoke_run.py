@@ -1,6 +1,8 @@
 """End to end: the smoke config through the whole workflow in a temporary copy."""
 import json
 
+import pandas as pd
+
 import pytest
 
 from smk import snakemake
@@ -28,8 +30,14 @@ def test_outputs_exist_and_are_consistent(smoke_run):
     ok = json.loads((res / "inputs_ok.json").read_text())
     assert ok["utterances"] == 2 * (70 + 6 + 4 + 2)
     assert ok["by_gold_outcome"]["ask"] == 8
-    for f in ("data_card.md", "tables/composition.csv", "tables/jaccard.csv", "data/utterances.meta.json"):
+    for f in ("data_card.md", "tables/composition.csv", "tables/jaccard.csv", "data/utterances.meta.json",
+              "tables/selection.md", "tables/rerank.md", "tables/cost.md", "tables/quant_retention.md"):
         assert (res / f).stat().st_size > 0
+    sel = pd.read_csv(res / "tables/selection.csv")
+    assert set(sel["ranker"]) == {"bm25", "e5", "usem3"}
+    assert set(sel["slice"]) == {"match", "mismatch", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
+    cost = pd.read_csv(res / "tables/cost.csv")
+    assert set(cost["implementation"]) == {"toolgate", "rank_bm25", "bm25s"}
     assert (smoke_run / "logs" / "smoke" / "generate_utterances.log").exists()
 
 

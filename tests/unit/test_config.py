@@ -17,6 +17,11 @@ def test_shipped_configs_validate(path):
     assert cfg["text"]["ngram"] >= 1 and cfg["experiment"]
 
 
+def test_defaults_filled_inside_named_entries():
+    cfg = config.resolve({"experiment": "x", "rankers": {"lex": {"type": "bm25"}}})
+    assert cfg["rankers"]["lex"] == {"type": "bm25", "variant": "E0", "k1": 1.5, "b": 0.75, "idf": "lucene", "epsilon": 0.25}
+
+
 def test_defaults_filled():
     cfg = config.resolve({"experiment": "x"})
     assert cfg["seed"] == 13
@@ -40,9 +45,11 @@ def test_bad_config_names_key(bad, field):
 def _every_key_documented(node, path="config"):
     for key, sub in node.get("properties", {}).items():
         assert "description" in sub, f"{path}.{key} has no description"
-        if key != "experiment":
+        if key not in node.get("required", []) + node.get("then", {}).get("required", []):
             assert "default" in sub, f"{path}.{key} has no default"
         _every_key_documented(sub, f"{path}.{key}")
+    if isinstance(node.get("additionalProperties"), dict):
+        _every_key_documented(node["additionalProperties"], f"{path}.*")
 
 
 def test_schema_documents_every_key():

@@ -28,6 +28,11 @@ def template_files():
     return sorted(str(p) for p in folder.glob("*.yaml"))
 
 
+def rerankers():
+    """Every ranker except the lexical one reranks the lexical shortlist."""
+    return [r for r in config["rankers"] if r != config["roles"]["lexical"]]
+
+
 def all_targets():
-    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md"]
-    return targets
+    tables = ["selection", "rerank", "cost", "quant_retention"]
+    return [f"{RES}/inputs_ok.json", f"{RES}/data_card.md"] + [f"{RES}/tables/{t}.csv" for t in tables]

@@ -100,13 +100,18 @@ class BM25:
 
     def score_many(self, texts: list[str]) -> np.ndarray:
         """(queries x documents) score matrix."""
+        return self.score_many_tokens([self.tokenize(t) for t in texts])
+
+    def score_many_tokens(self, queries: list[list[str]]) -> np.ndarray:
+        """Score matrix for already tokenised queries."""
         rows, cols, vals = [], [], []
-        for i, t in enumerate(texts):
-            ids, cnt = self.query_vector(t)
-            rows.extend([i] * len(ids))
-            cols.extend(ids.tolist())
-            vals.extend(cnt.tolist())
-        q = sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(self.vocab)))
+        for i, toks in enumerate(queries):
+            for t, n in Counter(toks).items():
+                if t in self.vocab:
+                    rows.append(i)
+                    cols.append(self.vocab[t])
+                    vals.append(n)
+        q = sp.csr_matrix((np.array(vals, float), (rows, cols)), shape=(len(queries), len(self.vocab)))
         return np.asarray(q @ self.weights)
 
     # -- serialisation: vocabulary + sparse term counts; weights are rebuilt on load

