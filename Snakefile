@@ -11,6 +11,7 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/rank.smk"
+include: "workflow/rules/gate.smk"
 
 
 rule all:

@@ -36,6 +36,14 @@ def test_outputs_exist_and_are_consistent(smoke_run):
     sel = pd.read_csv(res / "tables/selection.csv")
     assert set(sel["ranker"]) == {"bm25", "e5", "usem3"}
     assert set(sel["slice"]) == {"match", "mismatch", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
+    auc = pd.read_csv(res / "tables/gate_auc.csv")
+    assert {"top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term", "length",
+            "length_fitted", "g3", "g3_no_length", "e5_maxcos", "usem3_maxcos"} == set(auc["signal"])
+    boot = pd.read_csv(res / "tables/bootstrap.csv")
+    assert len(boot) == 12 and set(boot["cluster_unit"]) == {"utterance", "pair"}
+    for fig in ("fig2_operating_points", "fig3_reliability"):
+        for ext in ("png", "pdf"):
+            assert (smoke_run / "figures" / "smoke" / f"{fig}.{ext}").stat().st_size > 10_000
     cost = pd.read_csv(res / "tables/cost.csv")
     assert set(cost["implementation"]) == {"toolgate", "rank_bm25", "bm25s"}
     assert (smoke_run / "logs" / "smoke" / "generate_utterances.log").exists()

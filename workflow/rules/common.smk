@@ -33,6 +33,19 @@ def rerankers():
     return [r for r in config["rankers"] if r != config["roles"]["lexical"]]
 
 
+def encoder_rankers():
+    """Rankers whose maximum cosine is an encoder gate."""
+    return [r for r, spec in config["rankers"].items() if spec["type"] == "dense"]
+
+
+def gate_signals():
+    """Gates studied for calibration and operating points."""
+    return ["g3", "length_fitted"] + [f"{r}_maxcos" for r in encoder_rankers()]
+
+
 def all_targets():
-    tables = ["selection", "rerank", "cost", "quant_retention"]
-    return [f"{RES}/inputs_ok.json", f"{RES}/data_card.md"] + [f"{RES}/tables/{t}.csv" for t in tables]
+    tables = ["selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap", "calibration",
+              "operating_points"]
+    figures = ["fig2_operating_points", "fig3_reliability"]
+    return ([f"{RES}/inputs_ok.json", f"{RES}/data_card.md"] + [f"{RES}/tables/{t}.csv" for t in tables]
+            + [f"{FIG}/{f}.{ext}" for f in figures for ext in ("png", "pdf")])

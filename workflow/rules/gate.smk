@@ -1,0 +1,114 @@
+# Stage 3: the abstention gate study (paper Sections 4-5, Table 4, Figures 2-3).
+
+
+rule gate_auc:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        encoders=expand(f"{RES}/scores/{{ranker}}.npz", ranker=encoder_rankers()),
+    output:
+        table=f"{RES}/tables/gate_auc.csv",
+        md=f"{RES}/tables/gate_auc.md",
+        signals=f"{RES}/gate/signals.csv",
+        payload=f"{RES}/gate/g3.json",
+    params:
+        encoders=encoder_rankers(),
+        gate=config["gate"],
+        text=config["text"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/gate_auc.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_auc.py"
+
+
+rule bootstrap:
+    input:
+        f"{RES}/gate/signals.csv",
+    output:
+        f"{RES}/tables/bootstrap.csv",
+        f"{RES}/tables/bootstrap.md",
+    params:
+        encoder=config["roles"]["encoder"],
+        second=config["roles"]["second_encoder"],
+        gate=config["gate"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/bootstrap.log",
+    conda:
+        ENV
+    script:
+        "../scripts/bootstrap.py"
+
+
+rule calibration:
+    input:
+        f"{RES}/gate/signals.csv",
+    output:
+        table=f"{RES}/tables/calibration.csv",
+        md=f"{RES}/tables/calibration.md",
+        curves=f"{RES}/tables/reliability.csv",
+    params:
+        gates=gate_signals(),
+        bins=config["gate"]["calibration_bins"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/calibration.log",
+    conda:
+        ENV
+    script:
+        "../scripts/calibration.py"
+
+
+rule operating_points:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        table=f"{RES}/tables/operating_points.csv",
+        md=f"{RES}/tables/operating_points.md",
+        curves=f"{RES}/tables/operating_sweep.csv",
+    params:
+        gates=gate_signals(),
+        budget=config["gate"]["danger_budget"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/operating_points.log",
+    conda:
+        ENV
+    script:
+        "../scripts/operating_points.py"
+
+
+rule fig_operating_points:
+    input:
+        curves=f"{RES}/tables/operating_sweep.csv",
+        points=f"{RES}/tables/operating_points.csv",
+    output:
+        multiext(f"{FIG}/fig2_operating_points", ".png", ".pdf"),
+    log:
+        f"{LOGS}/fig_operating_points.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_operating_points.py"
+
+
+rule fig_reliability:
+    input:
+        f"{RES}/tables/reliability.csv",
+    output:
+        multiext(f"{FIG}/fig3_reliability", ".png", ".pdf"),
+    log:
+        f"{LOGS}/fig_reliability.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_reliability.py"

@@ -1,0 +1,65 @@
+"""Calibration of the gates: Platt scaling and isotonic regression, fitted out of fold.
+
+The uncalibrated probability of G3 is the sigmoid of its out-of-fold log-odds
+(a class-balanced model, so not calibrated to the base rate); an encoder gate's
+is its maximum cosine clipped to [0, 1]. Calibrators are fitted on the other
+folds' (score, label) pairs with the gate study's folds. A monotone map leaves
+AUC unchanged up to ties (isotonic regression creates ties).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+from .metrics import auc, calibration_errors, reliability_curve
+from .tables import write_table
+
+
+def raw_probability(name: str, score: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-score)) if name.startswith("g3") or name == "length_fitted" else np.clip(score, 0, 1)
+
+
+def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: str) -> np.ndarray:
+    out = np.empty(len(y))
+    for f in np.unique(fold):
+        tr, te = fold != f, fold == f
+        if method == "platt":
+            m = LogisticRegression().fit(score[tr, None], y[tr])
+            out[te] = m.predict_proba(score[te, None])[:, 1]
+        else:
+            m = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(score[tr], y[tr])
+            out[te] = m.predict(score[te])
+    return out
+
+
+def calibration_frames(signals: pd.DataFrame, gates: list[str], bins: int = 10):
+    y, fold = signals["in_catalog"].to_numpy(), signals["fold"].to_numpy()
+    mism = signals["slice"].isin(["mismatch", "out"]).to_numpy()
+    recs, curves = [], []
+    for gate in gates:
+        score = signals[gate].to_numpy()
+        probs = {"none": raw_probability(gate, score), "platt": calibrate_oof(score, y, fold, "platt"),
+                 "isotonic": calibrate_oof(score, y, fold, "isotonic")}
+        for method, p in probs.items():
+            rec = {"gate": gate, "method": method}
+            for sl, m in (("all", np.ones(len(y), bool)), ("mismatch", mism)):
+                ece, mce = calibration_errors(p[m], y[m], bins)
+                rec[f"ece_{sl}"], rec[f"mce_{sl}"], rec[f"auc_{sl}"] = ece, mce, auc(p[m], y[m])
+                for b, mp, fp, n in reliability_curve(p[m], y[m], bins):
+                    curves.append({"gate": gate, "method": method, "slice": sl, "bin": b, "mean_predicted": mp,
+                                   "fraction_in_catalog": fp, "n": n})
+            recs.append(rec)
+    return pd.DataFrame(recs), pd.DataFrame(curves)
+
+
+def write_calibration(signals_csv, out_csv, curves_csv, gates, bins=10, seed=None):
+    signals = pd.read_csv(signals_csv)
+    table, curves = calibration_frames(signals, gates, bins)
+    write_table(table, out_csv, "Calibration of the gates (out of fold)",
+                f"ECE/MCE over {bins} equal-width bins, on all utterances and on mismatch-in vs out. "
+                "The paper: Platt lowers all-set ECE of the BM25-score gate from 0.101 to 0.041, mismatch AUC "
+                "0.697 -> 0.696 (isotonic 0.685), raw mismatch MCE 0.922.", seed)
+    write_table(curves, curves_csv, "Reliability curves (data of figure 3)", "", seed)
+    return table

@@ -1,0 +1,68 @@
+"""Figures. Every function reads result tables (CSV) only, never raw data."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+GATE_LABELS = {"g3": "G3 (BM25 score features)", "length_fitted": "query length"}
+
+
+def _label(gate: str) -> str:
+    return GATE_LABELS.get(gate, gate.replace("_maxcos", " (max cosine)"))
+
+
+def save(fig, stem) -> None:
+    """``stem``.png and ``stem``.pdf, without timestamps so reruns are byte-stable."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None})
+    plt.close(fig)
+
+
+def fig_operating_points(curves_csv, points_csv, stem) -> None:
+    curves, points = pd.read_csv(curves_csv), pd.read_csv(points_csv)
+    budget = points["budget"].iloc[0]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for gate, df in curves.groupby("gate", sort=False):
+        df = df.sort_values("danger_rate")
+        ax.step(df["danger_rate"], df["coverage"].cummax(), where="post", label=_label(gate), lw=1.6)
+    ax.axvline(budget, color="k", ls="--", lw=1, label=f"danger budget {budget:.3f}")
+    ax.axhline(points["ceiling_current"].iloc[0], color="grey", ls=":", lw=1.2,
+               label=f"current-catalog ceiling {points['ceiling_current'].iloc[0]:.3f}")
+    ax.axhline(points["ceiling_extended"].iloc[0], color="grey", ls="-.", lw=1.2,
+               label=f"extended ceiling (multistep local) {points['ceiling_extended'].iloc[0]:.3f}")
+    ax.set_xlabel("danger rate (gold-delegate sent to a local action / all)")
+    ax.set_ylabel("local coverage (resolved locally and correctly / all)")
+    ax.set_title("Gate operating points: best coverage at each danger rate")
+    ax.set_xlim(0, max(0.3, budget * 2))
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    save(fig, stem)
+
+
+def fig_reliability(curves_csv, stem, slice_name="all") -> None:
+    curves = pd.read_csv(curves_csv)
+    curves = curves[curves["slice"] == slice_name]
+    gates = list(dict.fromkeys(curves["gate"]))
+    fig, axes = plt.subplots(1, len(gates), figsize=(3.4 * len(gates), 3.4), squeeze=False, sharey=True)
+    for ax, gate in zip(axes[0], gates):
+        for method, df in curves[curves["gate"] == gate].groupby("method", sort=False):
+            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method)
+        ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="perfect")
+        ax.set_title(_label(gate), fontsize=9)
+        ax.set_xlabel("mean predicted P(in catalog)")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("observed fraction in catalog")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, -0.06))
+    fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration)", fontsize=10)
+    save(fig, stem)
