@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/rank.smk"
 include: "workflow/rules/gate.smk"
+include: "workflow/rules/routing.smk"
 
 
 rule all:

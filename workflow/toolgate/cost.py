@@ -46,7 +46,18 @@ def _bench(job: dict) -> dict:
     catalog, queries, warmup = job["catalog"], job["queries"], job["warmup"]
     spec, name, langs = job["spec"], job["name"], job["langs"]
     size = None
-    if job["impl"] == "toolgate":
+    if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
+        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
+        gate = ranker if job["shared"] else fit_ranker(job["gate_spec"], catalog, langs, job["ngram"], job["pad"])
+        acts = np.array([t["kind"] == "action" for t in catalog])
+
+        def score(q):  # the gate value is computed as a deployment would; timing needs only its cost
+            s = ranker.score(q)
+            (s if job["shared"] else gate.score(q))[acts].max()
+            return s
+
+        batch = lambda qs: [score(q) for q in qs]
+    elif job["impl"] == "toolgate":
         ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
         score = ranker.score
         batch = ranker.score_many
@@ -84,16 +95,8 @@ def _bench(job: dict) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "queries_timed": len(queries)}
 
 
-def cost_frame(catalog, rows, rankers: dict, lexical: str, langs, ngram=3, pad=True, n_queries=200, warmup=20,
-               index_path=None) -> pd.DataFrame:
-    texts = [r["text"] for r in rows]
-    queries = texts[:n_queries]
-    base = {"catalog": catalog, "queries": queries, "all_queries": texts, "warmup": warmup, "langs": langs,
-            "ngram": ngram, "pad": pad}
-    jobs = [{**base, "name": name, "spec": spec, "impl": "toolgate",
-             "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
-    lex = rankers[lexical]
-    jobs += [{**base, "name": f"{lexical} (reference)", "spec": lex, "impl": impl} for impl in ("rank_bm25", "bm25s")]
+def run_jobs(jobs: list[dict]) -> list[dict]:
+    """Each job in a fresh interpreter; returns their result dicts."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
     for job in jobs:
@@ -103,7 +106,23 @@ def cost_frame(catalog, rows, rankers: dict, lexical: str, langs, ngram=3, pad=T
         if proc.returncode != 0:
             raise RuntimeError(f"benchmark of {job['name']} ({job['impl']}) failed:\n{proc.stderr[-3000:]}")
         recs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    df = pd.DataFrame(recs)
+    return recs
+
+
+def bench_base(catalog, rows, langs, ngram, pad, n_queries, warmup) -> dict:
+    texts = [r["text"] for r in rows]
+    return {"catalog": catalog, "queries": texts[:n_queries], "all_queries": texts, "warmup": warmup, "langs": langs,
+            "ngram": ngram, "pad": pad}
+
+
+def cost_frame(catalog, rows, rankers: dict, lexical: str, langs, ngram=3, pad=True, n_queries=200, warmup=20,
+               index_path=None) -> pd.DataFrame:
+    base = bench_base(catalog, rows, langs, ngram, pad, n_queries, warmup)
+    jobs = [{**base, "name": name, "spec": spec, "impl": "toolgate",
+             "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
+    lex = rankers[lexical]
+    jobs += [{**base, "name": f"{lexical} (reference)", "spec": lex, "impl": impl} for impl in ("rank_bm25", "bm25s")]
+    df = pd.DataFrame(run_jobs(jobs))
     ours = df.loc[(df["ranker"] == lexical) & (df["implementation"] == "toolgate"), "median_ms"].iloc[0]
     df["median_ratio_to_ours"] = df["median_ms"] / ours
     return df

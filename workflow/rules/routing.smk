@@ -1,0 +1,52 @@
+# Stage 4: routing baselines, the split gate and pipelines with a confirmation band (paper Table 1, Table A3).
+
+
+rule routing_baselines:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        f"{RES}/tables/routing_baselines.csv",
+        f"{RES}/tables/routing_baselines.md",
+    params:
+        routing=config["routing"],
+        budget=config["gate"]["danger_budget"],
+        resamples=config["gate"]["resamples"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/routing_baselines.log",
+    conda:
+        ENV
+    script:
+        "../scripts/routing_baselines.py"
+
+
+rule pipelines:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        table=f"{RES}/tables/pipelines.csv",
+        md=f"{RES}/tables/pipelines.md",
+        diversity=f"{RES}/tables/signal_diversity.csv",
+        diversity_md=f"{RES}/tables/signal_diversity.md",
+    params:
+        rankers=config["rankers"],
+        lexical=config["roles"]["lexical"],
+        routing=config["routing"],
+        gate=config["gate"],
+        cost=config["cost"],
+        text=config["text"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/pipelines.log",
+    conda:
+        ENV
+    script:
+        "../scripts/pipelines.py"
