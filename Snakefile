@@ -13,6 +13,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/rank.smk"
 include: "workflow/rules/gate.smk"
 include: "workflow/rules/routing.smk"
+include: "workflow/rules/ablation.smk"
 
 
 rule all:

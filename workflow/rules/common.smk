@@ -45,7 +45,7 @@ def gate_signals():
 
 def all_targets():
     tables = ["selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap", "calibration",
-              "operating_points", "routing_baselines", "pipelines", "signal_diversity"]
-    figures = ["fig2_operating_points", "fig3_reliability"]
+              "operating_points", "routing_baselines", "pipelines", "signal_diversity", "candidate_ablation", "crossover"]
+    figures = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"]
     return ([f"{RES}/inputs_ok.json", f"{RES}/data_card.md"] + [f"{RES}/tables/{t}.csv" for t in tables]
             + [f"{FIG}/{f}.{ext}" for f in figures for ext in ("png", "pdf")])

@@ -66,3 +66,27 @@ def fig_reliability(curves_csv, stem, slice_name="all") -> None:
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, -0.06))
     fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration)", fontsize=10)
     save(fig, stem)
+
+
+def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
+    df = pd.read_csv(ablation_csv)
+    df = df[(df["lang"] == lang) & (df["slice"].isin(["match", "mismatch"]))]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    colors = {}
+    for (ranker, slc), d in df.groupby(["ranker", "slice"], sort=False):
+        d = d.sort_values("k")
+        color = colors.setdefault(ranker, f"C{len(colors)}")
+        ls = "-" if slc == "match" else "--"
+        ax.plot(d["k"], d["top1_mean"], ls, marker="o", ms=3, color=color, label=f"{ranker}, {slc}")
+        ax.fill_between(d["k"], d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.15)
+    ax.set_xscale("log")
+    ks = sorted(df["k"].unique())
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.set_xlabel("candidates offered (gold + uniform distractors)")
+    ax.set_ylabel("top-1 accuracy (mean over seeds, band = 1 sd)")
+    ax.set_title("Selection accuracy against candidate count")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    save(fig, stem)

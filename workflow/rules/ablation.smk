@@ -1,0 +1,39 @@
+# Stage 5: candidate-count ablation and crossover (paper Table 8, Section 8).
+
+
+rule candidate_ablation:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+    output:
+        table=f"{RES}/tables/candidate_ablation.csv",
+        md=f"{RES}/tables/candidate_ablation.md",
+        crossover=f"{RES}/tables/crossover.csv",
+        crossover_md=f"{RES}/tables/crossover.md",
+    params:
+        rankers=list(config["rankers"]),
+        lexical=config["roles"]["lexical"],
+        encoders=encoder_rankers(),
+        ablation=config["ablation"],
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/candidate_ablation.log",
+    conda:
+        ENV
+    script:
+        "../scripts/candidate_ablation.py"
+
+
+rule fig_candidate_ablation:
+    input:
+        f"{RES}/tables/candidate_ablation.csv",
+    output:
+        multiext(f"{FIG}/fig_candidate_ablation", ".png", ".pdf"),
+    log:
+        f"{LOGS}/fig_candidate_ablation.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_candidate_ablation.py"
