@@ -8,12 +8,16 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/rank.smk"
 include: "workflow/rules/gate.smk"
 include: "workflow/rules/routing.smk"
 include: "workflow/rules/ablation.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -30,7 +30,8 @@ rule fig_candidate_ablation:
     input:
         f"{RES}/tables/candidate_ablation.csv",
     output:
-        multiext(f"{FIG}/fig_candidate_ablation", ".png", ".pdf"),
+        png=report(f"{FIG}/fig_candidate_ablation.png", caption="../report/ablation.rst", category="Figures"),
+        pdf=f"{FIG}/fig_candidate_ablation.pdf",
     log:
         f"{LOGS}/fig_candidate_ablation.log",
     conda:

@@ -43,9 +43,16 @@ def gate_signals():
     return ["g3", "length_fitted"] + [f"{r}_maxcos" for r in encoder_rankers()]
 
 
+TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap",
+          "calibration", "operating_points", "routing_baselines", "pipelines", "pipeline_cost", "signal_diversity",
+          "candidate_ablation", "crossover"]
+FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"]
+
+
 def all_targets():
-    tables = ["selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap", "calibration",
-              "operating_points", "routing_baselines", "pipelines", "signal_diversity", "candidate_ablation", "crossover"]
-    figures = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"]
-    return ([f"{RES}/inputs_ok.json", f"{RES}/data_card.md"] + [f"{RES}/tables/{t}.csv" for t in tables]
-            + [f"{FIG}/{f}.{ext}" for f in figures for ext in ("png", "pdf")])
+    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
+    targets += [f"{RES}/tables/{t}.csv" for t in TABLES]
+    targets += [f"{FIG}/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf")]
+    if config["report"]["expected"]:
+        targets.append(f"{RES}/check.txt")
+    return targets

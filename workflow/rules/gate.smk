@@ -92,7 +92,8 @@ rule fig_operating_points:
         curves=f"{RES}/tables/operating_sweep.csv",
         points=f"{RES}/tables/operating_points.csv",
     output:
-        multiext(f"{FIG}/fig2_operating_points", ".png", ".pdf"),
+        png=report(f"{FIG}/fig2_operating_points.png", caption="../report/fig2.rst", category="Figures"),
+        pdf=f"{FIG}/fig2_operating_points.pdf",
     log:
         f"{LOGS}/fig_operating_points.log",
     conda:
@@ -105,7 +106,8 @@ rule fig_reliability:
     input:
         f"{RES}/tables/reliability.csv",
     output:
-        multiext(f"{FIG}/fig3_reliability", ".png", ".pdf"),
+        png=report(f"{FIG}/fig3_reliability.png", caption="../report/fig3.rst", category="Figures"),
+        pdf=f"{FIG}/fig3_reliability.pdf",
     log:
         f"{LOGS}/fig_reliability.log",
     conda:

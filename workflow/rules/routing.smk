@@ -35,6 +35,8 @@ rule pipelines:
         md=f"{RES}/tables/pipelines.md",
         diversity=f"{RES}/tables/signal_diversity.csv",
         diversity_md=f"{RES}/tables/signal_diversity.md",
+        cost=f"{RES}/tables/pipeline_cost.csv",
+        cost_md=f"{RES}/tables/pipeline_cost.md",
     params:
         rankers=config["rankers"],
         lexical=config["roles"]["lexical"],

@@ -2,4 +2,4 @@ from toolgate.plots import fig_operating_points
 from toolgate.smk import logged
 
 with logged(snakemake):
-    fig_operating_points(snakemake.input.curves, snakemake.input.points, snakemake.output[0][: -len(".png")])
+    fig_operating_points(snakemake.input.curves, snakemake.input.points, snakemake.output.png[: -len(".png")])

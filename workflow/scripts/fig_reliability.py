@@ -2,4 +2,4 @@ from toolgate.plots import fig_reliability
 from toolgate.smk import logged
 
 with logged(snakemake):
-    fig_reliability(snakemake.input[0], snakemake.output[0][: -len(".png")])
+    fig_reliability(snakemake.input[0], snakemake.output.png[: -len(".png")])

@@ -79,7 +79,7 @@ def write_bootstrap(signals_csv, out_csv, encoder, second, units, n_resamples, s
     elapsed = time.perf_counter() - t0
     log.info("bootstrap finished in %.2f s", elapsed)
     write_table(df, out_csv, "Cluster bootstrap: paired AUC differences, mismatch-in vs out",
-                f"{n_resamples} resamples, 95% percentile intervals, seed {seed}; computed in {elapsed:.1f} s. "
+                f"{n_resamples} resamples, 95% percentile intervals, seed {seed} (run time in the rule's log). "
                 "The paper (utterance clusters): e5-G3 +0.109 [0.059, 0.159]; e5-length +0.064 [0.014, 0.117]; "
                 "BGE-G3 +0.106 [0.055, 0.153]; e5-BGE +0.003 [-0.027, 0.032]; G3 minus six-feature model +0.110 "
                 "[0.073, 0.147]; length-G3 +0.044.", seed)

@@ -42,6 +42,16 @@ def _route(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    from .check import run_check, write_expected
+
+    if args.write:
+        write_expected(args.results, args.expected)
+        print(f"refreshed values in {args.expected} from {args.results}")
+        return 0
+    return 0 if run_check(args.results, args.expected) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -57,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
     p.add_argument("--routes", action="store_true", help="also rank the route entries (chat, delegate, clarify)")
     p.set_defaults(func=_route)
+    p = sub.add_parser("check", help="compare result tables with an expected-values file")
+    p.add_argument("--expected", required=True, help="expected YAML, e.g. tests/expected/default.yaml")
+    p.add_argument("--results", required=True, help="tables folder, e.g. results/default/tables")
+    p.add_argument("--write", action="store_true", help="refresh the expected values from the results instead")
+    p.set_defaults(func=_check)
     return parser
 
 

@@ -159,6 +159,9 @@ def write_gate_auc(study: GateStudy, out_csv, payload_path, seed=None) -> pd.Dat
     df = study.auc_frame()
     io.write_atomic(payload_path, study.payload + "\n")
     n_bytes = len(study.payload.encode())
+    g3 = df["signal"] == "g3"
+    df.loc[g3, "parameters"] = len(FEATURES) + 1
+    df.loc[g3, "payload_bytes"] = n_bytes
     write_table(df, out_csv, "Gate AUC: in-catalog vs out (paper Table 4)",
                 "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
                 f"Fitted models are out of fold (5 folds grouped by pair). G3 payload: {len(FEATURES) + 1} parameters, "

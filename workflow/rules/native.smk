@@ -1,0 +1,53 @@
+# Stage 4: native tool calling through vLLM (paper Section 7, Table 7).
+# Each roster checkpoint is served, routes every utterance with the full catalog
+# and with the lexical top-5 shortlist, and is stopped; a checkpoint that does
+# not deploy is recorded as a deployment outcome and the workflow goes on.
+
+
+rule native_calls:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+    output:
+        records=f"{RES}/native/{{checkpoint}}.records.csv",
+        deployment=f"{RES}/native/{{checkpoint}}.deployment.json",
+    params:
+        entry=lambda w: config["native"]["roster"][w.checkpoint],
+        conditions=config["native"]["conditions"],
+        concurrency=config["native"]["concurrency"],
+        readiness_timeout_s=config["native"]["readiness_timeout_s"],
+        request_timeout_s=config["native"]["request_timeout_s"],
+        endpoint=config["native"]["endpoint"],
+        tool_language=config["native"]["tool_language"],
+        langs=config["langs"],
+    log:
+        f"{LOGS}/native_{{checkpoint}}.log",
+        server=f"{LOGS}/native_{{checkpoint}}.server.log",
+    conda:
+        ENV
+    script:
+        "../scripts/native_calls.py"
+
+
+rule native_tables:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        deployments=expand(f"{RES}/native/{{checkpoint}}.deployment.json", checkpoint=list(config["native"]["roster"])),
+        records=expand(f"{RES}/native/{{checkpoint}}.records.csv", checkpoint=list(config["native"]["roster"])),
+    output:
+        deployment=f"{RES}/tables/native_deployment.csv",
+        deployment_md=f"{RES}/tables/native_deployment.md",
+        calls=f"{RES}/tables/native_calls.csv",
+        calls_md=f"{RES}/tables/native_calls.md",
+    params:
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/native_tables.log",
+    conda:
+        ENV
+    script:
+        "../scripts/native_tables.py"

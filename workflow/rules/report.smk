@@ -1,0 +1,38 @@
+# Stage 6: the report (paper vs reproduced, claims ledger, figures) and the headline regression check.
+
+
+rule report:
+    input:
+        tables=[f"{RES}/tables/{t}.csv" for t in TABLES],
+        figures=[f"{FIG}/{f}.png" for f in FIGURES],
+        reported=config["report"]["reported"],
+    output:
+        md=f"{RES}/report.md",
+        html=report(f"{RES}/report.html", caption="../report/report.rst", category="Report"),
+    params:
+        experiment=EXP,
+        tables=lambda w, input: Path(input.tables[0]).parent,
+        figures=lambda w, input: Path(input.figures[0]).parent,
+        config=config,
+    log:
+        f"{LOGS}/report.log",
+    conda:
+        ENV
+    script:
+        "../scripts/report.py"
+
+
+rule check:
+    input:
+        tables=[f"{RES}/tables/{t}.csv" for t in TABLES],
+        expected=config["report"]["expected"] or "tests/expected/default.yaml",
+    output:
+        f"{RES}/check.txt",
+    params:
+        tables=lambda w, input: Path(input.tables[0]).parent,
+    log:
+        f"{LOGS}/check.log",
+    conda:
+        ENV
+    script:
+        "../scripts/check.py"

@@ -1,0 +1,58 @@
+"""Regression check of headline numbers (Pyserini-style expected-scores YAML).
+
+``tests/expected/<experiment>.yaml`` lists entries ``{name, table, where, column,
+value, tol}``; each is looked up in ``results/<experiment>/tables/`` with the
+report's lookup and must lie within ``tol`` of ``value`` (``tol: 0`` for the
+deterministic lexical quantities). The check prints a readable diff.
+"""
+from __future__ import annotations
+
+import yaml
+
+from . import io
+from .report import load_tables, lookup
+
+
+def check(tables_dir, expected_path, roles=None) -> tuple[list[str], list[str]]:
+    """(failures, passes) as readable lines."""
+    with open(expected_path, encoding="utf-8") as fh:
+        expected = yaml.safe_load(fh)
+    tables = load_tables(tables_dir)
+    failures, passes = [], []
+    for e in expected["entries"]:
+        where = ", ".join(f"{k}={v}" for k, v in (e.get("where") or {}).items())
+        label = f"{e['name']}: {e['table']}.csv {e['column']}" + (f" [{where}]" if where else "")
+        try:
+            got = lookup(tables, e, roles)
+        except KeyError as exc:
+            failures.append(f"- {label}: missing ({exc})")
+            continue
+        if isinstance(e["value"], bool) or isinstance(e["value"], str):
+            ok = str(got) == str(e["value"])
+            line = f"{label}: expected {e['value']}, got {got}"
+        else:
+            ok = abs(float(got) - float(e["value"])) <= float(e.get("tol", 0)) + 1e-9
+            line = f"{label}: expected {e['value']:.4f} +- {e.get('tol', 0)}, got {float(got):.4f} (diff {float(got) - float(e['value']):+.4f})"
+        (passes if ok else failures).append(("  " if ok else "- ") + line)
+    return failures, passes
+
+
+def run_check(tables_dir, expected_path, out_path=None) -> bool:
+    failures, passes = check(tables_dir, expected_path)
+    text = (f"check {tables_dir} against {expected_path}: {len(passes)} ok, {len(failures)} differ\n"
+            + "".join(line + "\n" for line in failures + passes))
+    print(text, end="")
+    if out_path and not failures:
+        io.write_atomic(out_path, text)
+    return not failures
+
+
+def write_expected(tables_dir, expected_path) -> None:
+    """Refresh the values of an expected file from current results, keeping names, lookups and tolerances."""
+    with open(expected_path, encoding="utf-8") as fh:
+        expected = yaml.safe_load(fh)
+    tables = load_tables(tables_dir)
+    for e in expected["entries"]:
+        v = lookup(tables, e)
+        e["value"] = round(v, 4) if isinstance(v, float) else v
+    io.write_atomic(expected_path, yaml.safe_dump(expected, sort_keys=False, allow_unicode=True, width=120))

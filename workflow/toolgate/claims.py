@@ -1,0 +1,138 @@
+"""The paper's claims as checkable statements over result tables.
+
+Each test returns (verdict, evidence): verdict is "holds" or "does not hold";
+a missing table or row raises and the ledger says "not computable". The
+thresholds that turn a qualitative claim ("several-fold", "far better") into a
+test are fixed here, before looking at any result, and printed in the ledger.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _row(t, table, **where):
+    df = t[table]
+    for k, v in where.items():
+        df = df[df[k].astype(str) == str(v)]
+    if len(df) != 1:
+        raise KeyError(f"{table}: {len(df)} rows for {where}")
+    return df.iloc[0]
+
+
+def _verdict(ok: bool) -> str:
+    return "holds" if ok else "does not hold"
+
+
+def gate_cuts_errors(t):
+    r = _row(t, "routing_baselines", metric="delegate_to_skill")
+    a, b = r["standalone_bm25_count"], r["gated_count"]
+    ratio = a / b if b else np.inf
+    return _verdict(ratio >= 3), f"{int(a)}/{int(r['standalone_bm25_of'])} -> {int(b)}/{int(r['gated_of'])} ({ratio:.1f}x)"
+
+
+def features_below(t):
+    df = t["gate_auc"]
+    six = df[df["kind"] == "BM25 score feature (raw)"]
+    top = six.loc[six["auc_mismatch"].idxmax()]
+    return _verdict(bool((six["auc_mismatch"] < 0.70).all()) and len(six) == 6), (
+        f"range {six['auc_mismatch'].min():.3f}-{six['auc_mismatch'].max():.3f} (max: {top['signal']})")
+
+
+def g3_match_vs_mismatch(t):
+    r = _row(t, "gate_auc", signal="g3")
+    gap = r["auc_match"] - r["auc_mismatch"]
+    return _verdict(gap >= 0.15), f"match {r['auc_match']:.3f} vs mismatch {r['auc_mismatch']:.3f} (gap {gap:+.3f})"
+
+
+def length_carries_g3(t):
+    b = _row(t, "bootstrap", cluster_unit="utterance", a="g3", b="g3_no_length")
+    r = _row(t, "gate_auc", signal="g3_no_length")
+    ok = bool(b["excludes_zero"]) and b["difference"] > 0 and r["auc_mismatch"] < 0.6
+    return _verdict(ok), (f"G3 {b['auc_a']:.3f}, without length {b['auc_b']:.3f}; length adds {b['difference']:+.3f} "
+                          f"[{b['ci_low']:.3f}, {b['ci_high']:.3f}]")
+
+
+def encoders_beat_g3(t):
+    rows = t["bootstrap"]
+    rows = rows[(rows["cluster_unit"] == "utterance") & (rows["b"] == "g3") & rows["a"].str.endswith("_maxcos")]
+    if rows.empty:
+        raise KeyError("bootstrap has no encoder-minus-G3 rows")
+    ok = bool((rows["ci_low"] > 0).all())
+    return _verdict(ok), "; ".join(f"{r.a} - G3 {r.difference:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in rows.itertuples())
+
+
+def encoders_not_separated(t):
+    rows = t["bootstrap"]
+    rows = rows[(rows["cluster_unit"] == "utterance") & rows["a"].str.endswith("_maxcos") & rows["b"].str.endswith("_maxcos")]
+    if rows.empty:
+        raise KeyError("bootstrap has no encoder-minus-encoder row")
+    r = rows.iloc[0]
+    return _verdict(not r["excludes_zero"]), f"{r['a']} - {r['b']} {r['difference']:+.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
+def calibration_keeps_auc(t):
+    none, platt = _row(t, "calibration", gate="g3", method="none"), _row(t, "calibration", gate="g3", method="platt")
+    d = platt["auc_mismatch"] - none["auc_mismatch"]
+    ok = abs(d) <= 0.01 and platt["ece_all"] < none["ece_all"]
+    return _verdict(ok), (f"G3 ECE {none['ece_all']:.3f} -> {platt['ece_all']:.3f}; mismatch AUC "
+                          f"{none['auc_mismatch']:.3f} -> {platt['auc_mismatch']:.3f}")
+
+
+def bm25_match_vs_paraphrase(t):
+    df = t["selection"]
+    df = df[df["lang"] == "all"]
+    piv = df.pivot(index="ranker", columns="slice", values="top1")
+    lex = "bm25" if "bm25" in piv.index else piv.index[0]
+    others = [r for r in piv.index if r != lex]
+    ok = all(piv.loc[lex, "match"] > piv.loc[o, "match"] and piv.loc[lex, "mismatch"] < piv.loc[o, "mismatch"] for o in others)
+    return _verdict(ok), "; ".join(f"{r}: match {piv.loc[r, 'match']:.3f}, mismatch {piv.loc[r, 'mismatch']:.3f}" for r in piv.index)
+
+
+def crossover_moves(t):
+    df = t["crossover"]
+    parts, ok = [], False
+    for enc, d in df.groupby("encoder"):
+        p = d["crossover_p"].dropna()
+        spread = p.max() - p.min() if len(p) > 1 else 0.0
+        ok |= spread >= 0.05 or (len(p) and len(p) < len(d))
+        parts.append(f"{enc}: " + ", ".join(f"k={int(r.k)}: {'none' if np.isnan(r.crossover_p) else f'{r.crossover_p:.3f}'}"
+                                          for r in d.itertuples()))
+    return _verdict(bool(ok)), "; ".join(parts)
+
+
+def rerankers_recover(t):
+    df = t["rerank"]
+    df = df[(df["lang"] == "all") & (df["slice"] == "all")]
+    return _verdict(bool((df["recovered_share"] > 0).all())), "; ".join(
+        f"{r.reranker}: {r.recovered_share:+.1%}" for r in df.itertuples())
+
+
+def split_not_better(t):
+    r = _row(t, "signal_diversity", group="difference")
+    return _verdict(not r["ci_high"] < 0), f"shared - split MCC {r['mcc']:+.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
+CLAIMS = [
+    {"claim": "The gate cuts delegate-to-skill errors several-fold against standalone BM25",
+     "rule": "routing_baselines: standalone / gated delegate-to-skill count >= 3", "test": gate_cuts_errors},
+    {"claim": "Every single BM25 score feature stays below 0.70 AUC on mismatch-in vs out",
+     "rule": "gate_auc: max of the six raw features' auc_mismatch < 0.70", "test": features_below},
+    {"claim": "G3 is far better on match-in than on mismatch-in",
+     "rule": "gate_auc: G3 auc_match - auc_mismatch >= 0.15", "test": g3_match_vs_mismatch},
+    {"claim": "Query length carries most of G3",
+     "rule": "bootstrap: G3 - six-feature interval > 0, and six-feature mismatch AUC < 0.6", "test": length_carries_g3},
+    {"claim": "Each encoder gate beats G3 on mismatch-in vs out",
+     "rule": "bootstrap (utterance clusters): every encoder - G3 interval above 0", "test": encoders_beat_g3},
+    {"claim": "The two encoders are not separated",
+     "rule": "bootstrap: encoder - second encoder interval contains 0", "test": encoders_not_separated},
+    {"claim": "Calibration leaves mismatch AUC unchanged while lowering ECE",
+     "rule": "calibration: G3 Platt |d auc_mismatch| <= 0.01 and ece_all lower", "test": calibration_keeps_auc},
+    {"claim": "BM25 beats the encoders on matched vocabulary and loses on paraphrase",
+     "rule": "selection (all languages): BM25 top-1 > each encoder on match, < on mismatch", "test": bm25_match_vs_paraphrase},
+    {"claim": "The crossover moves with the candidate count",
+     "rule": "crossover: p* spans >= 0.05 across k, or exists at some k and not others", "test": crossover_moves},
+    {"claim": "Rerankers recover part of the top-1/top-5 gap",
+     "rule": "rerank (all): recovered_share > 0 for every reranker", "test": rerankers_recover},
+    {"claim": "Split pipelines do not beat shared ones on MCC",
+     "rule": "signal_diversity: the shared - split interval is not entirely below 0", "test": split_not_better},
+]
