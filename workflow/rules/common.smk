@@ -53,6 +53,8 @@ def all_targets():
     targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
     targets += [f"{RES}/tables/{t}.csv" for t in TABLES]
     targets += [f"{FIG}/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf")]
+    if config["native"]["enabled"]:
+        targets += [f"{RES}/tables/native_deployment.csv", f"{RES}/tables/native_calls.csv"]
     if config["report"]["expected"]:
         targets.append(f"{RES}/check.txt")
     return targets

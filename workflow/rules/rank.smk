@@ -64,6 +64,8 @@ rule rerank:
 
 
 rule cost:
+    # Timings need the machine to themselves: hold every core so no other job runs beside.
+    threads: workflow.cores
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),

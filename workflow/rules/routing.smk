@@ -25,6 +25,8 @@ rule routing_baselines:
 
 
 rule pipelines:
+    # Timings need the machine to themselves: hold every core so no other job runs beside.
+    threads: workflow.cores
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
