@@ -17,6 +17,7 @@ include: "workflow/rules/rank.smk"
 include: "workflow/rules/gate.smk"
 include: "workflow/rules/routing.smk"
 include: "workflow/rules/ablation.smk"
+include: "workflow/rules/external.smk"
 include: "workflow/rules/native.smk"
 include: "workflow/rules/report.smk"
 

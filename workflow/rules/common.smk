@@ -49,12 +49,24 @@ TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "quant_retent
 FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"]
 
 
+def optional_tables():
+    """Tables of the stages a config can switch off."""
+    out = []
+    if config["external"]["enabled"]:
+        out += ["external_selection", "external_gate", "jaccard_external"]
+    if config["native"]["enabled"]:
+        out += ["native_deployment", "native_calls"]
+    return out
+
+
+def all_figures():
+    return FIGURES + (["fig4_jaccard"] if config["external"]["enabled"] else [])
+
+
 def all_targets():
     targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
-    targets += [f"{RES}/tables/{t}.csv" for t in TABLES]
-    targets += [f"{FIG}/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf")]
-    if config["native"]["enabled"]:
-        targets += [f"{RES}/tables/native_deployment.csv", f"{RES}/tables/native_calls.csv"]
+    targets += [f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()]
+    targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
     if config["report"]["expected"]:
         targets.append(f"{RES}/check.txt")
     return targets

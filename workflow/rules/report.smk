@@ -3,8 +3,8 @@
 
 rule report:
     input:
-        tables=[f"{RES}/tables/{t}.csv" for t in TABLES],
-        figures=[f"{FIG}/{f}.png" for f in FIGURES],
+        tables=[f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()],
+        figures=[f"{FIG}/{f}.png" for f in all_figures()],
         reported=config["report"]["reported"],
     output:
         md=f"{RES}/report.md",

@@ -90,3 +90,21 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     save(fig, stem)
+
+
+def fig_jaccard(items_csv, stem) -> None:
+    """Figure 4: Jaccard distributions, one panel per language."""
+    items = pd.read_csv(items_csv)
+    langs = sorted(items["lang"].unique())
+    fig, axes = plt.subplots(1, len(langs), figsize=(4.2 * len(langs), 3.8), squeeze=False, sharey=True)
+    for ax, lang in zip(axes[0], langs):
+        d = items[items["lang"] == lang]
+        names = list(dict.fromkeys(d["dataset"]))
+        ax.boxplot([d[d["dataset"] == n]["jaccard"] for n in names], showfliers=False)
+        ax.set_xticks(range(1, len(names) + 1))
+        ax.set_xticklabels([f"{n}\n(n={int((d['dataset'] == n).sum())})" for n in names], fontsize=7)
+        ax.set_title({"en": "English", "ko": "Korean"}.get(lang, lang))
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
+    fig.suptitle("Vocabulary overlap: synthetic slices and external sets", fontsize=10)
+    save(fig, stem)

@@ -1,0 +1,44 @@
+# Stage 5b: cross-checks on real external data (FunctionChat-Bench, BFCL) and figure 4.
+
+
+rule external:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        g3=f"{RES}/gate/g3.json",
+    output:
+        selection=f"{RES}/tables/external_selection.csv",
+        selection_md=f"{RES}/tables/external_selection.md",
+        gate=f"{RES}/tables/external_gate.csv",
+        gate_md=f"{RES}/tables/external_gate.md",
+        jaccard=f"{RES}/tables/jaccard_external.csv",
+        jaccard_md=f"{RES}/tables/jaccard_external.md",
+        jaccard_items=f"{RES}/tables/jaccard_items.csv",
+    params:
+        rankers=config["rankers"],
+        external=config["external"],
+        gate=config["gate"],
+        text=config["text"],
+        cache=f"{RES}/cache",
+        langs=config["langs"],
+        seed=config["seed"],
+    log:
+        f"{LOGS}/external.log",
+    conda:
+        ENV
+    script:
+        "../scripts/external.py"
+
+
+rule fig_jaccard:
+    input:
+        f"{RES}/tables/jaccard_items.csv",
+    output:
+        png=report(f"{FIG}/fig4_jaccard.png", caption="../report/fig4.rst", category="Figures"),
+        pdf=f"{FIG}/fig4_jaccard.pdf",
+    log:
+        f"{LOGS}/fig_jaccard.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_jaccard.py"

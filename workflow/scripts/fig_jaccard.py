@@ -1,0 +1,5 @@
+from toolgate.plots import fig_jaccard
+from toolgate.smk import logged
+
+with logged(snakemake):
+    fig_jaccard(snakemake.input[0], snakemake.output.png[: -len(".png")])
