@@ -263,3 +263,20 @@ def test_selection_and_jaccard_on_mirror(fc_single, fc_call):
     summary, items = X.jaccard_external(sets)
     assert len(items) == 100 and summary.iloc[0]["n"] == 100 and summary.iloc[0]["lang"] == "ko"
     assert 0 <= summary.iloc[0]["q1"] <= summary.iloc[0]["median"] <= summary.iloc[0]["q3"] <= 1
+
+
+@needs_mirror
+def test_functionchat_experiment_removes_the_reject_tools():
+    catalog, utts, info = X.functionchat_experiment(seed=13, mirror=MIRROR)
+    ids = {t["id"] for t in catalog}
+    assert {"chat", "delegate", "clarify"} <= ids
+    assert info["call_rows"] + info["reject_rows"] == info["requests"] == 100
+    assert all(u["gold_tool"] in ids for u in utts if u["gold_tool"])
+    # the REJECT rows' correct tools (their CALL twin's gold) are not in the catalog
+    cd = X.functionchat_calldecision(X.locate("functionchat", MIRROR))
+    gold_of = {c: u["gold_tool"] for u, c in zip(cd.utterances, cd.clusters) if u["gold_tool"]}
+    kept_reject = {u["pair_id"] for u in utts if u["gold_tool"] is None}
+    reject_clusters = {c for u, c in zip(cd.utterances, cd.clusters) if u["utterance_id"] in kept_reject}
+    assert not {gold_of[c] for c in reject_clusters} & ids
+    io.check_utterances(enumerate(utts, 1), catalog, "<fc>", ("ko",))
+    assert X.functionchat_experiment(seed=13, mirror=MIRROR)[1] == utts

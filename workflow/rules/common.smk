@@ -18,9 +18,9 @@ ENV = "../../envs/toolgate.yaml"
 
 def utterances_path():
     """The experiment's utterances: generated, or the file the config names."""
-    if config["utterances"]["source"] == "generate":
-        return f"{RES}/data/utterances.jsonl"
-    return config["utterances"]["file"]
+    if config["utterances"]["source"] == "file":
+        return config["utterances"]["file"]
+    return f"{RES}/data/utterances.jsonl"
 
 
 def template_files():

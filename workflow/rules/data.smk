@@ -1,24 +1,44 @@
 # Stage 1: the utterance set and its data card.
 
 
-rule generate_utterances:
-    input:
-        catalog=config["catalog"],
-        templates=template_files(),
-    output:
-        utterances=f"{RES}/data/utterances.jsonl",
-        meta=f"{RES}/data/utterances.meta.json",
-    params:
-        templates=lambda w, input: Path(input.templates[0]).parent,
-        composition=config["utterances"]["composition"],
-        seed=config["seed"],
-        langs=config["langs"],
-    log:
-        f"{LOGS}/generate_utterances.log",
-    conda:
-        ENV
-    script:
-        "../scripts/generate_utterances.py"
+if config["utterances"]["source"] == "generate":
+
+    rule generate_utterances:
+        input:
+            catalog=config["catalog"],
+            templates=template_files(),
+        output:
+            utterances=f"{RES}/data/utterances.jsonl",
+            meta=f"{RES}/data/utterances.meta.json",
+        params:
+            templates=lambda w, input: Path(input.templates[0]).parent,
+            composition=config["utterances"]["composition"],
+            seed=config["seed"],
+            langs=config["langs"],
+        log:
+            f"{LOGS}/generate_utterances.log",
+        conda:
+            ENV
+        script:
+            "../scripts/generate_utterances.py"
+
+
+if config["utterances"]["source"] == "functionchat":
+
+    rule import_functionchat:
+        output:
+            catalog=f"{RES}/data/catalog.jsonl",
+            utterances=f"{RES}/data/utterances.jsonl",
+            meta=f"{RES}/data/utterances.meta.json",
+        params:
+            seed=config["seed"],
+            mirror=config["external"]["mirror"],
+        log:
+            f"{LOGS}/import_functionchat.log",
+        conda:
+            ENV
+        script:
+            "../scripts/import_functionchat.py"
 
 
 rule validate_inputs:

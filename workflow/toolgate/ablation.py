@@ -59,6 +59,8 @@ def ablation_frame(rows, named: dict[str, Scores], ks, seeds: int, seed: int) ->
             for lg in sorted(set(lang)) + ["all"]:
                 for slc in ("match", "mismatch", "all"):
                     m = ((lang == lg) | (lg == "all")) & ((sl == slc) | (slc == "all"))
+                    if not m.any():
+                        continue
                     v = acc[:, m].mean(1)
                     recs.append({"ranker": name, "k": k, "lang": lg, "slice": slc, "n": int(m.sum()),
                                  "top1_mean": v.mean(), "top1_std": v.std(ddof=1) if seeds > 1 else 0.0, "seeds": seeds})
@@ -66,6 +68,10 @@ def ablation_frame(rows, named: dict[str, Scores], ks, seeds: int, seed: int) ->
 
 
 def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], lang: str = "all") -> pd.DataFrame:
+    columns = ["encoder", "k", "match_gap", "mismatch_gap", "mismatch_seed_std", "crossover_p", "note", "unstable"]
+    if not {"match", "mismatch"} <= set(abl["slice"]):
+        return pd.DataFrame([{"encoder": e, "note": "not computable: the set has no match/mismatch split"}
+                             for e in encoders], columns=columns)
     d = abl[abl["lang"] == lang].set_index(["ranker", "k", "slice"])
     recs = []
     for enc in encoders:

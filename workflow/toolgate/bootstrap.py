@@ -48,7 +48,12 @@ def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarra
 
 def bootstrap_frame(signals: pd.DataFrame, diffs, units=("utterance", "pair"), n_resamples=2000, seed=0,
                     slice_name="mismatch") -> pd.DataFrame:
-    sub = signals[signals["slice"].isin([slice_name, "out"])]
+    label = slice_name
+    if not (signals["slice"] == slice_name).any():  # e.g. an external set with no vocabulary split
+        label = "all in vs out (no mismatch slice)"
+        sub = signals
+    else:
+        sub = signals[signals["slice"].isin([slice_name, "out"])]
     y = sub["in_catalog"].to_numpy()
     frames = []
     for unit in units:
@@ -57,7 +62,8 @@ def bootstrap_frame(signals: pd.DataFrame, diffs, units=("utterance", "pair"), n
         df = paired_differences(sub, y, clusters, diffs, n_resamples, seed)
         log.info("cluster unit %s: %d resamples of %d items in %.2f s", unit, n_resamples, len(sub), time.perf_counter() - t0)
         df.insert(0, "cluster_unit", unit)
-        df.insert(1, "resamples", n_resamples)
+        df.insert(1, "slice", label)
+        df.insert(2, "resamples", n_resamples)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
 

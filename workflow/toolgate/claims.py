@@ -32,6 +32,8 @@ def gate_cuts_errors(t):
 
 def features_below(t):
     df = t["gate_auc"]
+    if df["auc_mismatch"].isna().all():
+        raise KeyError("no mismatch slice in this experiment")
     six = df[df["kind"] == "BM25 score feature (raw)"]
     top = six.loc[six["auc_mismatch"].idxmax()]
     return _verdict(bool((six["auc_mismatch"] < 0.70).all()) and len(six) == 6), (
@@ -40,12 +42,16 @@ def features_below(t):
 
 def g3_match_vs_mismatch(t):
     r = _row(t, "gate_auc", signal="g3")
+    if np.isnan(r["auc_match"]) or np.isnan(r["auc_mismatch"]):
+        raise KeyError("no match/mismatch slices in this experiment")
     gap = r["auc_match"] - r["auc_mismatch"]
     return _verdict(gap >= 0.15), f"match {r['auc_match']:.3f} vs mismatch {r['auc_mismatch']:.3f} (gap {gap:+.3f})"
 
 
 def length_carries_g3(t):
     b = _row(t, "bootstrap", cluster_unit="utterance", a="g3", b="g3_no_length")
+    if b["slice"] != "mismatch":
+        raise KeyError("no mismatch slice in this experiment")
     r = _row(t, "gate_auc", signal="g3_no_length")
     ok = bool(b["excludes_zero"]) and b["difference"] > 0 and r["auc_mismatch"] < 0.6
     return _verdict(ok), (f"G3 {b['auc_a']:.3f}, without length {b['auc_b']:.3f}; length adds {b['difference']:+.3f} "
@@ -54,7 +60,8 @@ def length_carries_g3(t):
 
 def encoders_beat_g3(t):
     rows = t["bootstrap"]
-    rows = rows[(rows["cluster_unit"] == "utterance") & (rows["b"] == "g3") & rows["a"].str.endswith("_maxcos")]
+    rows = rows[(rows["cluster_unit"] == "utterance") & (rows["slice"] == "mismatch") & (rows["b"] == "g3")
+                & rows["a"].str.endswith("_maxcos")]
     if rows.empty:
         raise KeyError("bootstrap has no encoder-minus-G3 rows")
     ok = bool((rows["ci_low"] > 0).all())
@@ -63,7 +70,8 @@ def encoders_beat_g3(t):
 
 def encoders_not_separated(t):
     rows = t["bootstrap"]
-    rows = rows[(rows["cluster_unit"] == "utterance") & rows["a"].str.endswith("_maxcos") & rows["b"].str.endswith("_maxcos")]
+    rows = rows[(rows["cluster_unit"] == "utterance") & (rows["slice"] == "mismatch") & rows["a"].str.endswith("_maxcos")
+                & rows["b"].str.endswith("_maxcos")]
     if rows.empty:
         raise KeyError("bootstrap has no encoder-minus-encoder row")
     r = rows.iloc[0]
@@ -90,6 +98,8 @@ def bm25_match_vs_paraphrase(t):
 
 def crossover_moves(t):
     df = t["crossover"]
+    if df["crossover_p"].isna().all() and df["note"].str.startswith("not computable").all():
+        raise KeyError("no match/mismatch slices in this experiment")
     parts, ok = [], False
     for enc, d in df.groupby("encoder"):
         p = d["crossover_p"].dropna()

@@ -8,7 +8,7 @@ import pandas as pd
 from . import __version__, io, text
 from .tables import to_markdown
 
-SLICES = ("match", "mismatch", "out")
+SLICES = ("match", "mismatch", "in", "out")
 
 
 def gold_text(tool: dict, lang: str) -> str:

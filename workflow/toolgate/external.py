@@ -670,3 +670,69 @@ def write_external(catalog_path, utterances_path, g3_path, rankers: dict, select
                 "0.401 / 0.079 (English match / mismatch), 0.217 / 0.029 (Korean), 0.180 for Mobile Actions, "
                 "which is not obtainable offline and is not rerun here.", seed)
     io.write_atomic(items_csv, items.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+
+
+# ----------------------------------------------------------------------------------------------- a second catalog
+
+ROUTES = [  # the route entries of the 73-way pool, for catalogs built from external sets
+    ("chat", {"ko": "대화", "en": "Chat"},
+     {"ko": "실행할 기능 없이 대화로 답합니다.", "en": "Reply conversationally without running an action."}),
+    ("delegate", {"ko": "서버에 위임", "en": "Delegate to server"},
+     {"ko": "기기에서 처리할 수 없는 요청을 서버로 넘깁니다.", "en": "Hand a request the device cannot serve to the server."}),
+    ("clarify", {"ko": "되묻기", "en": "Clarify"},
+     {"ko": "필요한 정보가 빠졌을 때 사용자에게 되묻습니다.", "en": "Ask the user for missing information."}),
+]
+
+
+def route_rows(lang: str) -> list[dict]:
+    return [{"id": rid, "kind": "route", "group": "route", "domain": "route", "mutating": False,
+             "names": {lang: names[lang]}, "descriptions": {lang: descs[lang]},
+             "parameters": {"type": "object", "properties": {}, "required": []}, "keywords": {}}
+            for rid, names, descs in ROUTES]
+
+
+def functionchat_experiment(seed: int = 0, mirror=None) -> tuple[list[dict], list[dict], dict]:
+    """FunctionChat-Bench CallDecision as a main-pipeline experiment: (catalog, utterances, info).
+
+    A CALL request and its REJECT twin cannot both be asked of one catalog, so
+    the distinct gold tools are split in two halves by ``seed``: a request whose
+    gold tool falls in the removed half contributes its REJECT row (out of
+    catalog, gold delegate), every other request its CALL row (in catalog).
+    The catalog holds every distinct candidate tool of the kept rows minus the
+    removed tools, so the REJECT requests really have no tool. There are no
+    translations (each request is its own pair) and no match/mismatch split
+    (``slice: in``). Route entries are added.
+    """
+    import random
+
+    folder = locate("functionchat", mirror, files=["FunctionChat-CallDecision.jsonl"])
+    cd = functionchat_calldecision(folder)
+    gold_of = {c: u["gold_tool"] for u, c in zip(cd.utterances, cd.clusters) if u["gold_tool"]}
+    golds = sorted(set(gold_of.values()))
+    random.Random(seed).shuffle(golds)
+    removed = set(golds[: len(golds) // 2])
+    out_clusters = {c for c, g in gold_of.items() if g in removed}
+    keep = [i for i, (u, c) in enumerate(zip(cd.utterances, cd.clusters))
+            if (u["subtype"] == "reject") == (c in out_clusters)]
+    used = {t for i in keep for t in cd.candidates[i]} - removed
+    catalog = [t for t in cd.catalog if t["id"] in used] + route_rows("ko")
+    utts = []
+    for i in keep:
+        u = dict(cd.utterances[i])
+        u["pair_id"] = u["utterance_id"]
+        if u["gold_tool"]:
+            u["slice"] = "in"
+        utts.append(u)
+    info = {"requests": len(gold_of), "call_rows": sum(u["gold_tool"] is not None for u in utts),
+            "reject_rows": sum(u["gold_tool"] is None for u in utts), "removed_tools": len(removed),
+            "actions": len(catalog) - len(ROUTES), "seed": seed}
+    return catalog, utts, info
+
+
+def write_functionchat_experiment(catalog_path, utterances_path, meta_path, seed=0, mirror=None) -> None:
+    catalog, utts, info = functionchat_experiment(seed, mirror)
+    io.check_utterances(enumerate(utts, start=1), catalog, utterances_path, ("ko",))
+    io.write_atomic(catalog_path, io.dumps_jsonl(catalog))
+    io.write_atomic(utterances_path, io.dumps_jsonl(utts))
+    io.write_json(meta_path, info)
+    log.info("FunctionChat experiment: %s", info)

@@ -70,13 +70,14 @@ def fig_reliability(curves_csv, stem, slice_name="all") -> None:
 
 def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
     df = pd.read_csv(ablation_csv)
-    df = df[(df["lang"] == lang) & (df["slice"].isin(["match", "mismatch"]))]
+    slices = ["match", "mismatch"] if df["slice"].isin(["match", "mismatch"]).any() else ["all"]
+    df = df[(df["lang"] == lang) & (df["slice"].isin(slices))]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     colors = {}
     for (ranker, slc), d in df.groupby(["ranker", "slice"], sort=False):
         d = d.sort_values("k")
         color = colors.setdefault(ranker, f"C{len(colors)}")
-        ls = "-" if slc == "match" else "--"
+        ls = "--" if slc == "mismatch" else "-"
         ax.plot(d["k"], d["top1_mean"], ls, marker="o", ms=3, color=color, label=f"{ranker}, {slc}")
         ax.fill_between(d["k"], d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.15)
     ax.set_xscale("log")
