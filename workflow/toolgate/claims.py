@@ -63,7 +63,7 @@ def encoders_beat_g3(t):
     rows = rows[(rows["cluster_unit"] == "utterance") & (rows["slice"] == "mismatch") & (rows["b"] == "g3")
                 & rows["a"].str.endswith("_maxcos")]
     if rows.empty:
-        raise KeyError("bootstrap has no encoder-minus-G3 rows")
+        raise KeyError("no mismatch-slice encoder-minus-G3 rows in the bootstrap table")
     ok = bool((rows["ci_low"] > 0).all())
     return _verdict(ok), "; ".join(f"{r.a} - G3 {r.difference:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in rows.itertuples())
 
@@ -73,13 +73,15 @@ def encoders_not_separated(t):
     rows = rows[(rows["cluster_unit"] == "utterance") & (rows["slice"] == "mismatch") & rows["a"].str.endswith("_maxcos")
                 & rows["b"].str.endswith("_maxcos")]
     if rows.empty:
-        raise KeyError("bootstrap has no encoder-minus-encoder row")
+        raise KeyError("no mismatch-slice encoder-minus-encoder row in the bootstrap table")
     r = rows.iloc[0]
     return _verdict(not r["excludes_zero"]), f"{r['a']} - {r['b']} {r['difference']:+.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
 
 
 def calibration_keeps_auc(t):
     none, platt = _row(t, "calibration", gate="g3", method="none"), _row(t, "calibration", gate="g3", method="platt")
+    if np.isnan(none["auc_mismatch"]):
+        raise KeyError("no mismatch slice in this experiment")
     d = platt["auc_mismatch"] - none["auc_mismatch"]
     ok = abs(d) <= 0.01 and platt["ece_all"] < none["ece_all"]
     return _verdict(ok), (f"G3 ECE {none['ece_all']:.3f} -> {platt['ece_all']:.3f}; mismatch AUC "
