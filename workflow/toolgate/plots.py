@@ -81,6 +81,7 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
         ax.plot(d["k"], d["top1_mean"], ls, marker="o", ms=3, color=color, label=f"{ranker}, {slc}")
         ax.fill_between(d["k"], d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.15)
     ax.set_xscale("log")
+    ax.minorticks_off()
     ks = sorted(df["k"].unique())
     ax.set_xticks(ks)
     ax.set_xticklabels([str(k) for k in ks])
@@ -100,7 +101,8 @@ def fig_jaccard(items_csv, stem) -> None:
     fig, axes = plt.subplots(1, len(langs), figsize=(4.2 * len(langs), 3.8), squeeze=False, sharey=True)
     for ax, lang in zip(axes[0], langs):
         d = items[items["lang"] == lang]
-        names = list(dict.fromkeys(d["dataset"]))
+        order = {"synthetic match": 0, "synthetic mismatch": 1, "synthetic in": 2}
+        names = sorted(dict.fromkeys(d["dataset"]), key=lambda n: (order.get(n, 3), n))
         ax.boxplot([d[d["dataset"] == n]["jaccard"] for n in names], showfliers=False)
         ax.set_xticks(range(1, len(names) + 1))
         ax.set_xticklabels([f"{n}\n(n={int((d['dataset'] == n).sum())})" for n in names], fontsize=7)
