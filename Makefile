@@ -19,7 +19,7 @@ $(VENV)/.installed-$(EXTRAS): pyproject.toml
 
 reproduce: $(VENV)/.installed-$(EXTRAS)
 	snakemake --cores $(CORES) --configfile $(CONFIG)
-	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/data_card.md) and figures/{e}/')"
+	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
 
 test: $(VENV)/.installed-$(EXTRAS)
 	python -m pytest -q

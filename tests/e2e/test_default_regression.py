@@ -12,7 +12,7 @@ from smk import snakemake
 pytestmark = pytest.mark.slow
 
 
-def test_default_workflow_and_check():
+def test_default_workflow_and_check(tmp_path):
     proc = snakemake("--cores", "2", cwd=ROOT, check=False)
     log = (ROOT / "logs" / "default" / "check.log")
     assert proc.returncode == 0, (log.read_text() if log.exists() else "") + proc.stderr[-4000:]
@@ -21,3 +21,5 @@ def test_default_workflow_and_check():
     html = (res / "report.html").read_text()
     assert "Claims ledger" in html and "data:image/png;base64," in html and "http" not in html.split("<body>")[1][:200]
     assert "Nothing to be done" in snakemake("-n", cwd=ROOT).stdout
+    snakemake("--report", str(tmp_path / "report.zip"), cwd=ROOT)
+    assert (tmp_path / "report.zip").stat().st_size > 100_000
