@@ -34,13 +34,16 @@ def utterance(i, tool_id="set_alarm", outcome="action", slice_="match", lang="en
             "gold_outcome": outcome, "gold_tool": tool_id, "slice": slice_, "subtype": "s", "missing_slots": list(missing)}
 
 
-@pytest.fixture
-def repo_copy(tmp_path):
-    """A copy of the workflow files in a temporary directory (no results)."""
-    dst = tmp_path / "repo"
-    dst.mkdir()
+def copy_repo(dst: Path) -> Path:
+    """The workflow's files (no results) copied to ``dst``, which must not exist."""
+    dst.mkdir(parents=True)
     for name in ("Snakefile", "config.yaml"):
         shutil.copy(ROOT / name, dst / name)
-    for name in ("workflow", "data", "config", "envs"):
+    for name in ("workflow", "data", "config", "envs", "tests/expected"):
         shutil.copytree(ROOT / name, dst / name, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
+
+
+@pytest.fixture
+def repo_copy(tmp_path):
+    return copy_repo(tmp_path / "repo")

@@ -5,6 +5,7 @@ import pandas as pd
 
 import pytest
 
+from conftest import copy_repo
 from smk import snakemake
 
 pytestmark = pytest.mark.slow
@@ -12,15 +13,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    from conftest import ROOT
-    import shutil
-
-    dst = tmp_path_factory.mktemp("e2e") / "repo"
-    dst.mkdir()
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(ROOT / name, dst / name)
-    for name in ("workflow", "data", "config", "envs"):
-        shutil.copytree(ROOT / name, dst / name, ignore=shutil.ignore_patterns("__pycache__"))
+    dst = copy_repo(tmp_path_factory.mktemp("e2e") / "repo")
     snakemake("--cores", "2", "--configfile", "config/smoke.yaml", cwd=dst)
     return dst
 
