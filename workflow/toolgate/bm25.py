@@ -85,18 +85,17 @@ class BM25:
         return np.where(idf < 0, floor, idf)
 
     # -- scoring
-    def query_vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(vocabulary ids, counts) of the query's n-grams that the index knows."""
-        c = Counter(self.tokenize(text))
-        ids = [self.vocab[t] for t in c if t in self.vocab]
-        return np.array(ids, dtype=np.intp), np.array([c[t] for t in c if t in self.vocab], dtype=np.float64)
-
     def score(self, text: str) -> np.ndarray:
-        """Scores of one query against every document."""
-        ids, cnt = self.query_vector(text)
-        if not len(ids):
+        """Scores of one query against every document.
+
+        The hot path: a repeated n-gram repeats its row in the gather, which is
+        its query term frequency, so no counting is needed.
+        """
+        vocab = self.vocab
+        ids = [vocab[g] for g in self.tokenize(text) if g in vocab]
+        if not ids:
             return np.zeros(self.weights.shape[1])
-        return cnt @ self.weights[ids]
+        return self.weights[ids].sum(axis=0)
 
     def score_many(self, texts: list[str]) -> np.ndarray:
         """(queries x documents) score matrix."""
