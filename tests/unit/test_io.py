@@ -103,6 +103,16 @@ def test_fuzz_structured_rows(tmp_path, obj):
             load(p)
 
 
+def test_write_atomic_gives_ordinary_permissions(tmp_path):
+    import os
+
+    io.write_atomic(tmp_path / "x.txt", "hi")
+    mode = (tmp_path / "x.txt").stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask and (tmp_path / "x.txt").read_text() == "hi"
+
+
 def test_write_atomic_leaves_nothing_on_failure(tmp_path):
     target = tmp_path / "out" / "x.json"
 

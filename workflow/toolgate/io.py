@@ -154,6 +154,10 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
     return rows
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def write_atomic(path, text: str) -> None:
     """Write text to path via a temporary file in the same folder."""
     path = Path(path)
@@ -162,6 +166,7 @@ def write_atomic(path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs get ordinary permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
