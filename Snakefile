@@ -5,7 +5,13 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# config.yaml is the default experiment; `--configfile config/X.yaml` replaces it
+# (rather than being merged into it), so every experiment file stands alone and
+# takes the schema's defaults for what it leaves out. `--config key=value` still
+# overrides either.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 report: "workflow/report/workflow.rst"

@@ -2,6 +2,8 @@
 import sys
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import resolve
 
@@ -67,6 +69,15 @@ def all_targets():
     targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
     targets += [f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()]
     targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
-    if config["report"]["expected"]:
+    if checks_this_experiment():
         targets.append(f"{RES}/check.txt")
     return targets
+
+
+def checks_this_experiment():
+    """The expected-values file applies only to the experiment it names."""
+    path = config["report"]["expected"]
+    if not path:
+        return False
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh).get("experiment") == EXP
