@@ -113,7 +113,8 @@ class GateStudy:
         self.signals["g3_no_length"] = oof_scores(six, self.y, self.folds)
         self.encoders = []
         for name, s in encoders.items():
-            self.signals[f"{name}_maxcos"] = s.action_scores()[[{u: i for i, u in enumerate(s.utterance_ids)}[r["utterance_id"]] for r in rows]].max(1)
+            epos = {u: i for i, u in enumerate(s.utterance_ids)}
+            self.signals[f"{name}_maxcos"] = s.action_scores()[[epos[r["utterance_id"]] for r in rows]].max(1)
             self.encoders.append(name)
         self.payload = payload(x, self.y, FEATURES)
 
