@@ -82,3 +82,14 @@ def test_index_text_variants():
     assert index_text(t, "E0") == "알람 Alarm 알람 설정 Set an alarm."
     assert index_text(t, "E1") == "알람 Alarm 알람 설정 Set an alarm. alarm time 시각 time am pm 기상 wake"
     assert index_text(t, "E0", ("en",)) == "Alarm Set an alarm."
+
+
+def test_kiwi_morpheme_tokenizer_and_roundtrip(device70):
+    pytest.importorskip("kiwipiepy")
+    docs, queries = device70
+    m = BM25(tokenizer="kiwi").fit(docs)
+    assert "알람" in m.tokenize("알람을 맞춰 줘") and "을" in m.tokenize("알람을 맞춰 줘")
+    assert m.tokenize("Set an ALARM") == ["set", "an", "alarm"]
+    np.testing.assert_allclose(BM25.from_bytes(m.to_bytes()).score_many(queries), m.score_many(queries), atol=1e-12)
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        BM25(tokenizer="spaces")

@@ -19,7 +19,8 @@ def test_shipped_configs_validate(path):
 
 def test_defaults_filled_inside_named_entries():
     cfg = config.resolve({"experiment": "x", "rankers": {"lex": {"type": "bm25"}}})
-    assert cfg["rankers"]["lex"] == {"type": "bm25", "variant": "E0", "k1": 1.5, "b": 0.75, "idf": "lucene", "epsilon": 0.25}
+    assert cfg["rankers"]["lex"] == {"type": "bm25", "variant": "E0", "k1": 1.5, "b": 0.75, "idf": "lucene", "epsilon": 0.25,
+                                     "tokenizer": "char"}
 
 
 def test_defaults_filled():

@@ -26,23 +26,27 @@ from collections import Counter
 import numpy as np
 import scipy.sparse as sp
 
-from .text import char_ngrams
+from .text import TOKENIZERS, char_ngrams, morphemes
 
 IDF_VARIANTS = ("lucene", "robertson")
 
 
 class BM25:
     def __init__(self, k1: float = 1.5, b: float = 0.75, idf: str = "lucene", epsilon: float = 0.25,
-                 ngram: int = 3, pad: bool = True):
+                 ngram: int = 3, pad: bool = True, tokenizer: str = "char"):
         if idf not in IDF_VARIANTS:
             raise ValueError(f"unknown idf variant '{idf}' (known: {', '.join(IDF_VARIANTS)})")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer '{tokenizer}' (known: {', '.join(TOKENIZERS)})")
         self.k1, self.b, self.idf_variant, self.epsilon, self.ngram, self.pad = k1, b, idf, epsilon, ngram, pad
+        self.tokenizer = tokenizer
         self.vocab: dict[str, int] = {}
         self.weights = np.zeros((0, 0), dtype=np.float32)
 
     # -- building
     def tokenize(self, text: str) -> list[str]:
-        return char_ngrams(text, self.ngram, self.pad)
+        """Character n-grams (the paper's index), or Kiwi morphemes with ``tokenizer="kiwi"``."""
+        return morphemes(text) if self.tokenizer == "kiwi" else char_ngrams(text, self.ngram, self.pad)
 
     def fit(self, docs: list[str]) -> "BM25":
         return self.fit_tokens([self.tokenize(d) for d in docs])
@@ -122,14 +126,15 @@ class BM25:
                             indices=tf.indices.astype(np.int32),
                             data=tf.data.astype(np.uint8 if tf.data.max(initial=0) < 256 else np.uint32),
                             params=np.array([self.k1, self.b, self.epsilon, self.ngram, self.pad,
-                                             IDF_VARIANTS.index(self.idf_variant)], float))
+                                             IDF_VARIANTS.index(self.idf_variant),
+                                             TOKENIZERS.index(self.tokenizer)], float))
         return buf.getvalue()
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "BM25":
         z = np.load(_io.BytesIO(blob))
-        k1, b, eps, ngram, pad, idf = z["params"]
-        self = cls(k1, b, IDF_VARIANTS[int(idf)], eps, int(ngram), bool(pad))
+        k1, b, eps, ngram, pad, idf, tok = z["params"]
+        self = cls(k1, b, IDF_VARIANTS[int(idf)], eps, int(ngram), bool(pad), TOKENIZERS[int(tok)])
         terms = bytes(z["terms"]).decode("utf-8").split("\n")
         tf = sp.csc_matrix((z["data"].astype(float), z["indices"], z["indptr"]), shape=(len(terms), len(z["indptr"]) - 1))
         docs = []

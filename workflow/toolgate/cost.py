@@ -70,7 +70,7 @@ def _bench(job: dict) -> dict:
         else:
             size = ranker.raw.size_bytes() if hasattr(ranker, "raw") else ranker.encoder.size_bytes()
     else:
-        tok = BM25(ngram=job["ngram"], pad=job["pad"]).tokenize
+        tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
         docs = [tok(index_text(t, spec["variant"], langs)) for t in catalog]
         if job["impl"] == "rank_bm25":
             from rank_bm25 import BM25Okapi

@@ -22,8 +22,8 @@ from .encoders import BACKENDS, CachedEncoder, make_encoder
 
 
 class BM25Ranker:
-    def __init__(self, k1=1.5, b=0.75, idf="lucene", epsilon=0.25, ngram=3, pad=True):
-        self.index = _bm25.BM25(k1, b, idf, epsilon, ngram, pad)
+    def __init__(self, k1=1.5, b=0.75, idf="lucene", epsilon=0.25, ngram=3, pad=True, tokenizer="char"):
+        self.index = _bm25.BM25(k1, b, idf, epsilon, ngram, pad, tokenizer)
 
     def fit(self, docs):
         self.index.fit(docs)
@@ -81,7 +81,7 @@ def build_ranker(spec: dict, ngram: int = 3, pad: bool = True, cache_dir=None):
     kind = spec["type"]
     if kind == "bm25":
         return BM25Ranker(spec.get("k1", 1.5), spec.get("b", 0.75), spec.get("idf", "lucene"),
-                          spec.get("epsilon", 0.25), ngram, pad)
+                          spec.get("epsilon", 0.25), ngram, pad, spec.get("tokenizer", "char"))
     encoder = make_encoder(_encoder_kwargs(spec["encoder"]))
     if kind == "dense":
         return DenseRanker(encoder, cache_dir)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
 _WS = re.compile(r"\s+")
 
@@ -56,3 +57,24 @@ def jaccard(a: str, b: str, n: int = 3) -> float:
     if not sa and not sb:
         return 0.0
     return len(sa & sb) / len(sa | sb)
+
+
+@cache
+def _kiwi():
+    from .encoders import require  # optional dependency, imported only when used
+
+    return require("kiwipiepy", "ko").Kiwi()
+
+
+def morphemes(text: str, casefold: bool = True) -> list[str]:
+    """Morpheme forms from the Kiwi Korean analyser (English words pass through as words).
+
+    The alternative to character n-grams for a lexical index: Korean particles
+    and endings become tokens of their own instead of fusing with the stem.
+    Needs the ``ko`` extra.
+    """
+    norm = normalize(text, casefold)
+    return [t.form for t in _kiwi().tokenize(norm)] if norm else []
+
+
+TOKENIZERS = ("char", "kiwi")
