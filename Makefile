@@ -3,7 +3,7 @@ VENV   ?= .venv
 CORES  ?= 2
 CONFIG ?= config.yaml
 PYTHON ?= python3
-EXTRAS ?= test,st,onnx,ko
+EXTRAS ?= test,bench,st,onnx,ko
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1

@@ -8,6 +8,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+from toolgate.config import run as make_run  # noqa: E402  (after the path insert)
+from toolgate.external import adapters as A  # noqa: E402
+from toolgate.external import sources as S  # noqa: E402
+
 
 def tool(id_, required=("x",), kind="action", mutating=True):
     props = {p: {"type": "string", "description": {"en": p, "ko": p}} for p in ("x", "y")}
@@ -47,3 +51,36 @@ def copy_repo(dst: Path) -> Path:
 @pytest.fixture
 def repo_copy(tmp_path):
     return copy_repo(tmp_path / "repo")
+
+
+# ----------------------------------------------------------------------------- the external data mirror
+# The read-only mirror at ../shared/external; tests that need it are skipped when it is absent.
+MIRROR = ROOT.parent / "shared" / "external"
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    if not (MIRROR / "functionchat").is_dir() or not (MIRROR / "bfcl").is_dir():
+        pytest.skip("no external mirror at ../shared/external")
+    return MIRROR
+
+
+@pytest.fixture(scope="session")
+def run0():
+    """Seed 0, schema defaults for the text settings, no encoder cache."""
+    return make_run(0, ("en",))
+
+
+@pytest.fixture(scope="module")
+def fc_single(mirror):
+    return A.functionchat_singlecall(S.locate("functionchat", mirror))
+
+
+@pytest.fixture(scope="module")
+def fc_call(mirror):
+    return A.functionchat_calldecision(S.locate("functionchat", mirror))
+
+
+@pytest.fixture(scope="module")
+def bfcl(mirror):
+    return A.bfcl(S.locate("bfcl", mirror))

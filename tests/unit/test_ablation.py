@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from toolgate.ablation import candidate_correct, crossover_frame
-from toolgate.selection import gold_rank
+from toolgate.scores import gold_rank
 
 
 def test_candidate_correct_ties_and_full_catalog():

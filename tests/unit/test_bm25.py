@@ -8,7 +8,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from toolgate import io
-from toolgate.bm25 import BM25, rank
+from toolgate.bm25 import BM25
+from toolgate.scores import top_order
 from toolgate.catalog import index_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,7 @@ def test_batch_equals_single_and_roundtrip(device70):
 
 
 def test_ties_keep_catalog_order():
-    assert rank(np.array([1.0, 3.0, 3.0, 0.0, 3.0])).tolist() == [1, 2, 4, 0, 3]
+    assert top_order(np.array([1.0, 3.0, 3.0, 0.0, 3.0])).tolist() == [1, 2, 4, 0, 3]
 
 
 def test_unknown_query_scores_zero_and_bad_params():

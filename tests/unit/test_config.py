@@ -61,7 +61,8 @@ def test_schema_documents_every_key():
 def test_conda_env_in_step_with_pyproject():
     import tomllib
 
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + project["optional-dependencies"]["bench"]
     env = yaml.safe_load((ROOT / "envs/toolgate.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     norm = lambda s: re.sub(r"\s+", "", s)

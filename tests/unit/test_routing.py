@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
-from toolgate.routing import Gold, baselines_frame, correct, indicators, mcc, pipeline_metrics, standalone
-from toolgate.selection import Scores
+from toolgate.pipelines import mcc, pipeline_metrics
+from toolgate.routing import Gold, baselines_frame, correct, indicators, standalone
+from toolgate.scores import Scores
 
 CATALOG = [{"id": "a", "kind": "action", "mutating": True}, {"id": "b", "kind": "action", "mutating": False},
            {"id": "chat", "kind": "route", "mutating": False}, {"id": "delegate", "kind": "route", "mutating": False},

@@ -13,11 +13,10 @@ rule candidate_ablation:
         crossover_md=f"{RES}/tables/crossover.md",
     params:
         rankers=list(config["rankers"]),
-        lexical=config["roles"]["lexical"],
+        roles=config["roles"],
         encoders=encoder_rankers(),
         ablation=config["ablation"],
-        langs=config["langs"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/candidate_ablation.log",
     conda:

@@ -6,6 +6,7 @@ import yaml
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import resolve
+from toolgate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults; an invalid value stops the workflow naming the key.
@@ -16,6 +17,8 @@ RES = f"results/{EXP}"
 FIG = f"figures/{EXP}"
 LOGS = f"logs/{EXP}"
 ENV = "../../envs/toolgate.yaml"
+# What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
+RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
 
 
 def utterances_path():
@@ -40,9 +43,13 @@ def encoder_rankers():
     return [r for r, spec in config["rankers"].items() if spec["type"] == "dense"]
 
 
+# The gate signals' registry (toolgate.signals): rules pass it as `signals=SIGNALS`.
+SIGNALS = {"lexical": config["roles"]["lexical"], "encoders": encoder_rankers()}
+
+
 def gate_signals():
     """Gates studied for calibration and operating points."""
-    return ["g3", "length_fitted"] + [f"{r}_maxcos" for r in encoder_rankers()]
+    return studied_gates(registry(**SIGNALS))
 
 
 TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap",

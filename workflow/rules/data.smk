@@ -13,8 +13,7 @@ if config["utterances"]["source"] == "generate":
         params:
             templates=lambda w, input: Path(input.templates[0]).parent,
             composition=config["utterances"]["composition"],
-            seed=config["seed"],
-            langs=config["langs"],
+            run=RUN,
         log:
             f"{LOGS}/generate_utterances.log",
         conda:
@@ -32,7 +31,7 @@ if config["utterances"]["source"] == "functionchat":
             meta=f"{RES}/data/utterances.meta.json",
         params:
             seed=config["seed"],
-            mirror=config["external"]["mirror"],
+            external=config["external"],
         log:
             f"{LOGS}/import_functionchat.log",
         conda:
@@ -48,7 +47,7 @@ rule validate_inputs:
     output:
         f"{RES}/inputs_ok.json",
     params:
-        langs=config["langs"],
+        run=RUN,
     log:
         f"{LOGS}/validate_inputs.log",
     conda:
@@ -66,10 +65,8 @@ rule data_card:
         composition=f"{RES}/tables/composition.csv",
         jaccard=f"{RES}/tables/jaccard.csv",
     params:
-        ngram=config["text"]["ngram"],
         examples=config["data_card"]["examples"],
-        seed=config["seed"],
-        langs=config["langs"],
+        run=RUN,
     log:
         f"{LOGS}/data_card.log",
     conda:

@@ -16,12 +16,9 @@ rule external:
         jaccard_items=f"{RES}/tables/jaccard_items.csv",
     params:
         rankers=config["rankers"],
-        external=config["external"],
+        run=RUN,
         gate=config["gate"],
-        text=config["text"],
-        cache=f"{RES}/cache",
-        langs=config["langs"],
-        seed=config["seed"],
+        external=config["external"],
     log:
         f"{LOGS}/external.log",
     conda:

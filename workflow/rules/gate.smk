@@ -5,19 +5,17 @@ rule gate_auc:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        encoders=expand(f"{RES}/scores/{{ranker}}.npz", ranker=encoder_rankers()),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=[config["roles"]["lexical"]] + encoder_rankers()),
     output:
         table=f"{RES}/tables/gate_auc.csv",
         md=f"{RES}/tables/gate_auc.md",
         signals=f"{RES}/gate/signals.csv",
         payload=f"{RES}/gate/g3.json",
     params:
-        encoders=encoder_rankers(),
+        rankers=[config["roles"]["lexical"]] + encoder_rankers(),
+        roles=config["roles"],
         gate=config["gate"],
-        text=config["text"],
-        langs=config["langs"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/gate_auc.log",
     conda:
@@ -33,10 +31,9 @@ rule bootstrap:
         f"{RES}/tables/bootstrap.csv",
         f"{RES}/tables/bootstrap.md",
     params:
-        encoder=config["roles"]["encoder"],
-        second=config["roles"]["second_encoder"],
+        roles=config["roles"],
         gate=config["gate"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/bootstrap.log",
     conda:
@@ -53,9 +50,9 @@ rule calibration:
         md=f"{RES}/tables/calibration.md",
         curves=f"{RES}/tables/reliability.csv",
     params:
-        gates=gate_signals(),
-        bins=config["gate"]["calibration_bins"],
-        seed=config["seed"],
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
     log:
         f"{LOGS}/calibration.log",
     conda:
@@ -75,10 +72,9 @@ rule operating_points:
         md=f"{RES}/tables/operating_points.md",
         curves=f"{RES}/tables/operating_sweep.csv",
     params:
-        gates=gate_signals(),
-        budget=config["gate"]["danger_budget"],
-        langs=config["langs"],
-        seed=config["seed"],
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
     log:
         f"{LOGS}/operating_points.log",
     conda:
@@ -94,6 +90,8 @@ rule fig_operating_points:
     output:
         png=report(f"{FIG}/fig2_operating_points.png", caption="../report/fig2.rst", category="Figures"),
         pdf=f"{FIG}/fig2_operating_points.pdf",
+    params:
+        signals=SIGNALS,
     log:
         f"{LOGS}/fig_operating_points.log",
     conda:
@@ -108,6 +106,8 @@ rule fig_reliability:
     output:
         png=report(f"{FIG}/fig3_reliability.png", caption="../report/fig3.rst", category="Figures"),
         pdf=f"{FIG}/fig3_reliability.pdf",
+    params:
+        signals=SIGNALS,
     log:
         f"{LOGS}/fig_reliability.log",
     conda:

@@ -14,13 +14,8 @@ rule native_calls:
         deployment=f"{RES}/native/{{checkpoint}}.deployment.json",
     params:
         entry=lambda w: config["native"]["roster"][w.checkpoint],
-        conditions=config["native"]["conditions"],
-        concurrency=config["native"]["concurrency"],
-        readiness_timeout_s=config["native"]["readiness_timeout_s"],
-        request_timeout_s=config["native"]["request_timeout_s"],
-        endpoint=config["native"]["endpoint"],
-        tool_language=config["native"]["tool_language"],
-        langs=config["langs"],
+        run=RUN,
+        native=config["native"],
     log:
         f"{LOGS}/native_{{checkpoint}}.log",
         server=f"{LOGS}/native_{{checkpoint}}.server.log",
@@ -43,8 +38,7 @@ rule native_tables:
         calls=f"{RES}/tables/native_calls.csv",
         calls_md=f"{RES}/tables/native_calls.md",
     params:
-        langs=config["langs"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/native_tables.log",
     conda:

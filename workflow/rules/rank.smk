@@ -9,9 +9,7 @@ rule scores:
         f"{RES}/scores/{{ranker}}.npz",
     params:
         spec=lambda w: config["rankers"][w.ranker],
-        langs=config["langs"],
-        text=config["text"],
-        cache=f"{RES}/cache",
+        run=RUN,
     log:
         f"{LOGS}/scores_{{ranker}}.log",
     conda:
@@ -31,8 +29,7 @@ rule selection:
     params:
         rankers=list(config["rankers"]),
         top_k=config["selection"]["top_k"],
-        langs=config["langs"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/selection.log",
     conda:
@@ -53,8 +50,7 @@ rule rerank:
     params:
         rerankers=rerankers(),
         top_k=config["selection"]["top_k"],
-        langs=config["langs"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/rerank.log",
     conda:
@@ -76,10 +72,8 @@ rule cost:
     params:
         rankers=config["rankers"],
         lexical=config["roles"]["lexical"],
-        langs=config["langs"],
-        text=config["text"],
         cost=config["cost"],
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/cost.log",
     conda:
@@ -99,9 +93,7 @@ rule quant_retention:
     params:
         rankers=config["rankers"],
         onnx_model=config["quantization"]["onnx_model"],
-        langs=config["langs"],
-        cache=f"{RES}/cache",
-        seed=config["seed"],
+        run=RUN,
     log:
         f"{LOGS}/quant_retention.log",
     conda:

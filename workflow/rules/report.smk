@@ -30,6 +30,7 @@ rule check:
         f"{RES}/check.txt",
     params:
         tables=lambda w, input: Path(input.tables[0]).parent,
+        roles=config["roles"],
     log:
         f"{LOGS}/check.log",
     conda:

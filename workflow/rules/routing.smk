@@ -11,11 +11,10 @@ rule routing_baselines:
         f"{RES}/tables/routing_baselines.csv",
         f"{RES}/tables/routing_baselines.md",
     params:
+        run=RUN,
+        gate=config["gate"],
         routing=config["routing"],
-        budget=config["gate"]["danger_budget"],
-        resamples=config["gate"]["resamples"],
-        langs=config["langs"],
-        seed=config["seed"],
+        signals=SIGNALS,
     log:
         f"{LOGS}/routing_baselines.log",
     conda:
@@ -42,12 +41,11 @@ rule pipelines:
     params:
         rankers=config["rankers"],
         lexical=config["roles"]["lexical"],
-        routing=config["routing"],
+        run=RUN,
         gate=config["gate"],
+        routing=config["routing"],
+        signals=SIGNALS,
         cost=config["cost"],
-        text=config["text"],
-        langs=config["langs"],
-        seed=config["seed"],
     log:
         f"{LOGS}/pipelines.log",
     conda:

@@ -1,7 +1,6 @@
 from toolgate.bootstrap import write_bootstrap
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = snakemake.params
-    write_bootstrap(snakemake.input[0], snakemake.output[0], p.encoder, p.second, p.gate["cluster_units"],
-                    p.gate["resamples"], p.seed)
+    p = typed(snakemake.params)
+    write_bootstrap(snakemake.input[0], snakemake.output[0], p.roles, p.gate, p.run.seed)

@@ -1,6 +1,6 @@
 from toolgate.calibration import write_calibration
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, o = snakemake.params, snakemake.output
-    write_calibration(snakemake.input[0], o.table, o.curves, p.gates, p.bins, p.seed)
+    p, o = typed(snakemake.params), snakemake.output
+    write_calibration(snakemake.input[0], (o.table, o.curves), p.signals, p.gate.calibration_bins, p.run.seed)

@@ -1,8 +1,7 @@
 from toolgate.ablation import write_ablation
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, o = snakemake.params, snakemake.output
-    write_ablation(snakemake.input.catalog, snakemake.input.utterances, dict(zip(p.rankers, snakemake.input.scores)),
-                   p.lexical, p.encoders, o.table, o.crossover, p.ablation["ks"], p.ablation["seeds"], p.seed,
-                   tuple(p.langs))
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_ablation(i.catalog, i.utterances, dict(zip(p.rankers, i.scores)), p.roles, p.encoders, (o.table, o.crossover),
+                   p.ablation, p.run)

@@ -1,6 +1,7 @@
-from toolgate.check import run_check
-from toolgate.smk import logged
+from toolgate.report.check import run_check
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    if not run_check(snakemake.params.tables, snakemake.input.expected, snakemake.output[0]):
+    p = typed(snakemake.params)
+    if not run_check(p.tables, snakemake.input.expected, p.roles, snakemake.output[0]):
         raise SystemExit(f"headline numbers differ from {snakemake.input.expected}; see {snakemake.log[0]}")

@@ -1,7 +1,6 @@
 from toolgate.cost import write_cost
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, o = snakemake.params, snakemake.output
-    write_cost(snakemake.input.catalog, snakemake.input.utterances, p.rankers, p.lexical, o.table, o.index,
-               tuple(p.langs), p.text["ngram"], p.text["pad"], p.cost["queries"], p.cost["warmup"], p.seed)
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_cost(i.catalog, i.utterances, p.rankers, p.lexical, (o.table, o.index), p.run, p.cost)

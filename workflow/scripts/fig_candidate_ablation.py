@@ -1,4 +1,4 @@
-from toolgate.plots import fig_candidate_ablation
+from toolgate.report.plots import fig_candidate_ablation
 from toolgate.smk import logged
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.plots import fig_jaccard
+from toolgate.report.plots import fig_jaccard
 from toolgate.smk import logged
 
 with logged(snakemake):

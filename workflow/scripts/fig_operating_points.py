@@ -1,5 +1,6 @@
-from toolgate.plots import fig_operating_points
-from toolgate.smk import logged
+from toolgate.report.plots import fig_operating_points
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    fig_operating_points(snakemake.input.curves, snakemake.input.points, snakemake.output.png[: -len(".png")])
+    p = typed(snakemake.params)
+    fig_operating_points(snakemake.input.curves, snakemake.input.points, snakemake.output.png[: -len(".png")], p.signals)

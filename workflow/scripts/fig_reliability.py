@@ -1,5 +1,6 @@
-from toolgate.plots import fig_reliability
-from toolgate.smk import logged
+from toolgate.report.plots import fig_reliability
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    fig_reliability(snakemake.input[0], snakemake.output.png[: -len(".png")])
+    p = typed(snakemake.params)
+    fig_reliability(snakemake.input[0], snakemake.output.png[: -len(".png")], p.signals)

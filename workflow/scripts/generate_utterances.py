@@ -1,7 +1,7 @@
-from toolgate.data import generate_files
-from toolgate.smk import logged
+from toolgate.generate import generate_files
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = snakemake.params
-    generate_files(snakemake.input.catalog, p.templates, p.composition, p.seed,
-                   snakemake.output.utterances, snakemake.output.meta, tuple(p.langs))
+    p = typed(snakemake.params)
+    generate_files(snakemake.input.catalog, p.templates, p.composition, p.run,
+                   (snakemake.output.utterances, snakemake.output.meta))

@@ -1,6 +1,6 @@
-from toolgate.external import write_functionchat_experiment
-from toolgate.smk import logged
+from toolgate.external.adapters import write_functionchat_experiment
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    o = snakemake.output
-    write_functionchat_experiment(o.catalog, o.utterances, o.meta, snakemake.params.seed, snakemake.params.mirror or None)
+    p, o = typed(snakemake.params), snakemake.output
+    write_functionchat_experiment(o.catalog, o.utterances, o.meta, p.seed, p.external)

@@ -1,8 +1,7 @@
-from toolgate.native import write_native_calls
-from toolgate.smk import logged
+from toolgate.native.run import write_native_calls
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, i, o, w = snakemake.params, snakemake.input, snakemake.output, snakemake.wildcards
-    write_native_calls(i.catalog, i.utterances, i.lexical, w.checkpoint, p.entry, p.conditions, o.records, o.deployment,
-                       snakemake.log.server, p.endpoint, p.concurrency, p.readiness_timeout_s, p.request_timeout_s,
-                       p.tool_language, tuple(p.langs))
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_native_calls(i.catalog, i.utterances, i.lexical, snakemake.wildcards.checkpoint, p.entry,
+                       (o.records, o.deployment, snakemake.log.server), p.run, p.native)

@@ -1,7 +1,6 @@
 from toolgate.quant import write_retention
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = snakemake.params
-    write_retention(snakemake.input.catalog, snakemake.input.utterances, p.rankers, snakemake.output[0], p.cache,
-                    p.onnx_model, tuple(p.langs), p.seed)
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_retention(i.catalog, i.utterances, p.rankers, o[0], p.onnx_model, p.run)

@@ -1,4 +1,4 @@
-from toolgate.report import write_report
+from toolgate.report.build import write_report
 from toolgate.smk import logged
 
 with logged(snakemake):

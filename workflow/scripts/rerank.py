@@ -1,7 +1,6 @@
 from toolgate.rerank import write_rerank
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, i = snakemake.params, snakemake.input
-    write_rerank(i.catalog, i.utterances, i.lexical, dict(zip(p.rerankers, i.rerankers)), snakemake.output[0],
-                 p.top_k, tuple(p.langs), p.seed)
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_rerank(i.catalog, i.utterances, i.lexical, dict(zip(p.rerankers, i.rerankers)), o[0], p.top_k, p.run)

@@ -1,7 +1,7 @@
-from toolgate.routing import write_baselines
-from toolgate.smk import logged
+from toolgate.routing import Study, write_baselines
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, i = snakemake.params, snakemake.input
-    write_baselines(i.catalog, i.utterances, i.lexical, i.signals, snakemake.output[0], p.routing["gate"], p.budget,
-                    p.routing["grid"], p.resamples, p.seed, tuple(p.langs))
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    study = Study(p.run, p.gate, p.routing, p.signals)
+    write_baselines(i.catalog, i.utterances, i.lexical, i.signals, o[0], study)

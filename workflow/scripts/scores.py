@@ -1,7 +1,6 @@
-from toolgate.selection import compute_scores
-from toolgate.smk import logged
+from toolgate.scores import compute_scores
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = snakemake.params
-    compute_scores(snakemake.input.catalog, snakemake.input.utterances, p.spec, snakemake.output[0],
-                   tuple(p.langs), p.text["ngram"], p.text["pad"], p.cache)
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    compute_scores(i.catalog, i.utterances, p.spec, o[0], p.run)

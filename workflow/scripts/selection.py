@@ -1,7 +1,6 @@
 from toolgate.selection import write_selection
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = snakemake.params
-    write_selection(snakemake.input.catalog, snakemake.input.utterances, dict(zip(p.rankers, snakemake.input.scores)),
-                    snakemake.output[0], p.top_k, tuple(p.langs), p.seed)
+    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
+    write_selection(i.catalog, i.utterances, dict(zip(p.rankers, i.scores)), o[0], p.top_k, p.run)

@@ -1,5 +1,6 @@
 from toolgate.io import validate_files
-from toolgate.smk import logged
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    validate_files(snakemake.input.catalog, snakemake.input.utterances, snakemake.output[0], tuple(snakemake.params.langs))
+    p = typed(snakemake.params)
+    validate_files(snakemake.input.catalog, snakemake.input.utterances, snakemake.output[0], p.run.langs)

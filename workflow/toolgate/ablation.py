@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .selection import Scores, load_scores
+from .config import Ablation, Roles, Run
+from .scores import Scores, load_scores
+from .selection import by_lang_slice
 from .tables import write_table
 
 
@@ -41,29 +43,24 @@ def candidate_correct(scores: np.ndarray, gold: np.ndarray, k: int, rng: np.rand
 
 def ablation_frame(rows, named: dict[str, Scores], ks, seeds: int, seed: int) -> pd.DataFrame:
     first = next(iter(named.values()))
-    actions = list(first.tool_ids[first.actions])
-    inrows = [r for r in rows if r["gold_tool"] is not None]
+    actions = list(first.action_ids)
+    inrows = io.in_catalog(rows)
     gold = np.array([actions.index(r["gold_tool"]) for r in inrows])
-    lang = np.array([r["lang"] for r in inrows])
-    sl = np.array([r["slice"] for r in inrows])
+    groups = list(by_lang_slice(pd.DataFrame({"lang": [r["lang"] for r in inrows],
+                                              "slice": [r["slice"] for r in inrows]})))
     recs = []
     for name, s in named.items():
-        pos = {u: i for i, u in enumerate(s.utterance_ids)}
-        a = s.action_scores()[[pos[r["utterance_id"]] for r in inrows]]
+        a = s.for_rows(inrows).action_scores()
         for k in ks:
             per_seed = []
             for i in range(seeds):
                 rng = np.random.default_rng([seed, k, i])  # same candidate sets for every ranker
                 per_seed.append(candidate_correct(a, gold, min(k, len(actions)), rng))
             acc = np.array(per_seed, float)  # seeds x rows
-            for lg in sorted(set(lang)) + ["all"]:
-                for slc in ("match", "mismatch", "all"):
-                    m = ((lang == lg) | (lg == "all")) & ((sl == slc) | (slc == "all"))
-                    if not m.any():
-                        continue
-                    v = acc[:, m].mean(1)
-                    recs.append({"ranker": name, "k": k, "lang": lg, "slice": slc, "n": int(m.sum()),
-                                 "top1_mean": v.mean(), "top1_std": v.std(ddof=1) if seeds > 1 else 0.0, "seeds": seeds})
+            for lg, slc, m in groups:
+                v = acc[:, m.index].mean(1)
+                recs.append({"ranker": name, "k": k, "lang": lg, "slice": slc, "n": len(m),
+                             "top1_mean": v.mean(), "top1_std": v.std(ddof=1) if seeds > 1 else 0.0, "seeds": seeds})
     return pd.DataFrame(recs)
 
 
@@ -90,16 +87,18 @@ def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], lang: 
     return pd.DataFrame(recs)
 
 
-def write_ablation(catalog_path, utterances_path, score_paths: dict, lexical, encoders, out_csv, crossover_csv, ks,
-                   seeds, seed, langs=io.LANGS):
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
-    abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ks, seeds, seed)
+def write_ablation(catalog_path, utterances_path, score_paths: dict, roles: Roles, encoders, outputs, ablation: Ablation,
+                   run: Run):
+    """``outputs``: (ablation table, crossover table) paths; ``encoders``: the dense rankers compared with BM25."""
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    out_csv, crossover_csv = outputs
+    seeds, seed = ablation.seeds, run.seed
+    abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ablation.ks, seeds, seed)
     write_table(abl, out_csv, "Candidate-count ablation: top-1 among k candidates",
-                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds).", seed)
-    cross = crossover_frame(abl, lexical, encoders)
+                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds).", seed,
+                paper=("language.",))
+    cross = crossover_frame(abl, roles.lexical, encoders)
     write_table(cross, crossover_csv, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
-                "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
-                "The paper against e5: 0.798 (k=7), no crossover (10), 0.763 (20), 0.664 (40), 0.725 (70); "
-                "BGE 0.877 at 70.", seed)
+                "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std.", seed,
+                paper=("crossover.",))
     return abl, cross

@@ -142,8 +142,3 @@ class BM25:
             col = tf[:, [j]].tocoo()
             docs.append([terms[i] for i, n in zip(col.row, col.data) for _ in range(int(n))])
         return self.fit_tokens(docs)
-
-
-def rank(scores: np.ndarray) -> np.ndarray:
-    """Document order by descending score; ties keep catalog order (stable sort)."""
-    return np.argsort(-scores, axis=-1, kind="stable")

@@ -15,8 +15,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from . import io
+from .config import Gate, Roles
 from .metrics import weighted_auc
+from .signals import encoder_signal
 from .tables import write_table
 
 log = logging.getLogger(__name__)
@@ -70,23 +71,23 @@ def bootstrap_frame(signals: pd.DataFrame, diffs, units=("utterance", "pair"), n
 
 def default_differences(encoder: str, second: str | None) -> list[tuple[str, str]]:
     """The paper's six paired differences (fewer when there is no second encoder)."""
-    e = f"{encoder}_maxcos"
+    e = encoder_signal(encoder).name
     diffs = [(e, "g3"), (e, "length_fitted")]
     if second:
-        s = f"{second}_maxcos"
+        s = encoder_signal(second).name
         diffs += [(s, "g3"), (e, s)]
     return diffs + [("g3", "g3_no_length"), ("length_fitted", "g3")]
 
 
-def write_bootstrap(signals_csv, out_csv, encoder, second, units, n_resamples, seed):
+def write_bootstrap(signals_csv, out_csv, roles: Roles, gate: Gate, seed: int):
     t0 = time.perf_counter()
     signals = pd.read_csv(signals_csv)
-    df = bootstrap_frame(signals, default_differences(encoder, second), units, n_resamples, seed)
+    n_resamples = gate.resamples
+    df = bootstrap_frame(signals, default_differences(roles.encoder, roles.second_encoder), gate.cluster_units,
+                         n_resamples, seed)
     elapsed = time.perf_counter() - t0
     log.info("bootstrap finished in %.2f s", elapsed)
     write_table(df, out_csv, "Cluster bootstrap: paired AUC differences, mismatch-in vs out",
-                f"{n_resamples} resamples, 95% percentile intervals, seed {seed} (run time in the rule's log). "
-                "The paper (utterance clusters): e5-G3 +0.109 [0.059, 0.159]; e5-length +0.064 [0.014, 0.117]; "
-                "BGE-G3 +0.106 [0.055, 0.153]; e5-BGE +0.003 [-0.027, 0.032]; G3 minus six-feature model +0.110 "
-                "[0.073, 0.147]; length-G3 +0.044.", seed)
+                f"{n_resamples} resamples, 95% percentile intervals, seed {seed} (run time in the rule's log).", seed,
+                paper=("bootstrap.",))
     return df

@@ -14,11 +14,12 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from .metrics import auc, calibration_errors, reliability_curve
+from .signals import Signal, studied_gates
 from .tables import write_table
 
 
-def raw_probability(name: str, score: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-score)) if name.startswith("g3") or name == "length_fitted" else np.clip(score, 0, 1)
+def raw_probability(signal: Signal, score: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-score)) if signal.log_odds else np.clip(score, 0, 1)
 
 
 def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: str) -> np.ndarray:
@@ -34,13 +35,13 @@ def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: st
     return out
 
 
-def calibration_frames(signals: pd.DataFrame, gates: list[str], bins: int = 10):
+def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):
     y, fold = signals["in_catalog"].to_numpy(), signals["fold"].to_numpy()
     mism = signals["slice"].isin(["mismatch", "out"]).to_numpy()
     recs, curves = [], []
-    for gate in gates:
-        score = signals[gate].to_numpy()
-        probs = {"none": raw_probability(gate, score), "platt": calibrate_oof(score, y, fold, "platt"),
+    for sig in gates:
+        gate, score = sig.name, signals[sig.name].to_numpy()
+        probs = {"none": raw_probability(sig, score), "platt": calibrate_oof(score, y, fold, "platt"),
                  "isotonic": calibrate_oof(score, y, fold, "isotonic")}
         for method, p in probs.items():
             rec = {"gate": gate, "method": method}
@@ -54,12 +55,13 @@ def calibration_frames(signals: pd.DataFrame, gates: list[str], bins: int = 10):
     return pd.DataFrame(recs), pd.DataFrame(curves)
 
 
-def write_calibration(signals_csv, out_csv, curves_csv, gates, bins=10, seed=None):
+def write_calibration(signals_csv, outputs, reg: dict[str, Signal], bins: int, seed: int):
+    """``outputs``: (calibration table, reliability curves) paths; every studied gate of ``reg``."""
+    out_csv, curves_csv = outputs
     signals = pd.read_csv(signals_csv)
-    table, curves = calibration_frames(signals, gates, bins)
+    table, curves = calibration_frames(signals, [reg[g] for g in studied_gates(reg)], bins)
     write_table(table, out_csv, "Calibration of the gates (out of fold)",
-                f"ECE/MCE over {bins} equal-width bins, on all utterances and on mismatch-in vs out. "
-                "The paper: Platt lowers all-set ECE of the BM25-score gate from 0.101 to 0.041, mismatch AUC "
-                "0.697 -> 0.696 (isotonic 0.685), raw mismatch MCE 0.922.", seed)
+                f"ECE/MCE over {bins} equal-width bins, on all utterances and on mismatch-in vs out.", seed,
+                paper=("calibration.",))
     write_table(curves, curves_csv, "Reliability curves (data of figure 3)", "", seed)
     return table

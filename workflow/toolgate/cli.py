@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from . import io
 from .errors import InputError
 
@@ -24,15 +26,17 @@ def _validate(args) -> int:
 def _route(args) -> int:
     from . import config as cfgmod
     from .rankers import fit_ranker
+    from .scores import top_order
 
     cfg = cfgmod.load(args.config)
     if args.ranker not in cfg["rankers"]:
         print(f"error: unknown ranker '{args.ranker}' (config {args.config} has: {', '.join(cfg['rankers'])})", file=sys.stderr)
         return 2
     catalog = io.load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
-    ranker = fit_ranker(cfg["rankers"][args.ranker], catalog, tuple(cfg["langs"]), cfg["text"]["ngram"], cfg["text"]["pad"])
-    scores = ranker.score(args.text)
-    order = [i for i in sorted(range(len(catalog)), key=lambda i: -scores[i]) if args.routes or catalog[i]["kind"] == "action"]
+    run = cfgmod.run(cfg["seed"], cfg["langs"], cfg["text"])
+    ranker = fit_ranker(cfg["rankers"][args.ranker], catalog, run.langs, run.text.ngram, run.text.pad)
+    scores = np.asarray(ranker.score(args.text))
+    order = [i for i in top_order(scores) if args.routes or catalog[i]["kind"] == "action"]
     lang = "ko" if any("가" <= ch <= "힣" for ch in args.text) else "en"
     print(f"{args.ranker} top {args.top} for: {args.text}")
     for rank, i in enumerate(order[: args.top], start=1):
@@ -43,13 +47,15 @@ def _route(args) -> int:
 
 
 def _check(args) -> int:
-    from .check import run_check, write_expected
+    from .config import load, section
+    from .report.check import run_check, write_expected
 
+    roles = section("roles", load(args.config).get("roles"))
     if args.write:
-        write_expected(args.results, args.expected)
+        write_expected(args.results, args.expected, roles)
         print(f"refreshed values in {args.expected} from {args.results}")
         return 0
-    return 0 if run_check(args.results, args.expected) else 1
+    return 0 if run_check(args.results, args.expected, roles) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--expected", required=True, help="expected YAML, e.g. tests/expected/default.yaml")
     p.add_argument("--results", required=True, help="tables folder, e.g. results/default/tables")
     p.add_argument("--write", action="store_true", help="refresh the expected values from the results instead")
+    p.add_argument("--config", default="config.yaml", help="experiment config naming the roles (default: config.yaml)")
     p.set_defaults(func=_check)
     return parser
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, fields, make_dataclass
 
 import jsonschema
 import yaml
@@ -43,3 +44,64 @@ def load(path) -> dict:
     """Read and resolve a YAML config file."""
     with open(path, encoding="utf-8") as fh:
         return resolve(yaml.safe_load(fh) or {}, str(path))
+
+
+# ----------------------------------------------------------------------------- typed sections
+# The package receives config sections as frozen dataclasses filled from the validated config;
+# defaults live only in the schema (``section(name)`` fills them from there).
+@dataclass(frozen=True)
+class Run:
+    """What every stage needs: seed, languages, lexical text processing and the cache folder."""
+    seed: int
+    langs: tuple[str, ...]
+    text: object  # Text
+    cache: str
+
+
+SECTIONS: dict[str, type] = {}
+
+
+def _section_type(name: str, doc: str):
+    """A frozen dataclass whose fields are the schema's keys of config section ``name`` (schema order)."""
+    cls = make_dataclass(name.capitalize(), list(io.schema("config")["properties"][name]["properties"]), frozen=True)
+    cls.__doc__ = doc
+    SECTIONS[name] = cls
+    return cls
+
+
+Text = _section_type("text", "`text:` lexical text processing (character n-grams).")
+Roles = _section_type("roles", "`roles:` which ranker plays each part of the paper's design.")
+Cost = _section_type("cost", "`cost:` the latency benchmark.")
+Gate = _section_type("gate", "`gate:` the abstention gate study.")
+Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
+Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")
+External = _section_type("external", "`external:` the FunctionChat-Bench and BFCL cross-checks.")
+Native = _section_type("native", "`native:` native tool calling through vLLM.")
+
+
+def _typed(cls, data: dict):
+    return cls(**{f.name: tuple(v) if isinstance(v := data[f.name], list) else v for f in fields(cls)})
+
+
+def section(name: str, data: dict | None = None):
+    """Config section ``name`` as its dataclass; keys left out take the schema's defaults."""
+    sub = io.schema("config")["properties"][name]
+    full = copy.deepcopy(data or {})
+    _fill_defaults(full, sub)
+    err = best_match(jsonschema.Draft202012Validator(sub).iter_errors(full))
+    if err is not None:
+        field, message = io.schema_error(err)
+        raise InputError("config", message, field=f"{name}.{field}" if field else name)
+    return _typed(SECTIONS[name], full)
+
+
+def ranker_spec(spec: dict) -> dict:
+    """A ``rankers:`` entry with the schema's defaults filled in (its encoder's too)."""
+    out = copy.deepcopy(spec)
+    _fill_defaults(out, io.schema("config")["properties"]["rankers"]["additionalProperties"])
+    return out
+
+
+def run(seed: int, langs, text: dict | None = None, cache: str = "") -> Run:
+    """The experiment-wide settings (``text`` as in the config, schema defaults for what it leaves out)."""
+    return Run(seed, tuple(langs), section("text", text), cache)

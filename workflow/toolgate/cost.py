@@ -20,11 +20,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from . import io
 from .bm25 import BM25
 from .catalog import index_text
+from .config import Cost, Run, ranker_spec
 from .rankers import fit_ranker
+from .scores import top_order
 from .tables import write_table
 
 log = logging.getLogger(__name__)
@@ -84,7 +87,7 @@ def _bench(job: dict) -> dict:
             model.index(docs, show_progress=False)
             score = lambda q: model.get_scores(tok(q))
         batch = lambda qs: [score(q) for q in qs]
-    ranked = lambda q: np.argsort(-np.asarray(score(q)), kind="stable")
+    ranked = lambda q: top_order(np.asarray(score(q)))
     lat = _time_queries(ranked, queries, warmup)
     t0 = time.perf_counter()
     batch(job["all_queries"])
@@ -99,7 +102,7 @@ def run_jobs(jobs: list[dict]) -> list[dict]:
     """Each job in a fresh interpreter; returns their result dicts."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
-    for job in jobs:
+    for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
         log.info("benchmarking %s (%s)", job["name"], job["impl"])
         proc = subprocess.run([sys.executable, "-m", "toolgate.cost"], input=json.dumps(job), capture_output=True,
                               text=True, env=env)
@@ -109,18 +112,28 @@ def run_jobs(jobs: list[dict]) -> list[dict]:
     return recs
 
 
-def bench_base(catalog, rows, langs, ngram, pad, n_queries, warmup) -> dict:
+def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
     texts = [r["text"] for r in rows]
-    return {"catalog": catalog, "queries": texts[:n_queries], "all_queries": texts, "warmup": warmup, "langs": langs,
-            "ngram": ngram, "pad": pad}
+    return {"catalog": catalog, "queries": texts[: cost.queries], "all_queries": texts, "warmup": cost.warmup,
+            "langs": run.langs, "ngram": run.text.ngram, "pad": run.text.pad}
 
 
-def cost_frame(catalog, rows, rankers: dict, lexical: str, langs, ngram=3, pad=True, n_queries=200, warmup=20,
-               index_path=None) -> pd.DataFrame:
-    base = bench_base(catalog, rows, langs, ngram, pad, n_queries, warmup)
+def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run, cost: Cost) -> pd.DataFrame:
+    """The whole decision of each (ranker, gate) pipeline, one fresh interpreter each."""
+    base, recs = bench_base(catalog, rows, run, cost), []
+    for name, p in pipelines.items():
+        res = run_jobs([{**base, "name": name, "impl": "pipeline", "spec": rankers[p["ranker"]],
+                         "gate_spec": rankers[p["gate"]], "shared": p["ranker"] == p["gate"]}])[0]
+        recs.append({"pipeline": name, "ranker": p["ranker"], "gate": p["gate"],
+                     **{k: res[k] for k in ("median_ms", "p95_ms", "batch_qps", "peak_rss_mb", "queries_timed")}})
+    return pd.DataFrame(recs)
+
+
+def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost, index_path=None) -> pd.DataFrame:
+    base = bench_base(catalog, rows, run, cost)
     jobs = [{**base, "name": name, "spec": spec, "impl": "toolgate",
              "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
-    lex = rankers[lexical]
+    lex = ranker_spec(rankers[lexical])
     jobs += [{**base, "name": f"{lexical} (reference)", "spec": lex, "impl": impl} for impl in ("rank_bm25", "bm25s")]
     df = pd.DataFrame(run_jobs(jobs))
     ours = df.loc[(df["ranker"] == lexical) & (df["implementation"] == "toolgate"), "median_ms"].iloc[0]
@@ -128,16 +141,16 @@ def cost_frame(catalog, rows, rankers: dict, lexical: str, langs, ngram=3, pad=T
     return df
 
 
-def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, out_csv, index_path, langs=io.LANGS,
-               ngram=3, pad=True, n_queries=200, warmup=20, seed=None):
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
-    df = cost_frame(catalog, rows, rankers, lexical, langs, ngram, pad, n_queries, warmup, index_path)
+def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outputs, run: Run, cost: Cost):
+    """``outputs``: (cost table, serialised lexical index) paths."""
+    out_csv, index_path = outputs
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = cost_frame(catalog, rows, rankers, lexical, run, cost, index_path)
     write_table(df, out_csv, "Cost per ranker (one query, whole catalog, CPU)",
                 "median/p95: single-query latency in ms (scoring + ranking, model loaded, after warm-up). "
                 "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
-                "peak_rss_mb includes the interpreter. The paper reports 0.140 ms and 17 KB for its BM25 index. "
-                "Timings vary run to run; they are measurements, not regression targets.", seed)
+                "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
+                "targets.", run.seed, paper=("intro.index", "cost."))
     return df
 
 

@@ -6,10 +6,8 @@ import random
 import pandas as pd
 
 from . import __version__, io, text
-from .tables import to_markdown
-
-SLICES = ("match", "mismatch", "in", "out")
-
+from .config import Run
+from .tables import paper_note, to_markdown
 
 def gold_text(tool: dict, lang: str) -> str:
     """The catalog text an utterance is compared with: name + description in its language."""
@@ -22,7 +20,7 @@ def composition_table(rows: list[dict]) -> pd.DataFrame:
     return df.groupby(keys).size().rename("n").reset_index().sort_values(keys, kind="stable")
 
 
-def jaccard_frame(rows: list[dict], catalog: list[dict], ngram: int = 3) -> pd.DataFrame:
+def jaccard_frame(rows: list[dict], catalog: list[dict], ngram: int) -> pd.DataFrame:
     """Per in-catalog utterance: Jaccard of its n-gram set with its gold tool's text."""
     tools = {t["id"]: t for t in catalog}
     recs = [{"utterance_id": r["utterance_id"], "lang": r["lang"], "slice": r["slice"],
@@ -38,7 +36,7 @@ def summarize_distribution(df: pd.DataFrame, keys: list[str], value: str) -> pd.
     return out.reset_index()
 
 
-def length_table(rows: list[dict], ngram: int = 3) -> pd.DataFrame:
+def length_table(rows: list[dict], ngram: int) -> pd.DataFrame:
     df = pd.DataFrame([{"lang": r["lang"], "slice": r["slice"], "chars": len(text.normalize(r["text"])),
                         "ngrams": len(text.char_ngrams(r["text"], ngram))} for r in rows])
     g = df.groupby(["lang", "slice"])
@@ -46,10 +44,11 @@ def length_table(rows: list[dict], ngram: int = 3) -> pd.DataFrame:
                          "ngrams_median": g["ngrams"].median()}).reset_index()
 
 
-def write_data_card(catalog_path, utterances_path, card_path, composition_path, jaccard_path,
-                    ngram: int = 3, examples: int = 5, seed: int = 0, langs=io.LANGS) -> None:
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
+def write_data_card(catalog_path, utterances_path, outputs, examples: int, run: Run) -> None:
+    """``outputs``: (data card, composition table, Jaccard table) paths."""
+    card_path, composition_path, jaccard_path = outputs
+    ngram, seed, langs = run.text.ngram, run.seed, run.langs
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, langs)
     comp = composition_table(rows)
     jac = summarize_distribution(jaccard_frame(rows, catalog, ngram), ["lang", "slice"], "jaccard")
     lengths = length_table(rows, ngram)
@@ -67,8 +66,7 @@ def write_data_card(catalog_path, utterances_path, card_path, composition_path, 
         "",
         f"## Vocabulary overlap: character {ngram}-gram Jaccard with the gold action's name + description",
         "",
-        "In-catalog utterances only, in the utterance's language. The paper reports medians of "
-        "0.401 (English match), 0.079 (English mismatch), 0.217 (Korean match) and 0.029 (Korean mismatch).",
+        "In-catalog utterances only, in the utterance's language. " + paper_note(("jaccard.",)),
         "",
         to_markdown(jac),
         "",
@@ -80,7 +78,7 @@ def write_data_card(catalog_path, utterances_path, card_path, composition_path, 
         "",
     ]
     for lang in langs:
-        for slice_ in SLICES:
+        for slice_ in io.schema("utterances")["properties"]["slice"]["enum"]:
             pool = [r for r in rows if r["lang"] == lang and r["slice"] == slice_]
             if not pool:
                 continue

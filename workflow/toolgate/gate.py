@@ -31,19 +31,19 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from . import io
+from .config import Gate, Roles, Run
 from .metrics import auc
-from .selection import Scores, load_scores
+from .scores import Scores, load_scores
+from .signals import FEATURES, SCORE_FEATURES, Signal, encoder_signal, registry
 from .tables import write_table
 from .text import char_ngrams
 
 log = logging.getLogger(__name__)
-
-SCORE_FEATURES = ("top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term")
-FEATURES = SCORE_FEATURES + ("length",)
-SLICES = ("overall", "match", "mismatch")
+PAPER_KEYS = ("gate.",)
 
 
-def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int = 5) -> pd.DataFrame:
+
+def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
     """The six BM25 score features and length, one row per query."""
     s = -np.sort(-action_scores, axis=1)
     s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
@@ -95,36 +95,30 @@ def payload(x: np.ndarray, y: np.ndarray, names) -> str:
 class GateStudy:
     """All gate signals for one utterance set; every array is aligned with ``rows``."""
 
-    def __init__(self, rows, lexical: Scores, encoders: dict[str, Scores], k=5, n_splits=5, seed=0, ngram=3, pad=True):
-        pos = {u: i for i, u in enumerate(lexical.utterance_ids)}
-        idx = np.array([pos[r["utterance_id"]] for r in rows])
-        self.rows, self.seed = rows, seed
+    def __init__(self, rows, lexical: tuple[str, Scores], encoders: dict[str, Scores], gate: Gate, run: Run):
+        lexical_name, lexical = lexical
+        self.rows, self.seed = rows, run.seed
         self.y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
         self.groups = np.array([r["pair_id"] for r in rows])
-        lengths = np.array([len(char_ngrams(r["text"], ngram, pad)) for r in rows])
-        self.features = score_features(lexical.action_scores()[idx], lengths, k)
+        lengths = np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
+        self.features = score_features(lexical.for_rows(rows).action_scores(), lengths, gate.top_k)
         self.masks = slice_masks(rows)
-        self.folds = folds(self.y, self.groups, n_splits, seed)
+        self.folds = folds(self.y, self.groups, gate.folds, run.seed)
         x = self.features.to_numpy()
         six = self.features[list(SCORE_FEATURES)].to_numpy()
         self.signals: dict[str, np.ndarray] = {f: self.features[f].to_numpy() for f in FEATURES}
         self.signals["length_fitted"] = oof_scores(self.features[["length"]].to_numpy(), self.y, self.folds)
         self.signals["g3"] = oof_scores(x, self.y, self.folds)
         self.signals["g3_no_length"] = oof_scores(six, self.y, self.folds)
-        self.encoders = []
         for name, s in encoders.items():
-            epos = {u: i for i, u in enumerate(s.utterance_ids)}
-            self.signals[f"{name}_maxcos"] = s.action_scores()[[epos[r["utterance_id"]] for r in rows]].max(1)
-            self.encoders.append(name)
+            self.signals[encoder_signal(name).name] = s.for_rows(rows).action_scores().max(1)
+        self.registry: dict[str, Signal] = registry(lexical_name, list(encoders))
         self.payload = payload(x, self.y, FEATURES)
 
     def auc_frame(self) -> pd.DataFrame:
-        kinds = {**{f: "BM25 score feature (raw)" for f in SCORE_FEATURES}, "length": "query length (raw)",
-                 "length_fitted": "query length (fitted out of fold)", "g3": "G3: 7 features (out of fold)",
-                 "g3_no_length": "G3 without length = six score features (out of fold)"}
         recs = []
         for name, sig in self.signals.items():
-            rec = {"signal": name, "kind": kinds.get(name, "encoder gate: max cosine (raw)")}
+            rec = {"signal": name, "kind": self.registry[name].label}
             for sl, m in self.masks.items():
                 rec[f"auc_{sl}"] = auc(sig[m], self.y[m])
             rec["n_in_mismatch"] = int((self.y[self.masks["mismatch"]] == 1).sum())
@@ -133,12 +127,11 @@ class GateStudy:
         return pd.DataFrame(recs)
 
 
-def load_study(catalog_path, utterances_path, lexical_path, encoder_paths: dict, k, n_splits, seed, ngram, pad,
-               langs=io.LANGS) -> GateStudy:
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
-    return GateStudy(rows, load_scores(lexical_path), {n: load_scores(p) for n, p in encoder_paths.items()},
-                     k, n_splits, seed, ngram, pad)
+def load_study(catalog_path, utterances_path, score_paths: dict, roles: Roles, gate: Gate, run: Run) -> GateStudy:
+    """``score_paths``: the lexical ranker's and every encoder's score matrix, by ranker name."""
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    encoders = {n: load_scores(p) for n, p in score_paths.items() if n != roles.lexical}
+    return GateStudy(rows, (roles.lexical, load_scores(score_paths[roles.lexical])), encoders, gate, run)
 
 
 def write_signals(study: GateStudy, path) -> None:
@@ -156,7 +149,7 @@ def _fold_ids(study: GateStudy) -> np.ndarray:
     return out
 
 
-def write_gate_auc(study: GateStudy, out_csv, payload_path, seed=None) -> pd.DataFrame:
+def write_gate_auc(study: GateStudy, out_csv, payload_path) -> pd.DataFrame:
     df = study.auc_frame()
     io.write_atomic(payload_path, study.payload + "\n")
     n_bytes = len(study.payload.encode())
@@ -166,7 +159,5 @@ def write_gate_auc(study: GateStudy, out_csv, payload_path, seed=None) -> pd.Dat
     write_table(df, out_csv, "Gate AUC: in-catalog vs out (paper Table 4)",
                 "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
                 f"Fitted models are out of fold (5 folds grouped by pair). G3 payload: {len(FEATURES) + 1} parameters, "
-                f"{n_bytes} bytes as compact JSON (the paper: 8 parameters, 454 bytes). "
-                "The paper reports, on mismatch-in vs out: score features 0.480-0.610, length fitted 0.741 / raw 0.743, "
-                "G3 0.697 (0.831 overall, 0.959 match), G3 without length 0.587, e5 0.806, BGE 0.803.", seed)
+                f"{n_bytes} bytes as compact JSON.", study.seed, paper=PAPER_KEYS)
     return df

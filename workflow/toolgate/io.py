@@ -116,6 +116,17 @@ def load_utterances(path, catalog: list[dict], langs=LANGS) -> list[dict]:
     return check_utterances(read_jsonl(path), catalog, path, langs)
 
 
+def load_inputs(catalog_path, utterances_path, langs=LANGS) -> tuple[list[dict], list[dict]]:
+    """The catalog and the utterances checked against it."""
+    catalog = load_catalog(catalog_path, langs)
+    return catalog, load_utterances(utterances_path, catalog, langs)
+
+
+def in_catalog(rows: list[dict]) -> list[dict]:
+    """The rows whose gold outcome is a catalog action (executed or asked about)."""
+    return [r for r in rows if r["gold_outcome"] in IN_CATALOG]
+
+
 def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
     """Validate (line number, row) pairs; ``path`` names the source in errors."""
     actions = {t["id"]: t for t in catalog if t["kind"] == "action"}

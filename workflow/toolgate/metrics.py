@@ -35,7 +35,7 @@ def auc(scores, y) -> float:
     return float(weighted_auc(scores, y, np.ones(len(y))))
 
 
-def calibration_errors(prob: np.ndarray, y: np.ndarray, bins: int = 10) -> tuple[float, float]:
+def calibration_errors(prob: np.ndarray, y: np.ndarray, bins: int) -> tuple[float, float]:
     """(expected, maximum) calibration error over ``bins`` equal-width bins of [0, 1].
 
     ECE = sum_b |b|/n |mean(y in b) - mean(p in b)|; MCE = max over non-empty bins.
@@ -52,7 +52,7 @@ def calibration_errors(prob: np.ndarray, y: np.ndarray, bins: int = 10) -> tuple
     return ece, mce
 
 
-def reliability_curve(prob: np.ndarray, y: np.ndarray, bins: int = 10):
+def reliability_curve(prob: np.ndarray, y: np.ndarray, bins: int):
     """(bin index, mean predicted, observed frequency, count) for non-empty bins."""
     prob, y = np.clip(np.asarray(prob, float), 0, 1), np.asarray(y, float)
     idx = np.minimum((prob * bins).astype(int), bins - 1)

@@ -16,19 +16,10 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .selection import load_scores
+from .config import Run
+from .scores import Scores, load_scores, route_step, top_actions
+from .signals import Signal, signal_rows, studied_gates
 from .tables import write_table
-
-
-def lexical_decisions(rows, lexical) -> tuple[np.ndarray, np.ndarray]:
-    """(top-1 action id, route step answer 'chat'/'delegate') per row."""
-    pos = {u: i for i, u in enumerate(lexical.utterance_ids)}
-    idx = np.array([pos[r["utterance_id"]] for r in rows])
-    acts = lexical.actions
-    top1 = lexical.tool_ids[acts][np.argmax(lexical.matrix[idx][:, acts], axis=1)]
-    ids = list(lexical.tool_ids)
-    chat, dele = lexical.matrix[idx, ids.index("chat")], lexical.matrix[idx, ids.index("delegate")]
-    return top1, np.where(chat > dele, "chat", "delegate")
 
 
 def sweep(score: np.ndarray, rows, top1, route) -> pd.DataFrame:
@@ -62,10 +53,9 @@ def envelope(sw: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
     return np.where(i >= 0, best[np.maximum(i, 0)], np.nan)
 
 
-def operating_frames(rows, lexical, signals: pd.DataFrame, gates: list[str], budget: float, reference="g3"):
-    pos = {u: i for i, u in enumerate(signals["utterance_id"])}
-    sig = signals.iloc[[pos[r["utterance_id"]] for r in rows]]
-    top1, route = lexical_decisions(rows, lexical)
+def operating_frames(rows, lexical: Scores, signals: pd.DataFrame, gates: list[str], budget: float, reference="g3"):
+    sig = signal_rows(signals, rows)
+    top1, route = top_actions(lexical, rows)[:, 0], route_step(lexical, rows)
     sweeps = {g: sweep(sig[g].to_numpy(), rows, top1, route) for g in gates}
     n = len(rows)
     delegate = np.array([r["gold_outcome"] == "delegate" for r in rows])
@@ -87,15 +77,15 @@ def operating_frames(rows, lexical, signals: pd.DataFrame, gates: list[str], bud
     return table, curves[["gate", "threshold", "danger_rate", "coverage", "admitted"]]
 
 
-def write_operating_points(catalog_path, utterances_path, lexical_path, signals_csv, out_csv, curves_csv, gates, budget,
-                           langs=io.LANGS, seed=None):
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
-    table, curves = operating_frames(rows, load_scores(lexical_path), pd.read_csv(signals_csv), gates, budget)
+def write_operating_points(catalog_path, utterances_path, lexical_path, signals_csv, outputs, reg: dict[str, Signal],
+                           budget: float, run: Run):
+    """``outputs``: (operating points table, sweep curves) paths; every studied gate of ``reg``."""
+    out_csv, curves_csv = outputs
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    table, curves = operating_frames(rows, load_scores(lexical_path), pd.read_csv(signals_csv), studied_gates(reg), budget)
     write_table(table, out_csv, "Operating points of each gate (paper Figure 2)",
                 f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
-                "danger rate at which G3's best coverage exceeds this gate's (empty: never). The paper: best gate 0.628 "
-                "inside the 0.060 budget; current-catalog ceiling 0.750, extended 0.847; BM25-score gate passes the "
-                "encoders only above 0.233.", seed)
-    write_table(curves, curves_csv, "Operating-point sweep (data of figure 2)", "", seed)
+                "danger rate at which G3's best coverage exceeds this gate's (empty: never).", run.seed,
+                paper=("operating.",))
+    write_table(curves, curves_csv, "Operating-point sweep (data of figure 2)", "", run.seed)
     return table

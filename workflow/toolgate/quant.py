@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 
 from . import io
+from .config import Run
 from .catalog import actions as catalog_actions, index_text
-from .encoders import CachedEncoder, MissingExtra, ModelUnavailable, OnnxEncoder, make_encoder
-from .rankers import _encoder_kwargs
-from .selection import gold_rank
+from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
+from .errors import MissingExtra
+from .rankers import encoder_kwargs
+from .scores import gold_rank
 from .tables import write_table
 
 log = logging.getLogger(__name__)
@@ -56,17 +58,18 @@ def _row(name, variant, ref, var, ref_m, var_m, cos):
     return rec
 
 
-def retention_frame(catalog, rows, rankers: dict, langs, cache_dir, onnx_model: str = "") -> pd.DataFrame:
+def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> pd.DataFrame:
+    langs, cache_dir = run.langs, run.cache
     acts = catalog_actions(catalog)
     ids = [t["id"] for t in acts]
-    inrows = [r for r in rows if r["gold_tool"] is not None]
+    inrows = io.in_catalog(rows)
     gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
     texts = [r["text"] for r in inrows]
     recs = []
     for name, spec in rankers.items():
         if spec["type"] != "dense":
             continue
-        enc = CachedEncoder(make_encoder(_encoder_kwargs(spec["encoder"])), cache_dir)
+        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
         d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in acts])
         q = enc.encode_queries(texts)
         ref = task_metrics(q, d, gold)
@@ -89,10 +92,9 @@ def retention_frame(catalog, rows, rankers: dict, langs, cache_dir, onnx_model: 
     return pd.DataFrame(recs)
 
 
-def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, cache_dir, onnx_model="", langs=io.LANGS, seed=None):
-    catalog = io.load_catalog(catalog_path, langs)
-    rows = io.load_utterances(utterances_path, catalog, langs)
-    df = retention_frame(catalog, rows, rankers, langs, cache_dir, onnx_model)
+def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_model: str, run: Run):
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = retention_frame(catalog, rows, rankers, run, onnx_model)
     write_table(df, out_csv, "Quantization retention on the routing task",
-                "In-catalog utterances against the catalog's actions. retention = variant / reference.", seed)
+                "In-catalog utterances against the catalog's actions. retention = variant / reference.", run.seed)
     return df

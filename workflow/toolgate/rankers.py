@@ -18,11 +18,12 @@ import numpy as np
 
 from . import bm25 as _bm25
 from .catalog import index_text
+from .config import ranker_spec
 from .encoders import BACKENDS, CachedEncoder, make_encoder
 
 
 class BM25Ranker:
-    def __init__(self, k1=1.5, b=0.75, idf="lucene", epsilon=0.25, ngram=3, pad=True, tokenizer="char"):
+    def __init__(self, k1, b, idf, epsilon, ngram, pad, tokenizer):
         self.index = _bm25.BM25(k1, b, idf, epsilon, ngram, pad, tokenizer)
 
     def fit(self, docs):
@@ -70,19 +71,19 @@ class MaxSimRanker:
         return self.score_many([query])[0]
 
 
-def _encoder_kwargs(spec: dict) -> dict:
+def encoder_kwargs(spec: dict) -> dict:
     cls = BACKENDS[spec["backend"]]
     accepted = set(inspect.signature(cls.__init__).parameters)
     return {k: v for k, v in spec.items() if k == "backend" or k in accepted}
 
 
-def build_ranker(spec: dict, ngram: int = 3, pad: bool = True, cache_dir=None):
+def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
     """An unfitted ranker from its config entry."""
+    spec = ranker_spec(spec)
     kind = spec["type"]
     if kind == "bm25":
-        return BM25Ranker(spec.get("k1", 1.5), spec.get("b", 0.75), spec.get("idf", "lucene"),
-                          spec.get("epsilon", 0.25), ngram, pad, spec.get("tokenizer", "char"))
-    encoder = make_encoder(_encoder_kwargs(spec["encoder"]))
+        return BM25Ranker(spec["k1"], spec["b"], spec["idf"], spec["epsilon"], ngram, pad, spec["tokenizer"])
+    encoder = make_encoder(encoder_kwargs(spec["encoder"]), cache_dir)
     if kind == "dense":
         return DenseRanker(encoder, cache_dir)
     if kind == "maxsim":
@@ -90,7 +91,7 @@ def build_ranker(spec: dict, ngram: int = 3, pad: bool = True, cache_dir=None):
     raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim)")
 
 
-def fit_ranker(spec: dict, catalog: list[dict], langs, ngram=3, pad=True, cache_dir=None):
+def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None):
     """A ranker fitted on every catalog entry's index text (actions and routes, catalog order)."""
-    docs = [index_text(t, spec.get("variant", "E0"), langs) for t in catalog]
+    docs = [index_text(t, ranker_spec(spec)["variant"], langs) for t in catalog]
     return build_ranker(spec, ngram, pad, cache_dir).fit(docs)

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
+from types import SimpleNamespace
+
+from .config import SECTIONS, run, section
+from .signals import registry
 
 
 @contextlib.contextmanager
@@ -23,3 +26,17 @@ def logged(snakemake):
             raise
         finally:
             root.removeHandler(handler)
+
+
+def typed(params) -> SimpleNamespace:
+    """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ..."""
+    out = {}
+    for name, value in params.items():
+        if name == "run":
+            value = run(**value)
+        elif name == "signals":
+            value = registry(**value)
+        elif name in SECTIONS:
+            value = section(name, value)
+        out[name] = value
+    return SimpleNamespace(**out)

@@ -21,6 +21,8 @@ import re
 import unicodedata
 from functools import cache
 
+from .errors import require
+
 _WS = re.compile(r"\s+")
 
 
@@ -61,7 +63,6 @@ def jaccard(a: str, b: str, n: int = 3) -> float:
 
 @cache
 def _kiwi():
-    from .encoders import require  # optional dependency, imported only when used
 
     return require("kiwipiepy", "ko").Kiwi()
 

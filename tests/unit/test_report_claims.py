@@ -1,0 +1,48 @@
+"""Claims ledger: verdicts on small tables, and "not computable" when inputs are missing."""
+import pandas as pd
+
+from report_fixtures import ROLES
+from toolgate.report.claims import CLAIMS, ledger
+from toolgate.signals import registry
+
+SIGNALS = registry("bm25", ["e5", "usem3"])
+
+
+def test_ledger_marks_missing_tables_not_computable():
+    led = ledger({}, SIGNALS, ROLES)
+    assert set(led["verdict"]) == {"not computable"} and len(led) >= 11
+
+
+def _gate_auc(mismatch_aucs):
+    names = ["top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term"]
+    return pd.DataFrame({"signal": names, "kind": ["BM25 score feature (raw)"] * 6, "auc_mismatch": mismatch_aucs})
+
+
+def _verdict(tables, name):
+    led = ledger(tables, SIGNALS, ROLES).set_index("claim")
+    text = next(t for t, _, test in CLAIMS if test.__name__ == name)
+    return led.loc[text, "verdict"], led.loc[text, "evidence"]
+
+
+def test_feature_claim_reads_the_registry_not_display_text():
+    t = {"gate_auc": _gate_auc([0.5, 0.55, 0.6, 0.61, 0.62, 0.65])}
+    assert _verdict(t, "features_below")[0] == "holds"
+    t["gate_auc"].loc[2, "auc_mismatch"] = 0.71
+    verdict, evidence = _verdict(t, "features_below")
+    assert verdict == "does not hold" and "norm_margin" in evidence
+    t["gate_auc"]["kind"] = "renamed label"  # the display text plays no part
+    assert _verdict(t, "features_below")[0] == "does not hold"
+
+
+def test_encoder_claims_use_the_registry_and_roles():
+    boot = pd.DataFrame({"cluster_unit": ["utterance"] * 3, "slice": ["mismatch"] * 3,
+                         "a": ["e5_maxcos", "usem3_maxcos", "e5_maxcos"], "b": ["g3", "g3", "usem3_maxcos"],
+                         "difference": [0.1, 0.2, -0.05], "ci_low": [0.02, -0.01, -0.1], "ci_high": [0.2, 0.3, 0.01],
+                         "excludes_zero": [True, False, False]})
+    assert _verdict({"bootstrap": boot}, "encoders_beat_g3")[0] == "does not hold"
+    assert _verdict({"bootstrap": boot}, "encoders_not_separated")[0] == "holds"
+    sel = pd.DataFrame({"ranker": ["bm25", "bm25", "e5", "e5"], "lang": ["all"] * 4,
+                        "slice": ["match", "mismatch"] * 2, "top1": [0.98, 0.2, 0.9, 0.4]})
+    assert _verdict({"selection": sel}, "bm25_match_vs_paraphrase")[0] == "holds"
+    sel.loc[sel["ranker"] == "bm25", "ranker"] = "lexical_other"  # not the configured lexical ranker
+    assert _verdict({"selection": sel}, "bm25_match_vs_paraphrase")[0] == "not computable"

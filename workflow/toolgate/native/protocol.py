@@ -1,0 +1,206 @@
+"""What goes over the wire and what comes back: catalog rows as OpenAI tools, the
+chat-completions request, the parsed answer, and the stage a failed deployment
+reached (read from the launcher's or vLLM's captured text)."""
+from __future__ import annotations
+
+import json
+import re
+
+from .. import io
+from ..errors import InputError
+
+CONDITIONS = ("full", "top5")
+SHORTLIST_K = 5  # the shortlist size of condition "top5"
+TOOL_LANGS = ("ko", "en", "both")
+MAX_TOKENS = 512  # a tool call needs far fewer; the cap only bounds a rambling answer
+SYSTEM_PROMPT = ("You route requests on a device. Call exactly one of the provided tools: "
+                 "the one that best fits the user's request.")
+
+# Failure stages, most specific first: the first stage with a pattern found
+# anywhere in the captured text wins, so a root cause printed early in a log
+# (e.g. CUDA out of memory) beats the generic exit line that follows it.
+FAILURE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("vllm_not_importable", (
+        r"No module named '?vllm",                  # ModuleNotFoundError: vLLM not installed in this interpreter
+        r"cannot import name '?\w+'? from '?vllm",  # a partial or mismatched install
+        r"vllm/_C\.abi3\.so|vllm\._C\b",            # compiled extension built for another torch/CUDA
+    )),
+    ("no_cuda_device", (
+        r"No CUDA GPUs are available",              # torch: RuntimeError when CUDA_VISIBLE_DEVICES hides all
+        r"no CUDA-capable device is detected",      # CUDA runtime error 100
+        r"Found no NVIDIA driver on your system",   # torch without a driver
+        r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+        r"Failed to infer device type",             # vLLM finds no platform (CPU-only machine)
+        r"CUDA driver initialization failed",
+        r"no CUDA device",                          # our own pre-flight message
+    )),
+    ("out_of_memory", (
+        r"CUDA out of memory",                      # torch.OutOfMemoryError text
+        r"OutOfMemoryError",
+        r"CUDA error: out of memory",
+        r"No available memory for the cache blocks",  # vLLM: weights fit, KV cache does not
+        r"larger than the maximum number of tokens that can be stored in KV cache",
+        r"KV cache is needed, which is larger than the available KV cache memory",
+    )),
+    ("parser_unavailable", (
+        r"invalid tool call parser",                # vLLM: KeyError('invalid tool call parser: x (chose from {...})')
+        r"--tool-call-parser: invalid choice",      # older vLLM: argparse choices
+        r"unrecognized arguments:.*--(enable-auto-tool-choice|tool-call-parser)",  # vLLM without tool calling
+    )),
+    ("weights_unavailable", (                       # the weights could not be fetched (offline, gated, typo)
+        r"GatedRepoError", r"RepositoryNotFoundError", r"RevisionNotFoundError", r"LocalEntryNotFoundError",
+        r"couldn't connect to '?https://huggingface\.co", r"OfflineModeIsEnabled",
+        r"does not appear to have a file named",
+    )),
+    ("weights_not_admitted", (                      # vLLM (or transformers under it) refuses the checkpoint
+        r"AmbiguousGlobalPerLayerAttributeError",   # transformers >= 5.15 per-layer configs (Gemma 4) in older vLLM
+        r"Model architectures? \[.*\] (are|is) not supported",
+        r"are not supported for now",
+        r"does not recognize this architecture",    # transformers too old for the checkpoint's model_type
+        r"Unrecognized model in",
+        r"Unknown quantization method",
+        r"is not supported for the current GPU",    # quantization kernels need a newer compute capability
+        r"Bfloat16 is only supported on GPUs with compute capability",
+    )),
+    ("readiness_timeout", (r"not ready after \d+", r"readiness timeout")),
+    ("server_exited", (r"exited with code", r"exited before it was ready")),
+)
+STAGES = tuple(s for s, _ in FAILURE_PATTERNS) + ("unknown",)
+
+
+class DeploymentError(RuntimeError):
+    """A checkpoint did not come up; ``stage`` is one of :data:`STAGES`, ``text`` the captured evidence."""
+
+    def __init__(self, stage: str, text: str):
+        self.stage, self.text = stage, text
+        super().__init__(f"{stage}: {short_error(text)}")
+
+
+# ---------------------------------------------------------------- catalog -> OpenAI tools
+
+
+def _text(value, lang: str) -> str:
+    """A ``{lang: text}`` map (or a plain string) in ``lang``; ``both`` joins "ko / en".
+
+    A missing language falls back to the other one, so catalogs imported in one
+    language (``io.import_openai_tools``) still give every tool a description.
+    """
+    if isinstance(value, str):
+        return value
+    if lang == "both":
+        return " / ".join(dict.fromkeys(t for t in (value.get(l, "") for l in io.LANGS) if t))
+    return value.get(lang) or next((value[l] for l in io.LANGS if value.get(l)), "")
+
+
+def _parameters(schema: dict, lang: str) -> dict:
+    """The tool's JSON Schema with every ``{lang: text}`` description made a string."""
+    props = {}
+    for name, spec in schema.get("properties", {}).items():
+        spec = dict(spec)
+        if "description" in spec:
+            spec["description"] = _text(spec["description"], lang)
+        props[name] = spec
+    return {"type": "object", "properties": props, "required": list(schema.get("required", []))}
+
+
+def openai_tools(actions: list[dict], lang: str) -> list[dict]:
+    """OpenAI ``tools`` entries for catalog rows, in their order; the function name is the catalog id."""
+    if lang not in TOOL_LANGS:
+        raise InputError("native", f"unknown tool language '{lang}' (known: {', '.join(TOOL_LANGS)})")
+    return [{"type": "function",
+             "function": {"name": t["id"],
+                          "description": f"{_text(t['names'], lang)}: {_text(t['descriptions'], lang)}",
+                          "parameters": _parameters(t["parameters"], lang)}} for t in actions]
+
+
+def build_request(text: str, tools: list[dict], model: str, chat_template_kwargs: dict | None = None,
+                  max_tokens: int = MAX_TOKENS) -> dict:
+    """One chat-completions body: system prompt, the utterance, the tools, a call required.
+
+    Temperature 0 makes the routing decision greedy and repeatable. Chat-template
+    options (e.g. ``enable_thinking: false``) ride along in the body, which vLLM
+    and llama.cpp server both read, so they also apply in endpoint mode.
+    """
+    body = {"model": model,
+            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
+            "tools": tools, "tool_choice": "required", "temperature": 0, "max_tokens": max_tokens}
+    if chat_template_kwargs:
+        body["chat_template_kwargs"] = dict(chat_template_kwargs)
+    return body
+
+
+# ---------------------------------------------------------------- responses
+
+
+def parse_response(obj: dict, offered=None) -> dict:
+    """Called tool names, and whether the answer had no call or a malformed one.
+
+    ``malformed``: a call's arguments are not a JSON object, or its name is not
+    among ``offered`` (when given). An empty argument string counts as ``{}``:
+    some servers send it for a call without parameters. Raises ValueError for a
+    body that is not a chat completion (no ``choices``).
+    """
+    choices = obj.get("choices") if isinstance(obj, dict) else None
+    if not choices:
+        raise ValueError(f"not a chat completion: {json.dumps(obj)[:200]}")
+    message = choices[0].get("message") or {}
+    calls = message.get("tool_calls") or []
+    offered = None if offered is None else set(offered)
+    names, malformed = [], False
+    for call in calls:
+        fn = (call or {}).get("function") or {}
+        name = fn.get("name")
+        names.append(name if isinstance(name, str) else "")
+        if not isinstance(name, str) or (offered is not None and name not in offered):
+            malformed = True
+        if not _arguments_ok(fn.get("arguments")):
+            malformed = True
+    return {"tools": names, "no_tool_call": not calls, "malformed": malformed, "n_calls": len(calls)}
+
+
+def _arguments_ok(args) -> bool:
+    if isinstance(args, dict) or args is None:
+        return True
+    if not isinstance(args, str):
+        return False
+    if not args.strip():
+        return True
+    try:
+        return isinstance(json.loads(args), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+# ---------------------------------------------------------------- failure stages
+
+
+def _find(text: str) -> tuple[str, str]:
+    """(stage, the last line that shows it); ("unknown", "") when nothing matches."""
+    lines = text.splitlines()
+    for stage, patterns in FAILURE_PATTERNS:
+        rx = re.compile("|".join(f"(?:{p})" for p in patterns))
+        hits = [l for l in lines if rx.search(l)]
+        if hits:
+            return stage, hits[-1]
+    return "unknown", ""
+
+
+def classify_failure(text: str) -> str:
+    """The failure stage for captured launcher or vLLM error text (see :data:`FAILURE_PATTERNS`)."""
+    return _find(text or "")[0]
+
+
+def short_error(text: str, n: int = 300) -> str:
+    """The most telling line of an error text, at most ``n`` characters.
+
+    The line that decided the stage when there is one, else the last line that
+    names an error, else the last line; vLLM's ``(APIServer pid=..)`` prefix is dropped.
+    """
+    text = text or ""
+    _, line = _find(text)
+    if not line:
+        lines = [l for l in text.splitlines() if l.strip()]
+        errs = [l for l in lines if re.search(r"Error|Exception|error:", l)]
+        line = (errs or lines or [""])[-1]
+    line = re.sub(r"^\s*\(\w+ pid=\d+\)\s*", "", line).strip()
+    return line if len(line) <= n else line[: n - 3] + "..."
