@@ -13,6 +13,13 @@ from toolgate.external import adapters as A  # noqa: E402
 from toolgate.external import sources as S  # noqa: E402
 
 
+def pytest_collection_modifyitems(items):
+    """Mark every test with its tier, the folder under tests/ it lives in."""
+    for item in items:
+        tier = Path(item.fspath).relative_to(ROOT / "tests").parts[0]
+        item.add_marker(getattr(pytest.mark, tier))
+
+
 def tool(id_, required=("x",), kind="action", mutating=True):
     props = {p: {"type": "string", "description": {"en": p, "ko": p}} for p in ("x", "y")}
     return {"id": id_, "kind": kind, "group": "skill" if kind == "action" else "route", "domain": "d",
