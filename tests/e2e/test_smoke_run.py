@@ -21,20 +21,25 @@ def smoke_run(tmp_path_factory):
 def test_outputs_exist_and_are_consistent(smoke_run):
     res = smoke_run / "results" / "smoke"
     ok = json.loads((res / "inputs_ok.json").read_text())
-    assert ok["utterances"] == 2 * (70 + 6 + 4 + 2)
+    assert ok["utterances"] == 2 * (70 + 6 + 4 + 2 + 6)  # 6 mismatch_hard pairs beside the main set
     assert ok["by_gold_outcome"]["ask"] == 8
     for f in ("data_card.md", "tables/composition.csv", "tables/jaccard.csv", "data/utterances.meta.json",
               "tables/selection.md", "tables/rerank.md", "tables/cost.md", "tables/quant_retention.md"):
         assert (res / f).stat().st_size > 0
     sel = pd.read_csv(res / "tables/selection.csv")
     assert set(sel["ranker"]) == {"bm25", "e5", "usem3"}
-    assert set(sel["slice"]) == {"match", "mismatch", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
+    assert set(sel["slice"]) == {"match", "mismatch", "mismatch_hard", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
+    assert (sel[(sel["slice"] == "all") & (sel["lang"] == "all")]["n"] == 140).all()  # the main set only
     auc = pd.read_csv(res / "tables/gate_auc.csv")
     assert {"top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term", "length",
             "length_fitted", "g3", "g3_no_length", "e5_maxcos", "usem3_maxcos"} == set(auc["signal"])
+    assert {"auc_mismatch_hard", "auc_mismatch_length_matched"} <= set(auc.columns)
+    overlap = pd.read_csv(res / "tables/gate_by_overlap.csv")
+    assert {"auc", "auc difference", "top1"} == set(overlap["measure"]) and overlap["n_in"].sum() > 0
+    assert json.loads((res / "data_check.json").read_text()) == {"checks": [], "enabled": False}
     boot = pd.read_csv(res / "tables/bootstrap.csv")
     assert len(boot) == 12 and set(boot["cluster_unit"]) == {"utterance", "pair"}
-    for fig in ("fig2_operating_points", "fig3_reliability"):
+    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap"):
         for ext in ("png", "pdf"):
             assert (smoke_run / "figures" / "smoke" / f"{fig}.{ext}").stat().st_size > 10_000
     cost = pd.read_csv(res / "tables/cost.csv")

@@ -9,7 +9,7 @@ from toolgate.config import run
 from toolgate.errors import InputError
 
 COMP = {"in_catalog_pairs": 8, "ask_pairs": 2, "match_share": 0.5, "external_service_pairs": 2,
-        "multistep_pairs": 1, "chat_pairs": 1, "min_per_action": 2}
+        "multistep_pairs": 1, "chat_pairs": 1, "min_per_action": 2, "mismatch_hard_pairs": 0}
 
 
 def _pairs(prefix, n, slot=""):
@@ -26,7 +26,8 @@ def bank_dir(tmp_path):
     for a in ("set_alarm", "make_call"):
         actions[a] = {"slots": {"x": "contact"},
                       "match": _pairs(f"{a} m", 3, "{x:을}") + _pairs(f"{a} m-ask", 1),
-                      "mismatch": _pairs(f"{a} mm", 3, "{x:이}") + _pairs(f"{a} mm-ask", 1)}
+                      "mismatch": _pairs(f"{a} mm", 3, "{x:이}") + _pairs(f"{a} mm-ask", 1),
+                      "mismatch_hard": _pairs(f"{a} hard", 2, "{x}")}
     actions["check_battery"] = {"match": _pairs("battery m", 3), "mismatch": _pairs("battery mm", 3)}
     out = {"external_service": _pairs("ext", 3), "multistep": _pairs("multi", 2, "{contact}"), "chat": _pairs("chat", 2)}
     (d / "banks.yaml").write_text(yaml.safe_dump({"actions": actions, "out": out}, allow_unicode=True))
@@ -44,6 +45,19 @@ def test_generate_exact_composition_and_labels(small_catalog, bank_dir):
     ko = " ".join(r["text"] for r in rows if r["lang"] == "ko")
     assert "엄마를" in ko or "동생을" in ko
     assert "엄마을" not in ko and "동생를" not in ko
+
+
+def test_mismatch_hard_stands_beside_the_main_set(small_catalog, bank_dir):
+    banks = data.load_banks(bank_dir, small_catalog)
+    main = data.generate(small_catalog, banks, COMP, seed=1)
+    both = data.generate(small_catalog, banks, {**COMP, "mismatch_hard_pairs": 3}, seed=1)
+    assert both[: len(main)] == main  # the main set does not depend on the hard slice's size
+    hard = both[len(main):]
+    assert len(hard) == 6 and {r["slice"] for r in hard} == {"mismatch_hard"}
+    assert all(r["pair_id"].startswith("h") and r["gold_outcome"] == "action" for r in hard)
+    assert {r["gold_tool"] for r in hard} == {"set_alarm", "make_call"}  # round-robin over the actions with templates
+    with pytest.raises(InputError, match="5 mismatch_hard pairs needed, the banks have 4"):
+        data.generate(small_catalog, banks, {**COMP, "mismatch_hard_pairs": 5}, seed=1)
 
 
 def test_generation_deterministic_and_seed_sensitive(small_catalog, bank_dir):

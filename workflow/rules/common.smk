@@ -28,6 +28,11 @@ def utterances_path():
     return f"{RES}/data/utterances.jsonl"
 
 
+def annotation_files():
+    folder = config["utterances"]["annotations"]
+    return sorted(str(p) for p in Path(folder).glob("*.csv")) if folder else []
+
+
 def template_files():
     folder = Path(config["utterances"]["templates"])
     return sorted(str(p) for p in folder.glob("*.yaml"))
@@ -54,8 +59,8 @@ def gate_signals():
 
 TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap",
           "calibration", "operating_points", "routing_baselines", "pipelines", "pipeline_cost", "signal_diversity",
-          "candidate_ablation", "crossover"]
-FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"]
+          "candidate_ablation", "crossover", "gate_by_overlap", "annotation_agreement"]
+FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation", "fig_gate_by_overlap"]
 
 
 def optional_tables():
@@ -73,7 +78,7 @@ def all_figures():
 
 
 def all_targets():
-    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
+    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_check.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
     targets += [f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()]
     targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
     if checks_this_experiment():

@@ -60,12 +60,15 @@ rule data_card:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
+        annotations=annotation_files(),
     output:
         card=f"{RES}/data_card.md",
         composition=f"{RES}/tables/composition.csv",
         jaccard=f"{RES}/tables/jaccard.csv",
+        agreement=f"{RES}/tables/annotation_agreement.csv",
     params:
         examples=config["data_card"]["examples"],
+        utterances=config["utterances"],
         run=RUN,
     log:
         f"{LOGS}/data_card.log",
@@ -73,3 +76,23 @@ rule data_card:
         ENV
     script:
         "../scripts/data_card.py"
+
+
+rule data_check:
+    # The design targets (config data_check) hold before any ranker runs; every score matrix depends on this.
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        annotations=annotation_files(),
+    output:
+        f"{RES}/data_check.json",
+    params:
+        annotations=lambda w, input: Path(input.annotations[0]).parent if input.annotations else "",
+        data_check=config["data_check"],
+        run=RUN,
+    log:
+        f"{LOGS}/data_check.log",
+    conda:
+        ENV
+    script:
+        "../scripts/data_check.py"

@@ -114,3 +114,41 @@ rule fig_reliability:
         ENV
     script:
         "../scripts/fig_reliability.py"
+
+
+rule gate_by_overlap:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        signals=f"{RES}/gate/signals.csv",
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+    output:
+        f"{RES}/tables/gate_by_overlap.csv",
+        f"{RES}/tables/gate_by_overlap.md",
+    params:
+        rankers=list(config["rankers"]),
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
+    log:
+        f"{LOGS}/gate_by_overlap.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_by_overlap.py"
+
+
+rule fig_gate_by_overlap:
+    input:
+        f"{RES}/tables/gate_by_overlap.csv",
+    output:
+        png=report(f"{FIG}/fig_gate_by_overlap.png", caption="../report/fig_overlap.rst", category="Figures"),
+        pdf=f"{FIG}/fig_gate_by_overlap.pdf",
+    params:
+        signals=SIGNALS,
+    log:
+        f"{LOGS}/fig_gate_by_overlap.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_gate_by_overlap.py"

@@ -5,6 +5,7 @@ rule scores:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
+        data_check=f"{RES}/data_check.json",
     output:
         f"{RES}/scores/{{ranker}}.npz",
     params:

@@ -2,7 +2,6 @@ from toolgate.datacard import write_data_card
 from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p = typed(snakemake.params)
-    o = snakemake.output
-    write_data_card(snakemake.input.catalog, snakemake.input.utterances, (o.card, o.composition, o.jaccard), p.examples,
-                    p.run)
+    p, o = typed(snakemake.params), snakemake.output
+    write_data_card(snakemake.input.catalog, snakemake.input.utterances, (o.card, o.composition, o.jaccard, o.agreement),
+                    p.examples, p.utterances, p.run)

@@ -59,6 +59,7 @@ def write_calibration(signals_csv, outputs, reg: dict[str, Signal], bins: int, s
     """``outputs``: (calibration table, reliability curves) paths; every studied gate of ``reg``."""
     out_csv, curves_csv = outputs
     signals = pd.read_csv(signals_csv)
+    signals = signals[signals["slice"] != "mismatch_hard"]  # the main set only
     table, curves = calibration_frames(signals, [reg[g] for g in studied_gates(reg)], bins)
     write_table(table, out_csv, "Calibration of the gates (out of fold)",
                 f"ECE/MCE over {bins} equal-width bins, on all utterances and on mismatch-in vs out.", seed,

@@ -63,7 +63,8 @@ SECTIONS: dict[str, type] = {}
 
 def _section_type(name: str, doc: str):
     """A frozen dataclass whose fields are the schema's keys of config section ``name`` (schema order)."""
-    cls = make_dataclass(name.capitalize(), list(io.schema("config")["properties"][name]["properties"]), frozen=True)
+    title = "".join(part.capitalize() for part in name.split("_"))
+    cls = make_dataclass(title, list(io.schema("config")["properties"][name]["properties"]), frozen=True)
     cls.__doc__ = doc
     SECTIONS[name] = cls
     return cls
@@ -77,6 +78,7 @@ Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
 Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")
 External = _section_type("external", "`external:` the FunctionChat-Bench and BFCL cross-checks.")
 Native = _section_type("native", "`native:` native tool calling through vLLM.")
+DataCheck = _section_type("data_check", "`data_check:` design targets of the utterance set, checked before any ranker.")
 
 
 def _typed(cls, data: dict):

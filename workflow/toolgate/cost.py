@@ -145,6 +145,7 @@ def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outpu
     """``outputs``: (cost table, serialised lexical index) paths."""
     out_csv, index_path = outputs
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     df = cost_frame(catalog, rows, rankers, lexical, run, cost, index_path)
     write_table(df, out_csv, "Cost per ranker (one query, whole catalog, CPU)",
                 "median/p95: single-query latency in ms (scoring + ranking, model loaded, after warm-up). "

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pandas as pd
 
 from . import __version__, io, text
+from .annotations import agreement_frame, confusions, joined, load_passes
 from .config import Run
 from .tables import paper_note, to_markdown
 
@@ -30,9 +32,10 @@ def jaccard_frame(rows: list[dict], catalog: list[dict], ngram: int) -> pd.DataF
 
 
 def summarize_distribution(df: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
-    """n, median, first and third quartile of ``value`` by ``keys``."""
+    """n, median, first and third quartile of ``value`` by ``keys``, and the share of zeros."""
     g = df.groupby(keys)[value]
-    out = pd.DataFrame({"n": g.size(), "median": g.median(), "q1": g.quantile(0.25), "q3": g.quantile(0.75)})
+    out = pd.DataFrame({"n": g.size(), "median": g.median(), "q1": g.quantile(0.25), "q3": g.quantile(0.75),
+                        "zero_share": g.apply(lambda v: (v == 0).mean())})
     return out.reset_index()
 
 
@@ -44,9 +47,31 @@ def length_table(rows: list[dict], ngram: int) -> pd.DataFrame:
                          "ngrams_median": g["ngrams"].median()}).reset_index()
 
 
-def write_data_card(catalog_path, utterances_path, outputs, examples: int, run: Run) -> None:
-    """``outputs``: (data card, composition table, Jaccard table) paths."""
-    card_path, composition_path, jaccard_path = outputs
+AGREEMENT_COLUMNS = ["lang", "slice", "compare", "n", "annotated", "agreement", "kappa"]
+
+
+def annotation_section(rows, catalog, folder) -> tuple[list[str], pd.DataFrame]:
+    """Markdown lines and the agreement table of the blind annotation passes in ``folder``."""
+    passes = load_passes(folder, catalog) if folder else {}
+    if not passes:
+        return [], pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    ann = joined(rows, passes)
+    agree = agreement_frame(ann, passes)
+    conf = confusions(ann, passes)
+    notes = [line[1:].strip() for p in sorted(Path(folder).glob("*.csv"))
+             for line in p.read_text(encoding="utf-8").splitlines()[:3] if line.startswith("#")]
+    lines = ["## Blind annotation", "", f"Passes in `{folder}`: {', '.join(passes)}. " + " ".join(notes[:2]), "",
+             "Agreement with gold and between passes (raw share and Cohen's kappa; `annotated`: items the pass "
+             "covers). Items a pass maps away from gold are rewritten in the banks or dropped.", "",
+             to_markdown(agree), "", "Confusable action pairs (gold -> a pass's answer, over all passes):", "",
+             to_markdown(conf) if len(conf) else "none", ""]
+    return lines, agree
+
+
+def write_data_card(catalog_path, utterances_path, outputs, examples: int, utterances: dict, run: Run) -> None:
+    """``outputs``: (data card, composition table, Jaccard table, annotation agreement table) paths;
+    ``utterances``: the config section (its template folder's README.md says how the banks were written)."""
+    card_path, composition_path, jaccard_path, agreement_path = outputs
     ngram, seed, langs = run.text.ngram, run.seed, run.langs
     catalog, rows = io.load_inputs(catalog_path, utterances_path, langs)
     comp = composition_table(rows)
@@ -74,9 +99,12 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, run: 
         "",
         to_markdown(lengths, ".1f"),
         "",
-        f"## Random examples ({examples} per slice and language)",
-        "",
     ]
+    ann_lines, agree = annotation_section(rows, catalog, utterances.get("annotations"))
+    readme = Path(utterances.get("templates") or "") / "README.md"
+    if utterances.get("source") == "generate" and readme.is_file():
+        parts += ["## How the template banks were written", "", readme.read_text(encoding="utf-8").strip(), ""]
+    parts += ann_lines + [f"## Random examples ({examples} per slice and language)", ""]
     for lang in langs:
         for slice_ in io.schema("utterances")["properties"]["slice"]["enum"]:
             pool = [r for r in rows if r["lang"] == lang and r["slice"] == slice_]
@@ -88,6 +116,7 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, run: 
                 label = r["gold_tool"] or r["gold_outcome"]
                 parts.append(f"- `{r['utterance_id']}` {r['text']} -> {label} ({r['subtype']})")
             parts.append("")
+    io.write_atomic(agreement_path, agree.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
     io.write_atomic(composition_path, comp.to_csv(index=False))
     io.write_atomic(jaccard_path, jac.to_csv(index=False, float_format="%.4f"))
     io.write_atomic(card_path, "\n".join(parts))

@@ -2,7 +2,10 @@
 
 Positives are in-catalog utterances (gold action or ask), negatives are
 ``slice: out`` (delegate and chat). Three evaluation slices: ``overall`` (all
-in vs out), ``match`` (match-in vs out) and ``mismatch`` (mismatch-in vs out).
+in vs out), ``match`` (match-in vs out) and ``mismatch`` (mismatch-in vs out);
+a fourth, ``mismatch_hard`` (circumlocutions vs out), where the set has that
+extra slice. Models are fitted on the main set only; mismatch_hard rows are
+only ever predicted, out of fold.
 
 Signals:
 * six BM25 score features from the query's scores over the actions, sorted
@@ -77,9 +80,39 @@ def oof_scores(x: np.ndarray, y: np.ndarray, fold_list) -> np.ndarray:
 
 
 def slice_masks(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Evaluation slices: overall is the main set (in vs out); mismatch_hard only where the set has it."""
     sl = np.array([r["slice"] for r in rows])
-    return {"overall": np.ones(len(rows), bool), "match": np.isin(sl, ["match", "out"]),
-            "mismatch": np.isin(sl, ["mismatch", "out"])}
+    masks = {"overall": sl != "mismatch_hard", "match": np.isin(sl, ["match", "out"]),
+             "mismatch": np.isin(sl, ["mismatch", "out"])}
+    if (sl == "mismatch_hard").any():
+        masks["mismatch_hard"] = np.isin(sl, ["mismatch_hard", "out"])
+    return masks
+
+
+def length_matched(rows, lengths: np.ndarray, seed: int) -> np.ndarray:
+    """Mismatch and out items paired one to one by length within each language (caliper: 15%, at least 2 n-grams).
+
+    Mismatch items are taken in a seeded random order, each with the unused out item of the nearest length
+    inside the caliper, so the two sides of the returned mask have matched length distributions.
+    """
+    sl, lang = np.array([r["slice"] for r in rows]), np.array([r["lang"] for r in rows])
+    mask = np.zeros(len(rows), bool)
+    for k, lg in enumerate(sorted(set(lang))):
+        free = list(np.flatnonzero((sl == "out") & (lang == lg)))
+        for i in np.random.default_rng([seed, k]).permutation(np.flatnonzero((sl == "mismatch") & (lang == lg))):
+            gap = [abs(lengths[j] - lengths[i]) for j in free]
+            if gap and min(gap) <= max(2, 0.15 * lengths[i]):
+                mask[[i, free.pop(int(np.argmin(gap)))]] = True
+    return mask
+
+
+def main_folds(y: np.ndarray, groups: np.ndarray, hard: np.ndarray, n_splits: int, seed: int):
+    """Folds fitted on the main set; mismatch_hard rows are only ever predicted, each pair in one fold."""
+    main, extra = np.flatnonzero(~hard), np.flatnonzero(hard)
+    fold_of = {p: i % n_splits for i, p in enumerate(sorted(set(groups[extra])))}
+    extra_fold = np.array([fold_of[g] for g in groups[extra]], int)
+    return [(main[train], np.sort(np.r_[main[test], extra[extra_fold == f]]))
+            for f, (train, test) in enumerate(folds(y[main], groups[main], n_splits, seed))]
 
 
 def payload(x: np.ndarray, y: np.ndarray, names) -> str:
@@ -103,7 +136,9 @@ class GateStudy:
         lengths = np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
         self.features = score_features(lexical.for_rows(rows).action_scores(), lengths, gate.top_k)
         self.masks = slice_masks(rows)
-        self.folds = folds(self.y, self.groups, gate.folds, run.seed)
+        if (self.masks["mismatch"] & (self.y == 1)).any():
+            self.masks["mismatch_length_matched"] = length_matched(rows, lengths, run.seed)
+        self.folds = main_folds(self.y, self.groups, ~self.masks["overall"], gate.folds, run.seed)
         x = self.features.to_numpy()
         six = self.features[list(SCORE_FEATURES)].to_numpy()
         self.signals: dict[str, np.ndarray] = {f: self.features[f].to_numpy() for f in FEATURES}
@@ -113,7 +148,8 @@ class GateStudy:
         for name, s in encoders.items():
             self.signals[encoder_signal(name).name] = s.for_rows(rows).action_scores().max(1)
         self.registry: dict[str, Signal] = registry(lexical_name, list(encoders))
-        self.payload = payload(x, self.y, FEATURES)
+        main = self.masks["overall"]
+        self.payload = payload(x[main], self.y[main], FEATURES)
 
     def auc_frame(self) -> pd.DataFrame:
         recs = []
@@ -122,6 +158,8 @@ class GateStudy:
             for sl, m in self.masks.items():
                 rec[f"auc_{sl}"] = auc(sig[m], self.y[m])
             rec["n_in_mismatch"] = int((self.y[self.masks["mismatch"]] == 1).sum())
+            if "mismatch_length_matched" in self.masks:
+                rec["n_length_matched_pairs"] = int(self.masks["mismatch_length_matched"].sum() // 2)
             rec["n_out"] = int((self.y == 0).sum())
             recs.append(rec)
         return pd.DataFrame(recs)
@@ -158,6 +196,8 @@ def write_gate_auc(study: GateStudy, out_csv, payload_path) -> pd.DataFrame:
     df.loc[g3, "payload_bytes"] = n_bytes
     write_table(df, out_csv, "Gate AUC: in-catalog vs out (paper Table 4)",
                 "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
+                "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
+                "length within each language, since length separates the slices partly by construction. "
                 f"Fitted models are out of fold (5 folds grouped by pair). G3 payload: {len(FEATURES) + 1} parameters, "
                 f"{n_bytes} bytes as compact JSON.", study.seed, paper=PAPER_KEYS)
     return df

@@ -24,7 +24,7 @@ from .errors import InputError
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
 OUT_SUBTYPES = {"external_service": "delegate", "multistep": "delegate", "chat": "chat"}
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
-                    "multistep_pairs", "chat_pairs", "min_per_action")
+                    "multistep_pairs", "chat_pairs", "min_per_action", "mismatch_hard_pairs")
 
 
 # ----------------------------------------------------------------------------- banks
@@ -119,9 +119,9 @@ def _action_bank(path, where, bank, tool, lexicons, langs) -> dict:
         slots[name] = spec
     required = set(tool["parameters"].get("required", []))
     out = {"slots": slots}
-    for slice_ in ("match", "mismatch"):
+    for slice_ in ("match", "mismatch", "mismatch_hard"):
         entries = bank.get(slice_) or []
-        if not entries:
+        if not entries and slice_ != "mismatch_hard":  # the hard slice is optional per action
             raise InputError(path, "no templates", field=f"{where}.{slice_}")
         full, ask = [], []
         for i, entry in enumerate(entries):
@@ -137,7 +137,7 @@ def _action_bank(path, where, bank, tool, lexicons, langs) -> dict:
             stated = names | set(entry.get("args") or {})
             template = {"texts": {l: entry[l] for l in langs}, "missing": sorted(required - stated)}
             (ask if template["missing"] else full).append(template)
-        if not full:
+        if not full and entries:
             raise InputError(path, "no template states every required parameter", field=f"{where}.{slice_}")
         out[slice_], out[f"{slice_}_ask"] = full, ask
     return out
@@ -158,17 +158,20 @@ def generate(catalog: list[dict], banks: dict, composition: dict, seed: int, lan
     comp = _check_composition_config(composition, catalog)
     rng = random.Random(seed)
     pairs = _in_catalog_pairs(catalog, banks, comp, rng, langs) + _out_pairs(banks, comp, rng, langs)
+    rng.shuffle(pairs)
+    # The hard slice has its own stream and ids, so the main set does not depend on its size.
+    hard = _hard_pairs(banks, comp["mismatch_hard_pairs"], random.Random(f"{seed}:mismatch_hard"), langs)
     used = {lang: set() for lang in langs}
-    for pair in pairs:
+    for pair in pairs + hard:
         for lang in langs:
             if pair["texts"][lang] in used[lang]:
                 raise InputError("<generator>", f"duplicate {lang} text '{pair['texts'][lang]}'; add templates or fillers")
             used[lang].add(pair["texts"][lang])
-    rng.shuffle(pairs)
     width = max(3, len(str(len(pairs))))
+    numbered = [(f"p{i:0{width}d}", p) for i, p in enumerate(pairs, start=1)]
+    numbered += [(f"h{i:0{width}d}", p) for i, p in enumerate(hard, start=1)]
     rows = []
-    for i, pair in enumerate(pairs, start=1):
-        pid = f"p{i:0{width}d}"
+    for pid, pair in numbered:
         for lang in langs:
             rows.append({"utterance_id": f"{pid}-{lang}", "pair_id": pid, "lang": lang, "text": pair["texts"][lang],
                          "gold_outcome": pair["outcome"], "gold_tool": pair["tool"], "slice": pair["slice"],
@@ -255,6 +258,30 @@ def _in_catalog_pairs(catalog, banks, comp, rng, langs) -> list[dict]:
     return pairs
 
 
+def _hard_pairs(banks, n: int, rng: random.Random, langs) -> list[dict]:
+    """``n`` pairs from the actions' mismatch_hard templates (each template at most once, every action before repeats)."""
+    pool = [(a, t) for a in sorted(banks["actions"]) for t in banks["actions"][a]["mismatch_hard"]]
+    if len(pool) < n:
+        raise InputError("<templates>", f"{n} mismatch_hard pairs needed, the banks have {len(pool)} templates")
+    rng.shuffle(pool)
+    turn, nth = Counter(), []
+    for action, _ in pool:  # an action's k-th template comes after every action's (k-1)-th: round-robin
+        nth.append(turn[action])
+        turn[action] += 1
+    pool = [at for _, at in sorted(zip(nth, pool), key=lambda x: x[0])]
+    pairs, seen = [], set()
+    for action, template in pool:
+        if len(pairs) == n:
+            break
+        texts = _fill(rng, template["texts"], banks["actions"][action]["slots"], langs, seen)
+        if texts:
+            pairs.append({"texts": texts, "tool": action, "slice": "mismatch_hard", "outcome": "action",
+                          "subtype": "single_action", "missing": []})
+    if len(pairs) < n:
+        raise InputError("<templates>", f"only {len(pairs)} distinct mismatch_hard pairs; {n} configured")
+    return pairs
+
+
 def _out_pairs(banks, comp, rng, langs) -> list[dict]:
     pairs, seen = [], set()
     for subtype, outcome in OUT_SUBTYPES.items():
@@ -297,7 +324,8 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
     c = Counter((h["slice"], h["gold_outcome"], h["subtype"]) for h in heads)
     n_match = round(comp["in_catalog_pairs"] * comp["match_share"])
     expected = {
-        "in-catalog pairs": (sum(h["slice"] != "out" for h in heads), comp["in_catalog_pairs"]),
+        "in-catalog pairs": (sum(h["slice"] in ("match", "mismatch") for h in heads), comp["in_catalog_pairs"]),
+        "mismatch_hard pairs": (sum(h["slice"] == "mismatch_hard" for h in heads), comp["mismatch_hard_pairs"]),
         "match pairs": (sum(h["slice"] == "match" for h in heads), n_match),
         "mismatch pairs": (sum(h["slice"] == "mismatch" for h in heads), comp["in_catalog_pairs"] - n_match),
         "ask pairs": (sum(h["gold_outcome"] == "ask" for h in heads), comp["ask_pairs"]),
@@ -308,11 +336,12 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
     for what, (got, want) in expected.items():
         if got != want:
             fail(f"{what}: got {got}, configured {want}")
-    total = comp["in_catalog_pairs"] + comp["external_service_pairs"] + comp["multistep_pairs"] + comp["chat_pairs"]
+    total = (comp["in_catalog_pairs"] + comp["external_service_pairs"] + comp["multistep_pairs"] + comp["chat_pairs"]
+             + comp["mismatch_hard_pairs"])
     if len(pairs) != total:
         fail(f"{len(pairs)} pairs, configured {total}")
     actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
-    per_action = Counter(h["gold_tool"] for h in heads if h["slice"] != "out")
+    per_action = Counter(h["gold_tool"] for h in heads if h["slice"] in ("match", "mismatch"))
     for a in actions:
         if per_action[a] < comp["min_per_action"]:
             fail(f"action {a} appears in {per_action[a]} in-catalog pairs, fewer than {comp['min_per_action']}")

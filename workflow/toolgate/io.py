@@ -122,6 +122,11 @@ def load_inputs(catalog_path, utterances_path, langs=LANGS) -> tuple[list[dict],
     return catalog, load_utterances(utterances_path, catalog, langs)
 
 
+def main_set(rows: list[dict]) -> list[dict]:
+    """The paper's design: every row except the extra ``mismatch_hard`` slice, which is only reported beside it."""
+    return [r for r in rows if r["slice"] != "mismatch_hard"]
+
+
 def in_catalog(rows: list[dict]) -> list[dict]:
     """The rows whose gold outcome is a catalog action (executed or asked about)."""
     return [r for r in rows if r["gold_outcome"] in IN_CATALOG]

@@ -82,6 +82,7 @@ def write_operating_points(catalog_path, utterances_path, lexical_path, signals_
     """``outputs``: (operating points table, sweep curves) paths; every studied gate of ``reg``."""
     out_csv, curves_csv = outputs
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     table, curves = operating_frames(rows, load_scores(lexical_path), pd.read_csv(signals_csv), studied_gates(reg), budget)
     write_table(table, out_csv, "Operating points of each gate (paper Figure 2)",
                 f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "

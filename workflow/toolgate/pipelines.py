@@ -91,6 +91,7 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
     run, rt = study.run, study.routing
     budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     g, signals = Gold(rows, catalog), pd.read_csv(signals_csv)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
     recs, decisions = [], {}

@@ -94,6 +94,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
 
 def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_model: str, run: Run):
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     df = retention_frame(catalog, rows, rankers, run, onnx_model)
     write_table(df, out_csv, "Quantization retention on the routing task",
                 "In-catalog utterances against the catalog's actions. retention = variant / reference.", run.seed)

@@ -186,6 +186,7 @@ def gate_probability(signals: pd.DataFrame, rows, gate: Signal) -> tuple[np.ndar
 
 def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, out_csv, study: Study):
     catalog, rows = io.load_inputs(catalog_path, utterances_path, study.run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     budget, grid, resamples, seed = study.gate.danger_budget, study.routing.grid, study.gate.resamples, study.run.seed
     g, lexical, signals = Gold(rows, catalog), load_scores(lexical_path), pd.read_csv(signals_csv)
     gate = gate_signal(study.signals, study.routing.gate)

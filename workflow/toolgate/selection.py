@@ -9,11 +9,15 @@ from .scores import Scores, gold_ranks, load_scores
 from .tables import write_table
 
 
-def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all")):
-    """(lang, slice, rows of df) for each language and ``all``, each slice and ``all``; empty groups skipped."""
+def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatch_hard")):
+    """(lang, slice, rows of df) for each language and ``all``, each slice; empty groups skipped.
+
+    ``all`` is the main set (match + mismatch, ask included): the extra mismatch_hard slice stands apart.
+    """
     for lang in sorted(df["lang"].unique()) + ["all"]:
         for slice_ in slices:
-            m = df[((df["lang"] == lang) | (lang == "all")) & ((df["slice"] == slice_) | (slice_ == "all"))]
+            in_slice = (df["slice"] != "mismatch_hard") if slice_ == "all" else (df["slice"] == slice_)
+            m = df[((df["lang"] == lang) | (lang == "all")) & in_slice]
             if not m.empty:
                 yield lang, slice_, m
 

@@ -119,5 +119,6 @@ def write_native_calls(catalog_path, utterances_path, lexical_path, checkpoint: 
     """The ``native_calls`` rule: one roster checkpoint with the lexical top-5 shortlist; ``outputs`` as in
     :func:`run_checkpoint`."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     shortlist = shortlists(rows, load_scores(lexical_path))
     return run_checkpoint(catalog, rows, shortlist, {**entry, "name": checkpoint}, outputs, native)

@@ -91,6 +91,7 @@ def write_native_tables(catalog_path, utterances_path, lexical_path, deployment_
                         out_deployment_csv, out_calls_csv, run: Run):
     """Both tables from the per-checkpoint deployment JSONs and records CSVs (in roster order)."""
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     deployments = [json.loads(Path(p).read_text(encoding="utf-8")) for p in deployment_paths]
     records = [read_records(p) for p in record_paths]
     dep_df, calls_df = native_tables(deployments, records, rows, load_scores(lexical_path))

@@ -10,6 +10,7 @@ import yaml
 
 from .. import __version__, io
 from ..config import section
+from ..overlap import separation_sentence
 from ..signals import registry
 from ..tables import to_markdown
 from .claims import ledger
@@ -23,6 +24,8 @@ FIGURES = [
      "Points on the diagonal are calibrated; a confirmation band needs that."),
     ("fig_candidate_ablation", "Top-1 accuracy against the number of candidates: solid lines are matched vocabulary, "
      "dashed are paraphrases; the gap between them is what the crossover trades."),
+    ("fig_gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's text: where the "
+     "encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
     ("fig4_jaccard", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices beside the external "
      "sets, one panel per language."),
 ]
@@ -54,6 +57,7 @@ def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict)
         ("p", "Each claim of the paper as a checkable statement, the test applied to this experiment's tables, and "
               "the verdict on our data."),
         ("table", led),
+        *overlap_blocks(tables),
         ("h", 2, "Paper vs reproduced"),
         ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
               "comes from (each table is written by the rule of the same name)."),
@@ -65,6 +69,15 @@ def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict)
         if png.exists():
             blocks.append(("fig", png, caption))
     return blocks
+
+
+def overlap_blocks(tables: dict) -> list[tuple]:
+    """Beyond the paper: the sentence gate_by_overlap.csv supports, computed from that table."""
+    if "gate_by_overlap" not in tables:
+        return []
+    return [("h", 2, "Beyond the paper: where abstention stops being retrieval"),
+            ("p", "In-catalog requests binned by their character 3-gram Jaccard with the gold action's text "
+                  "(tables/gate_by_overlap.csv, figure below). " + separation_sentence(tables["gate_by_overlap"]))]
 
 
 def to_md(blocks, md_path) -> str:

@@ -106,3 +106,37 @@ def fig_jaccard(items_csv, stem) -> None:
     axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
     fig.suptitle("Vocabulary overlap: synthetic slices and external sets", fontsize=10)
     save(fig, stem)
+
+
+def fig_gate_by_overlap(table_csv, stem, signals: dict[str, Signal]) -> None:
+    """Left: AUC per overlap bin of G3, length and each encoder gate (95% intervals); right: top-1 per ranker."""
+    df = pd.read_csv(table_csv)
+    bins = list(dict.fromkeys(df["bin"]))
+    x = range(len(bins))
+    ticks = [f"{b}\n{lo:.2f}-{hi:.2f}" for b, lo, hi in df.drop_duplicates("bin")[["bin", "jaccard_low", "jaccard_high"]]
+             .itertuples(index=False)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    shown = ["g3", "length"] + [n for n, s in signals.items() if s.kind == "encoder"]
+    auc = df[df["measure"] == "auc"]
+    for i, name in enumerate(n for n in shown if n in set(auc["name"])):
+        d = auc[auc["name"] == name].set_index("bin").loc[bins]
+        off = (i - 1.5) * 0.06
+        left.errorbar([v + off for v in x], d["value"], yerr=[d["value"] - d["ci_low"], d["ci_high"] - d["value"]],
+                      marker="o", ms=4, capsize=3, lw=1.4, label=signals[name].short)
+    left.axhline(0.5, color="grey", ls=":", lw=1)
+    left.set_ylabel("AUC: bin's in-catalog items vs all out")
+    left.set_title("Gates by overlap with the gold text")
+    top1 = df[df["measure"] == "top1"]
+    for name, d in top1.groupby("name", sort=False):
+        right.plot(list(x), d.set_index("bin").loc[bins, "value"], marker="o", ms=4, lw=1.4, label=name)
+    right.set_ylabel("top-1 over the catalog's actions")
+    right.set_title("Rankers by overlap with the gold text")
+    right.set_ylim(0, 1.02)
+    for ax in (left, right):
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(ticks, fontsize=8)
+        ax.set_xlabel("Jaccard bin (character 3-grams)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    save(fig, stem)
