@@ -1,10 +1,11 @@
 import json
 
 import pytest
-import yaml
 
+from bank_fixtures import bank_dir  # noqa: F401  (fixture)
 from conftest import write_jsonl
 from toolgate import generate as data
+from toolgate.banks import load_banks
 from toolgate.config import run
 from toolgate.errors import InputError
 
@@ -12,30 +13,8 @@ COMP = {"in_catalog_pairs": 8, "ask_pairs": 2, "match_share": 0.5, "external_ser
         "multistep_pairs": 1, "chat_pairs": 1, "min_per_action": 2, "mismatch_hard_pairs": 0}
 
 
-def _pairs(prefix, n, slot=""):
-    return [{"ko": f"{prefix} 한국어 {i} {slot}".strip(), "en": f"{prefix} english {i} {slot}".strip()} for i in range(n)]
-
-
-@pytest.fixture
-def bank_dir(tmp_path):
-    d = tmp_path / "banks"
-    d.mkdir()
-    (d / "lexicons.yaml").write_text(yaml.safe_dump({"contact": [{"ko": "엄마", "en": "Mom"}, {"ko": "동생", "en": "my brother"}]},
-                                                    allow_unicode=True))
-    actions = {}
-    for a in ("set_alarm", "make_call"):
-        actions[a] = {"slots": {"x": "contact"},
-                      "match": _pairs(f"{a} m", 3, "{x:을}") + _pairs(f"{a} m-ask", 1),
-                      "mismatch": _pairs(f"{a} mm", 3, "{x:이}") + _pairs(f"{a} mm-ask", 1),
-                      "mismatch_hard": _pairs(f"{a} hard", 2, "{x}")}
-    actions["check_battery"] = {"match": _pairs("battery m", 3), "mismatch": _pairs("battery mm", 3)}
-    out = {"external_service": _pairs("ext", 3), "multistep": _pairs("multi", 2, "{contact}"), "chat": _pairs("chat", 2)}
-    (d / "banks.yaml").write_text(yaml.safe_dump({"actions": actions, "out": out}, allow_unicode=True))
-    return d
-
-
 def test_generate_exact_composition_and_labels(small_catalog, bank_dir):
-    banks = data.load_banks(bank_dir, small_catalog)
+    banks = load_banks(bank_dir, small_catalog)
     rows = data.generate(small_catalog, banks, COMP, seed=1)
     assert len(rows) == 2 * (8 + 2 + 1 + 1)
     asks = [r for r in rows if r["gold_outcome"] == "ask"]
@@ -48,7 +27,7 @@ def test_generate_exact_composition_and_labels(small_catalog, bank_dir):
 
 
 def test_mismatch_hard_stands_beside_the_main_set(small_catalog, bank_dir):
-    banks = data.load_banks(bank_dir, small_catalog)
+    banks = load_banks(bank_dir, small_catalog)
     main = data.generate(small_catalog, banks, COMP, seed=1)
     both = data.generate(small_catalog, banks, {**COMP, "mismatch_hard_pairs": 3}, seed=1)
     assert both[: len(main)] == main  # the main set does not depend on the hard slice's size
@@ -61,7 +40,7 @@ def test_mismatch_hard_stands_beside_the_main_set(small_catalog, bank_dir):
 
 
 def test_generation_deterministic_and_seed_sensitive(small_catalog, bank_dir):
-    banks = data.load_banks(bank_dir, small_catalog)
+    banks = load_banks(bank_dir, small_catalog)
     a = data.generate(small_catalog, banks, COMP, seed=5)
     assert a == data.generate(small_catalog, banks, COMP, seed=5)
     assert a != data.generate(small_catalog, banks, COMP, seed=6)
@@ -84,13 +63,13 @@ def test_generate_files_byte_identical_with_sidecar(tmp_path, small_catalog, ban
     ({"in_catalog_pairs": 4}, "in_catalog_pairs must be >="),
 ])
 def test_generate_refuses_impossible_composition(small_catalog, bank_dir, change, msg):
-    banks = data.load_banks(bank_dir, small_catalog)
+    banks = load_banks(bank_dir, small_catalog)
     with pytest.raises(InputError, match=msg):
         data.generate(small_catalog, banks, {**COMP, **change}, seed=1)
 
 
 def test_check_composition_catches_violations(small_catalog, bank_dir):
-    banks = data.load_banks(bank_dir, small_catalog)
+    banks = load_banks(bank_dir, small_catalog)
     rows = data.generate(small_catalog, banks, COMP, seed=1)
     with pytest.raises(InputError, match="chat pairs: got 1, configured 2"):
         data.check_composition(rows, small_catalog, {**COMP, "chat_pairs": 2})
@@ -104,16 +83,3 @@ def test_check_composition_catches_violations(small_catalog, bank_dir):
     dup[2]["text"] = dup[0]["text"] if dup[0]["lang"] == dup[2]["lang"] else dup[1]["text"]
     with pytest.raises(InputError, match="duplicate text"):
         data.check_composition(dup, small_catalog, COMP)
-
-
-def test_bank_errors_name_file_and_field(tmp_path, small_catalog, bank_dir):
-    doc = yaml.safe_load((bank_dir / "banks.yaml").read_text())
-    doc["actions"]["set_alarm"]["match"][0]["en"] = "alarm {unknown}"
-    (bank_dir / "banks.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
-    with pytest.raises(InputError) as e:
-        data.load_banks(bank_dir, small_catalog)
-    assert e.value.field == "actions.set_alarm.match[0]" and "banks.yaml" in e.value.path
-    doc["actions"]["fly"] = doc["actions"].pop("set_alarm")
-    (bank_dir / "banks.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
-    with pytest.raises(InputError, match="'fly' is not an action"):
-        data.load_banks(bank_dir, small_catalog)
