@@ -25,6 +25,7 @@ include: "workflow/rules/routing.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/external.smk"
 include: "workflow/rules/native.smk"
+include: "workflow/rules/router.smk"
 include: "workflow/rules/report.smk"
 
 

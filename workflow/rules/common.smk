@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import resolve
+from toolgate.config import config_hash, resolve
 from toolgate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
@@ -19,6 +19,7 @@ LOGS = f"logs/{EXP}"
 ENV = "../../envs/toolgate.yaml"
 # What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
 RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
+CONFIG_HASH = config_hash(config)
 
 
 def utterances_path():
@@ -73,6 +74,12 @@ def optional_tables():
     return out
 
 
+def router_targets():
+    if not config["router"]["enabled"]:
+        return []
+    return [f"{RES}/router/{p}/router.json" for p in config["router"]["pipelines"]] + [f"{RES}/tables/router_cost.csv"]
+
+
 def all_figures():
     return FIGURES + (["fig4_jaccard"] if config["external"]["enabled"] else [])
 
@@ -81,6 +88,7 @@ def all_targets():
     targets = [f"{RES}/inputs_ok.json", f"{RES}/data_check.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
     targets += [f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()]
     targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
+    targets += router_targets()
     if checks_this_experiment():
         targets.append(f"{RES}/check.txt")
     return targets

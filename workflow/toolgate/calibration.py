@@ -22,6 +22,17 @@ def raw_probability(signal: Signal, score: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-score)) if signal.log_odds else np.clip(score, 0, 1)
 
 
+def fit_platt(score: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(coefficient, intercept) of Platt scaling fitted on every (score, label) pair: what a router ships."""
+    m = LogisticRegression().fit(score[:, None], y)
+    return float(m.coef_[0, 0]), float(m.intercept_[0])
+
+
+def platt_probability(score, coef: float, intercept: float) -> np.ndarray:
+    """P(in catalog) of a fitted Platt calibrator; the one formula export and runtime share."""
+    return 1.0 / (1.0 + np.exp(-(coef * np.asarray(score, float) + intercept)))
+
+
 def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: str) -> np.ndarray:
     out = np.empty(len(y))
     for f in np.unique(fold):

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -58,6 +60,91 @@ def _check(args) -> int:
     return 0 if run_check(args.results, args.expected, roles) else 1
 
 
+def _export(args) -> int:
+    from .config import config_hash, load, run, section
+    from .router.export import export_router
+    from .routing import Study
+    from .signals import registry
+
+    cfg = load(args.config)
+    res, pipeline = Path("results") / cfg["experiment"], args.pipeline or cfg["router"]["pipelines"][0]
+    if pipeline not in cfg["routing"]["pipelines"]:
+        print(f"error: unknown pipeline '{pipeline}' (config {args.config} has: {', '.join(cfg['routing']['pipelines'])})",
+              file=sys.stderr)
+        return 2
+    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
+    needed = [*scores.values(), res / "gate" / "signals.csv"]
+    missing = [str(p) for p in needed if not p.exists()]
+    if missing:
+        print(f"error: {missing[0]} does not exist; run the workflow for {args.config} first (snakemake --configfile "
+              f"{args.config} {needed[-1]})", file=sys.stderr)
+        return 2
+    dense = [n for n, s in cfg["rankers"].items() if s["type"] == "dense"]
+    study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
+                  section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], dense))
+    out = Path(args.out or res / "router" / pipeline)
+    m = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", needed[-1]), scores, out, pipeline,
+                      cfg["rankers"], study, {"experiment": cfg["experiment"], "config_hash": config_hash(cfg),
+                                              "lexical": cfg["roles"]["lexical"],
+                                              "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}})
+    th = m["thresholds"]
+    payload = m["files"]["bm25.index"]["bytes"] + (out / "router.json").stat().st_size
+    print(f"exported {pipeline} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}: execute at "
+          f"P >= {th['execute']:.3f}, confirm at P >= {th['confirm']:.3f}; index + manifest {payload / 1024:.1f} KB "
+          f"(encoder weights referenced, not shipped)")
+    return 0
+
+
+def _decide(args) -> int:
+    from .config import load
+    from .router.runtime import Router, RouterError
+
+    if args.router:
+        folder = Path(args.router)
+    else:
+        cfg = load(args.config)
+        folder = Path("results") / cfg["experiment"] / "router" / cfg["router"]["pipelines"][0]
+    try:
+        router = Router.load(folder, catalog=args.catalog, threads=args.threads)
+        if not args.jsonl:
+            d = router.decide(args.text)
+            if args.json:
+                print(json.dumps(d.to_dict(), ensure_ascii=False))
+            else:
+                print(d.line())
+                names = {t["id"]: t["names"] for t in router.catalog}
+                for rank, (tool, score) in enumerate(d.candidates, start=1):
+                    print(f"{rank:>3}. {score:9.4f}  {tool:<22} {names[tool].get(_lang(args.text), '')}")
+            return 0
+    except RouterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    failed = 0
+    for n, line in enumerate(sys.stdin, start=1):
+        try:
+            print(json.dumps(router.decide(_request(line)).to_dict(), ensure_ascii=False), flush=True)
+        except RouterError as exc:
+            failed += 1
+            print(json.dumps({"line": n, "error": str(exc)}, ensure_ascii=False), flush=True)
+    return 2 if failed else 0
+
+
+def _lang(text: str) -> str:
+    return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
+
+
+def _request(line: str) -> str:
+    """A --jsonl line: a JSON object with "text", a JSON string, or plain text."""
+    line = line.rstrip("\n")
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return line
+    if isinstance(obj, dict):
+        return obj.get("text", "")
+    return obj if isinstance(obj, str) else line
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,6 +166,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", action="store_true", help="refresh the expected values from the results instead")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the roles (default: config.yaml)")
     p.set_defaults(func=_check)
+    p = sub.add_parser("export", help="export a pipeline of an experiment as a router artifact")
+    p.add_argument("--config", default="config.yaml", help="experiment config whose results to export (default: config.yaml)")
+    p.add_argument("--pipeline", help="a pipeline under routing.pipelines (default: the first of router.pipelines, P1)")
+    p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline>)")
+    p.set_defaults(func=_export)
+    p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
+    p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
+    p.add_argument("--router", help="router folder (default: results/<experiment>/router/<first pipeline>)")
+    p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
+    p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
+    p.add_argument("--threads", type=int, help="encoder threads (default: the backend's)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
+    mode.add_argument("--jsonl", action="store_true", help="read requests from stdin (JSON or plain lines), write JSON lines")
+    p.set_defaults(func=_decide)
     return parser
 
 

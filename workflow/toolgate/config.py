@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from dataclasses import dataclass, fields, make_dataclass
 
 import jsonschema
@@ -40,6 +42,11 @@ def resolve(config: dict, source: str = "config") -> dict:
     return out
 
 
+def config_hash(cfg: dict) -> str:
+    """sha256 of a config (or any JSON-able dict) with sorted keys: what a result was made from."""
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 def load(path) -> dict:
     """Read and resolve a YAML config file."""
     with open(path, encoding="utf-8") as fh:
@@ -61,9 +68,9 @@ class Run:
 SECTIONS: dict[str, type] = {}
 
 
-def _section_type(name: str, doc: str):
+def _section_type(name: str, doc: str, title: str = ""):
     """A frozen dataclass whose fields are the schema's keys of config section ``name`` (schema order)."""
-    title = "".join(part.capitalize() for part in name.split("_"))
+    title = title or "".join(part.capitalize() for part in name.split("_"))
     cls = make_dataclass(title, list(io.schema("config")["properties"][name]["properties"]), frozen=True)
     cls.__doc__ = doc
     SECTIONS[name] = cls
@@ -78,6 +85,7 @@ Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
 Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")
 External = _section_type("external", "`external:` the FunctionChat-Bench and BFCL cross-checks.")
 Native = _section_type("native", "`native:` native tool calling through vLLM.")
+RouterSettings = _section_type("router", "`router:` exported routers and their cost.", "RouterSettings")
 DataCheck = _section_type("data_check", "`data_check:` design targets of the utterance set, checked before any ranker.")
 
 

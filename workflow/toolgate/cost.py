@@ -33,7 +33,7 @@ from .tables import write_table
 log = logging.getLogger(__name__)
 
 
-def _time_queries(fn, queries, warmup) -> np.ndarray:
+def time_queries(fn, queries, warmup) -> np.ndarray:
     for q in queries[:warmup]:
         fn(q)
     out = np.empty(len(queries))
@@ -88,7 +88,7 @@ def _bench(job: dict) -> dict:
             score = lambda q: model.get_scores(tok(q))
         batch = lambda qs: [score(q) for q in qs]
     ranked = lambda q: top_order(np.asarray(score(q)))
-    lat = _time_queries(ranked, queries, warmup)
+    lat = time_queries(ranked, queries, warmup)
     t0 = time.perf_counter()
     batch(job["all_queries"])
     dt = time.perf_counter() - t0
@@ -98,16 +98,16 @@ def _bench(job: dict) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "queries_timed": len(queries)}
 
 
-def run_jobs(jobs: list[dict]) -> list[dict]:
-    """Each job in a fresh interpreter; returns their result dicts."""
+def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
+    """Each job in a fresh interpreter (``python -m module``, JSON job on stdin); returns their result dicts."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
     for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
-        log.info("benchmarking %s (%s)", job["name"], job["impl"])
-        proc = subprocess.run([sys.executable, "-m", "toolgate.cost"], input=json.dumps(job), capture_output=True,
+        log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
+        proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(job), capture_output=True,
                               text=True, env=env)
         if proc.returncode != 0:
-            raise RuntimeError(f"benchmark of {job['name']} ({job['impl']}) failed:\n{proc.stderr[-3000:]}")
+            raise RuntimeError(f"benchmark of {job['name']} ({job.get('impl', module)}) failed:\n{proc.stderr[-3000:]}")
         recs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return recs
 

@@ -8,7 +8,6 @@ catalog, banks, composition and seed give a byte-identical file.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
 from collections import Counter
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from . import __version__, io
 from .banks import OUT_SUBTYPES, load_banks, render
-from .config import Run
+from .config import Run, config_hash
 from .errors import InputError
 
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
@@ -223,10 +222,6 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
             required = set(actions[h["gold_tool"]]["parameters"].get("required", []))
             if not h["missing_slots"] or not set(h["missing_slots"]) <= required:
                 fail(f"pair {h['pair_id']}: missing_slots {h['missing_slots']} are not required parameters")
-
-
-def config_hash(gen_config: dict) -> str:
-    return hashlib.sha256(json.dumps(gen_config, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def generate_files(catalog_path, templates, composition: dict, run: Run, outputs) -> None:

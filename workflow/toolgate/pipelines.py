@@ -15,34 +15,50 @@ from . import io
 from .bootstrap import cluster_weights
 from .config import Cost, Routing
 from .cost import pipeline_cost_frame
-from .routing import Gold, Study, correct, gate_probability, oof_decisions, quantile_grid
+from .routing import Gold, Study, choose, correct, gate_probability, oof_decisions, quantile_grid
 from .scores import Scores, load_scores, route_step, top_actions
 from .signals import gate_signal
 from .tables import write_table
 
 
-def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, routing: Routing, budget: float):
-    """(ranker, gate, band): p >= hi executes top-1; lo <= p < hi confirms the top-u; p < lo: route step.
+def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
+    """(kind, tool): p >= hi executes top-1, lo <= p < hi asks to confirm it, p < lo takes the route step."""
+    kind = np.where(prob >= hi, "action", np.where(prob >= lo, "ask", route))
+    return kind, np.where(np.isin(kind, ["action", "ask"]), top1, "")
 
-    ``gate``: (out-of-fold gate probability, fold id) aligned with ``rows``.
-    """
-    (gate_prob, fold), u = gate, routing.band_top
-    cands_top = top_actions(ranker, rows, u)
+
+def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing):
+    """(evaluate, threshold candidates, gold_in_band, chat_ok) of one (ranker, gate) pipeline."""
+    cands_top = top_actions(ranker, rows, routing.band_top)
     top1 = cands_top[:, 0]
     gold_in_band = (cands_top == g.tool[:, None]).any(1) & g.in_catalog
     route = route_step(lexical, rows)
     chat_ok = g.chat & (route == "chat")
 
     def evaluate(c):
-        lo, hi = c
-        kind = np.where(gate_prob >= hi, "action", np.where(gate_prob >= lo, "ask", route))
-        tool = np.where(np.isin(kind, ["action", "ask"]), top1, "")
+        kind, tool = band_decisions(gate_prob, c[0], c[1], top1, route)
         coverage = np.where(kind == "action", g.in_catalog & (top1 == g.tool), np.where(kind == "ask", gold_in_band, chat_ok))
         return kind, tool, {"danger": g.delegate & (kind == "action"), "coverage": coverage}
 
     cands = list(itertools.combinations_with_replacement(quantile_grid(gate_prob, routing.grid), 2))
+    return evaluate, cands, gold_in_band, chat_ok
+
+
+def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, routing: Routing, budget: float):
+    """(ranker, gate, band) with thresholds chosen out of fold.
+
+    ``gate``: (out-of-fold gate probability, fold id) aligned with ``rows``.
+    """
+    gate_prob, fold = gate
+    evaluate, cands, gold_in_band, chat_ok = band_setting(ranker, lexical, rows, g, gate_prob, routing)
     kind, tool, chosen = oof_decisions(evaluate, cands, fold, budget, routing.ask_cap, "coverage")
     return kind, tool, chosen, gold_in_band, chat_ok
+
+
+def fit_band(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing, budget: float):
+    """(t_low, t_high) chosen on every row at once: the thresholds a deployed router ships with."""
+    evaluate, cands, _, _ = band_setting(ranker, lexical, rows, g, gate_prob, routing)
+    return choose(evaluate, cands, np.ones(len(rows), bool), budget, routing.ask_cap, "coverage")
 
 
 def pipeline_metrics(kind, tool, g: Gold, gold_in_band, chat_ok, f: float) -> dict:

@@ -91,7 +91,7 @@ def quantile_grid(score, n):
     return np.unique(np.quantile(score, np.linspace(0, 1, n)))
 
 
-def _choose(evaluate, candidates, train, budget, ask_cap, objective):
+def choose(evaluate, candidates, train, budget, ask_cap, objective):
     """Best candidate on ``train`` rows under the constraints; falls back to the least dangerous."""
     best, best_val, safest, safest_d = None, -np.inf, None, np.inf
     for cand in candidates:
@@ -112,7 +112,7 @@ def oof_decisions(evaluate, candidates, fold, budget, ask_cap, objective):
     tool = np.empty(len(fold), dtype=object)
     chosen = {}
     for f in np.unique(fold):
-        cand = _choose(evaluate, candidates, fold != f, budget, ask_cap, objective)
+        cand = choose(evaluate, candidates, fold != f, budget, ask_cap, objective)
         k, t, _ = evaluate(cand)
         kind[fold == f], tool[fold == f] = k[fold == f], t[fold == f]
         chosen[int(f)] = cand

@@ -1,0 +1,43 @@
+"""An exported router with a real encoder gate decides exactly as the pipeline's band does on the same scores."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows
+from toolgate import Router
+from toolgate.calibration import platt_probability
+from toolgate.pipelines import band_decisions
+from toolgate.rankers import fit_ranker
+
+pytestmark = pytest.mark.slow
+
+
+def test_decide_many_equals_the_band_on_the_same_scores(tmp_path):
+    folder = make_artifact(tmp_path, real_gate=True)
+    m, cat, texts = manifest(folder), catalog(), [r["text"] for r in rows()]
+    acts = np.array([t["kind"] == "action" for t in cat])
+    ids = np.array([t["id"] for t in cat])
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
+    gate = np.asarray(fit_ranker(RANKERS["use"], cat, ("ko", "en"), 3, True).score_many(texts))
+    prob = platt_probability(gate[:, acts].max(1), m["calibrator"]["coef"], m["calibrator"]["intercept"])
+    route = np.where(lex[:, ids == "chat"][:, 0] > lex[:, ids == "delegate"][:, 0], "chat", "delegate")
+    kind, tool = band_decisions(prob, m["thresholds"]["confirm"], m["thresholds"]["execute"],
+                                ids[acts][lex[:, acts].argmax(1)], route)
+    got = Router.load(folder).decide_many(texts)
+    words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+    assert [d.kind for d in got] == [words[k] for k in kind]
+    assert [d.tool or "" for d in got] == list(tool)
+    assert np.allclose([d.p_in_catalog for d in got], prob)
+    one = Router.load(folder).decide(texts[0])
+    assert one.kind == got[0].kind and one.latency_ms > 0
+
+
+def test_readme_python_example_runs(tmp_path, capsys):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"From Python:\n\n```python\n(.*?)```", readme, re.S).group(1)
+    folder = make_artifact(tmp_path, real_gate=True)
+    exec(code.replace("results/default/router/P1", str(folder)), {})
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.split()[0] in {"act", "ask", "delegate", "chat"} and second.startswith("[")

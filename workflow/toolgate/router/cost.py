@@ -1,0 +1,79 @@
+"""Cost of the product: load time, decision latency, throughput and memory of each exported router.
+
+Each router is measured in a fresh interpreter (``python -m toolgate.router.cost``,
+the cost rule's machinery), so its peak RSS is its own, interpreter included.
+Latency is one ``decide`` call (rank + gate + band), after warm-up; the stage
+columns split it into lexical scoring, ranking and gating. Each router is also
+timed with its encoders on one thread, since a phone gives a request one core.
+"""
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..config import Run
+from ..cost import time_queries, run_jobs
+from ..tables import write_table
+from .runtime import MANIFEST, Router
+
+GOALS = {"p50_ms": 8.0, "p95_ms": 15.0, "peak_rss_mb": 400.0}
+
+
+def _bench(job: dict) -> dict:
+    """Runs in a child process: load one router, time it, report."""
+    t0 = time.perf_counter()
+    router = Router.load(job["router"], threads=job["threads"])
+    load_s = time.perf_counter() - t0
+    queries = job["queries"]
+    lat = time_queries(router.decide, queries, job["warmup"])
+    stages = {}
+    for stage, fn in (("lexical", router.lexical.score), ("ranker", router.ranker.score), ("gate", router.gate.score)):
+        stages[f"{stage}_ms"] = float(np.median(time_queries(fn, queries[:50], 0)))
+    t0 = time.perf_counter()
+    router.decide_many(job["all_queries"])
+    batch_s = time.perf_counter() - t0
+    folder = Path(job["router"])
+    m = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    return {"pipeline": m["pipeline"]["name"], "ranker": m["pipeline"]["ranker"], "gate": m["pipeline"]["gate"],
+            "encoder_threads": job["threads"] or "default", "load_s": load_s,
+            "p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
+            **stages, "batch_qps": len(job["all_queries"]) / batch_s,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            "artifact_kb": (m["files"]["bm25.index"]["bytes"] + (folder / MANIFEST).stat().st_size) / 1024,
+            "catalog_kb": m["files"]["catalog.jsonl"]["bytes"] / 1024, "queries_timed": len(queries)}
+
+
+def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
+    texts = [r["text"] for r in rows]
+    base = {"queries": texts[: settings.queries], "all_queries": texts, "warmup": settings.warmup}
+    jobs = [{**base, "name": str(d), "router": str(d), "threads": t} for d in router_dirs for t in (None, 1)]
+    df = pd.DataFrame(run_jobs(jobs, module="toolgate.router.cost"))
+    for col, goal in GOALS.items():
+        df[f"{col.split('_')[0]}_goal_met"] = df[col] <= goal
+    return df
+
+
+def write_router_cost(manifests, catalog_path, utterances_path, out_csv, settings, run: Run) -> pd.DataFrame:
+    """``manifests``: each exported router's router.json; timed on the experiment's main-set requests."""
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = router_cost_frame([Path(m).parent for m in manifests], io.main_set(rows), settings, run)
+    write_table(df, out_csv, "Cost of the exported routers (one request at a time, CPU)",
+                "load_s: Router.load (catalog re-encoded by the gate's encoder). p50/p95: one decide() call "
+                "(rank + gate + band) after warm-up; lexical/ranker/gate_ms: median of each stage alone. "
+                "batch_qps: decide_many over every request. peak_rss_mb includes the interpreter. artifact_kb: BM25 "
+                "index + manifest (calibrator, thresholds); encoder weights are referenced by id, not shipped. "
+                "encoder_threads: the encoders' thread count (default: the backend's). Goals for P1 on 2 cores: "
+                f"p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= {GOALS['peak_rss_mb']} MB. "
+                "A measurement: it varies run to run.", run.seed)
+    return df
+
+
+if __name__ == "__main__":  # one benchmark job: JSON on stdin, JSON result on the last stdout line
+    print(json.dumps(_bench(json.loads(sys.stdin.read()))))

@@ -1,0 +1,98 @@
+"""Export a (ranker, gate, band) pipeline of an experiment as a router artifact.
+
+Unlike the pipelines rule, which measures thresholds out of fold, an export fits
+the Platt calibrator and the band thresholds on every utterance of the main set
+at once, under the same danger budget and ask cap: these are the numbers a
+deployed router ships with. The artifact holds no encoder weights; the manifest
+names the encoder (backend, model, revision) and the runtime loads it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+
+from .. import __version__, io
+from ..calibration import fit_platt, platt_probability
+from ..config import ranker_spec
+from ..pipelines import band_decisions, fit_band
+from ..rankers import fit_ranker
+from ..routing import Gold, Study
+from ..scores import load_scores, route_step, top_actions
+from ..signals import gate_signal, signal_rows
+from .runtime import FORMAT, MANIFEST
+
+log = logging.getLogger(__name__)
+
+
+def _entry(data: bytes) -> dict:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, pipeline: str, study: Study, lexical: str) -> dict:
+    """Calibrator and thresholds of ``pipeline`` fitted on ``rows`` (the main set), with their in-sample rates."""
+    p = study.routing.pipelines[pipeline]
+    g = Gold(rows, catalog)
+    score = signal_rows(signals, rows)[gate_signal(study.signals, p["gate"]).name].to_numpy()
+    coef, intercept = fit_platt(score, g.in_catalog.astype(int))
+    prob = platt_probability(score, coef, intercept)
+    lo, hi = fit_band(scores[p["ranker"]], scores[lexical], rows, g, prob, study.routing, study.gate.danger_budget)
+    kind, _ = band_decisions(prob, lo, hi, top_actions(scores[p["ranker"]], rows)[:, 0], route_step(scores[lexical], rows))
+    return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
+            "thresholds": {"execute": float(hi), "confirm": float(lo), "band_top": study.routing.band_top,
+                           "danger_budget": study.gate.danger_budget, "ask_cap": study.routing.ask_cap,
+                           "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
+                                         "ask_rate": float((kind == "ask").mean())}}}
+
+
+def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rankers: dict, study: Study,
+                  provenance: dict) -> dict:
+    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl}; return the manifest.
+
+    ``inputs``: (catalog, utterances, signals.csv) paths; ``provenance``: experiment, config_hash, lexical ranker
+    name, limits (max_chars, top_k).
+    """
+    catalog_path, utterances_path, signals_csv = inputs
+    run, lexical = study.run, provenance["lexical"]
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)
+    scores = {n: load_scores(p) for n, p in score_paths.items()}
+    fit = fitted_router(rows, catalog, scores, pd.read_csv(signals_csv), pipeline, study, lexical)
+    p = study.routing.pipelines[pipeline]
+    index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
+    cat_bytes = Path(catalog_path).read_bytes()
+    manifest = {
+        "format": FORMAT, "toolgate_version": __version__,
+        "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
+        "pipeline": {"name": pipeline, "ranker": p["ranker"], "gate": p["gate"],
+                     "ranker_spec": ranker_spec(rankers[p["ranker"]]), "gate_spec": ranker_spec(rankers[p["gate"]])},
+        "lexical": {"name": lexical, "spec": ranker_spec(rankers[lexical])},
+        "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
+        **fit,
+        "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(catalog_path),
+                    "actions": sum(t["kind"] == "action" for t in catalog),
+                    "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
+        "limits": provenance["limits"],
+        "files": {"bm25.index": _entry(index), "catalog.jsonl": _entry(cat_bytes)},
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__},
+    }
+    out = Path(out_dir)
+    tmp = out.with_name(out.name + ".partial")  # the folder appears whole or not at all
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "bm25.index").write_bytes(index)
+    (tmp / "catalog.jsonl").write_bytes(cat_bytes)
+    (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    size = len(index) + (out / MANIFEST).stat().st_size
+    log.info("exported %s to %s: BM25 index %d bytes + manifest (gate payload) %d bytes = %.1f KB; catalog %d bytes",
+             pipeline, out, len(index), (out / MANIFEST).stat().st_size, size / 1024, len(cat_bytes))
+    return manifest
