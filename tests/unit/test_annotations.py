@@ -1,5 +1,4 @@
 """Annotation passes: loading with located errors, agreement and kappa against gold and between passes."""
-import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 

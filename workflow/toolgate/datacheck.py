@@ -7,7 +7,6 @@ names the statistic, its value and its target, and nothing is written.
 """
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd
