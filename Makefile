@@ -8,7 +8,7 @@ EXTRAS ?= test,bench,st,onnx,ko
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: reproduce test lint clean
+.PHONY: reproduce test lint profile clean
 
 # Re-install whenever the project's dependencies change.
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
@@ -24,8 +24,11 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 test: $(VENV)/.installed-$(EXTRAS)
 	python -m pytest -q
 
+profile: $(VENV)/.installed-$(EXTRAS)
+	toolgate profile --config $(CONFIG)
+
 lint: $(VENV)/.installed-$(EXTRAS)
 	snakemake --lint
 
 clean:
-	rm -rf results figures logs .snakemake
+	rm -rf results figures logs benchmarks .snakemake

@@ -17,6 +17,8 @@ rule candidate_ablation:
         encoders=encoder_rankers(),
         ablation=config["ablation"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/candidate_ablation.tsv"
     log:
         f"{LOGS}/candidate_ablation.log",
     conda:
@@ -31,6 +33,8 @@ rule fig_candidate_ablation:
     output:
         png=report(f"{FIG}/fig_candidate_ablation.png", caption="../report/ablation.rst", category="Figures"),
         pdf=f"{FIG}/fig_candidate_ablation.pdf",
+    benchmark:
+        f"benchmarks/{EXP}/fig_candidate_ablation.tsv"
     log:
         f"{LOGS}/fig_candidate_ablation.log",
     conda:

@@ -14,6 +14,8 @@ if config["utterances"]["source"] == "generate":
             templates=lambda w, input: Path(input.templates[0]).parent,
             composition=config["utterances"]["composition"],
             run=RUN,
+        benchmark:
+            f"benchmarks/{EXP}/generate_utterances.tsv"
         log:
             f"{LOGS}/generate_utterances.log",
         conda:
@@ -32,6 +34,8 @@ if config["utterances"]["source"] == "functionchat":
         params:
             seed=config["seed"],
             external=config["external"],
+        benchmark:
+            f"benchmarks/{EXP}/import_functionchat.tsv"
         log:
             f"{LOGS}/import_functionchat.log",
         conda:
@@ -48,6 +52,8 @@ rule validate_inputs:
         f"{RES}/inputs_ok.json",
     params:
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/validate_inputs.tsv"
     log:
         f"{LOGS}/validate_inputs.log",
     conda:
@@ -70,6 +76,8 @@ rule data_card:
         examples=config["data_card"]["examples"],
         utterances=config["utterances"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/data_card.tsv"
     log:
         f"{LOGS}/data_card.log",
     conda:
@@ -90,6 +98,8 @@ rule data_check:
         annotations=lambda w, input: Path(input.annotations[0]).parent if input.annotations else "",
         data_check=config["data_check"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/data_check.tsv"
     log:
         f"{LOGS}/data_check.log",
     conda:

@@ -19,6 +19,8 @@ rule external:
         run=RUN,
         gate=config["gate"],
         external=config["external"],
+    benchmark:
+        f"benchmarks/{EXP}/external.tsv"
     log:
         f"{LOGS}/external.log",
     conda:
@@ -33,6 +35,8 @@ rule fig_jaccard:
     output:
         png=report(f"{FIG}/fig4_jaccard.png", caption="../report/fig4.rst", category="Figures"),
         pdf=f"{FIG}/fig4_jaccard.pdf",
+    benchmark:
+        f"benchmarks/{EXP}/fig_jaccard.tsv"
     log:
         f"{LOGS}/fig_jaccard.log",
     conda:

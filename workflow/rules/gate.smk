@@ -16,6 +16,8 @@ rule gate_auc:
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_auc.tsv"
     log:
         f"{LOGS}/gate_auc.log",
     conda:
@@ -34,6 +36,8 @@ rule bootstrap:
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/bootstrap.tsv"
     log:
         f"{LOGS}/bootstrap.log",
     conda:
@@ -53,6 +57,8 @@ rule calibration:
         signals=SIGNALS,
         gate=config["gate"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/calibration.tsv"
     log:
         f"{LOGS}/calibration.log",
     conda:
@@ -75,6 +81,8 @@ rule operating_points:
         signals=SIGNALS,
         gate=config["gate"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/operating_points.tsv"
     log:
         f"{LOGS}/operating_points.log",
     conda:
@@ -92,6 +100,8 @@ rule fig_operating_points:
         pdf=f"{FIG}/fig2_operating_points.pdf",
     params:
         signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_operating_points.tsv"
     log:
         f"{LOGS}/fig_operating_points.log",
     conda:
@@ -108,6 +118,8 @@ rule fig_reliability:
         pdf=f"{FIG}/fig3_reliability.pdf",
     params:
         signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_reliability.tsv"
     log:
         f"{LOGS}/fig_reliability.log",
     conda:
@@ -130,6 +142,8 @@ rule gate_by_overlap:
         signals=SIGNALS,
         gate=config["gate"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_by_overlap.tsv"
     log:
         f"{LOGS}/gate_by_overlap.log",
     conda:
@@ -146,6 +160,8 @@ rule fig_gate_by_overlap:
         pdf=f"{FIG}/fig_gate_by_overlap.pdf",
     params:
         signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_gate_by_overlap.tsv"
     log:
         f"{LOGS}/fig_gate_by_overlap.log",
     conda:

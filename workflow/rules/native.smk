@@ -16,6 +16,8 @@ rule native_calls:
         entry=lambda w: config["native"]["roster"][w.checkpoint],
         run=RUN,
         native=config["native"],
+    benchmark:
+        f"benchmarks/{EXP}/native_calls_{{checkpoint}}.tsv"
     log:
         f"{LOGS}/native_{{checkpoint}}.log",
         server=f"{LOGS}/native_{{checkpoint}}.server.log",
@@ -39,6 +41,8 @@ rule native_tables:
         calls_md=f"{RES}/tables/native_calls.md",
     params:
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/native_tables.tsv"
     log:
         f"{LOGS}/native_tables.log",
     conda:

@@ -11,6 +11,8 @@ rule scores:
     params:
         spec=lambda w: config["rankers"][w.ranker],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/scores_{{ranker}}.tsv"
     log:
         f"{LOGS}/scores_{{ranker}}.log",
     conda:
@@ -31,6 +33,8 @@ rule selection:
         rankers=list(config["rankers"]),
         top_k=config["selection"]["top_k"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/selection.tsv"
     log:
         f"{LOGS}/selection.log",
     conda:
@@ -52,6 +56,8 @@ rule rerank:
         rerankers=rerankers(),
         top_k=config["selection"]["top_k"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/rerank.tsv"
     log:
         f"{LOGS}/rerank.log",
     conda:
@@ -75,6 +81,8 @@ rule cost:
         lexical=config["roles"]["lexical"],
         cost=config["cost"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/cost.tsv"
     log:
         f"{LOGS}/cost.log",
     conda:
@@ -95,6 +103,8 @@ rule quant_retention:
         rankers=config["rankers"],
         onnx_model=config["quantization"]["onnx_model"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/quant_retention.tsv"
     log:
         f"{LOGS}/quant_retention.log",
     conda:

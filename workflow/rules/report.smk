@@ -14,6 +14,8 @@ rule report:
         tables=lambda w, input: Path(input.tables[0]).parent,
         figures=lambda w, input: Path(input.figures[0]).parent,
         config=config,
+    benchmark:
+        f"benchmarks/{EXP}/report.tsv"
     log:
         f"{LOGS}/report.log",
     conda:
@@ -31,6 +33,8 @@ rule check:
     params:
         tables=lambda w, input: Path(input.tables[0]).parent,
         roles=config["roles"],
+    benchmark:
+        f"benchmarks/{EXP}/check.tsv"
     log:
         f"{LOGS}/check.log",
     conda:

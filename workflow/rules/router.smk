@@ -18,6 +18,8 @@ rule export_router:
         signals=SIGNALS,
         provenance={"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
                     "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
+    benchmark:
+        f"benchmarks/{EXP}/export_router_{{pipeline}}.tsv"
     log:
         f"{LOGS}/export_router_{{pipeline}}.log",
     conda:
@@ -39,6 +41,8 @@ rule router_cost:
     params:
         router=config["router"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/router_cost.tsv"
     log:
         f"{LOGS}/router_cost.log",
     conda:

@@ -15,6 +15,8 @@ rule routing_baselines:
         gate=config["gate"],
         routing=config["routing"],
         signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/routing_baselines.tsv"
     log:
         f"{LOGS}/routing_baselines.log",
     conda:
@@ -46,6 +48,8 @@ rule pipelines:
         routing=config["routing"],
         signals=SIGNALS,
         cost=config["cost"],
+    benchmark:
+        f"benchmarks/{EXP}/pipelines.tsv"
     log:
         f"{LOGS}/pipelines.log",
     conda:

@@ -145,6 +145,14 @@ def _request(line: str) -> str:
     return obj if isinstance(obj, str) else line
 
 
+def _profile(args) -> int:
+    from .config import load
+    from .profile import profile_text
+
+    print(profile_text(Path("benchmarks") / (args.experiment or load(args.config)["experiment"]), args.top))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help="read requests from stdin (JSON or plain lines), write JSON lines")
     p.set_defaults(func=_decide)
+    p = sub.add_parser("profile", help="per-rule wall times of the last workflow run, slowest first")
+    p.add_argument("--experiment", help="experiment name (default: the config's)")
+    p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
+    p.add_argument("--top", type=int, default=40, help="jobs to list (default: 40)")
+    p.set_defaults(func=_profile)
     return parser
 
 
