@@ -86,3 +86,31 @@ def test_encoder_claims_name_the_slice_they_used(label, words):
     verdict, evidence = _verdict(t, "encoders_beat_g3")
     assert verdict == "not computable" and evidence.startswith("bootstrap.csv has no utterance-cluster")
 
+
+def _routing(gated_accuracy, ci):
+    """routing_baselines.csv's two rows the routing claims read."""
+    return pd.DataFrame({"metric": ["delegate_to_skill", "accuracy"],
+                         "standalone_bm25_count": [40, 50], "standalone_bm25_of": [50, 100],
+                         "single_pool_ladder": [0.1, 0.70], "gated_count": [5, int(gated_accuracy * 100)],
+                         "gated_of": [50, 100], "gated": [0.1, gated_accuracy],
+                         "gated_minus_single_pool_ladder": [0.0, gated_accuracy - 0.70],
+                         "gated_minus_single_pool_ladder_ci_low": [-0.1, ci[0]],
+                         "gated_minus_single_pool_ladder_ci_high": [0.1, ci[1]]})
+
+
+def test_routing_guard_and_the_claim_it_pairs_with():
+    t = {"routing_baselines": _routing(0.72, (-0.03, 0.07))}
+    verdict, evidence = _verdict(t, "gated_not_below_ladder")
+    assert verdict == "holds" and evidence == "accuracy gated 0.720 vs ladder 0.700: +0.020 [-0.030, 0.070]"
+    verdict, evidence = _verdict(t, "gate_cuts_errors")
+    assert verdict == "holds" and evidence == "40/50 -> 5/50 (8.0x); " + "accuracy gated 0.720 vs ladder 0.700: " \
+        "+0.020 [-0.030, 0.070]"
+    # fewer delegate-to-skill errors, but bought by routing worse than the ladder: both claims fail
+    t = {"routing_baselines": _routing(0.55, (-0.25, -0.05))}
+    assert _verdict(t, "gated_not_below_ladder")[0] == "does not hold"
+    verdict, evidence = _verdict(t, "gate_cuts_errors")
+    assert verdict == "does not hold" and evidence.endswith("-0.150 [-0.250, -0.050] (the ladder guard fails)")
+    t["routing_baselines"] = t["routing_baselines"].drop(columns="gated_minus_single_pool_ladder_ci_high")
+    verdict, evidence = _verdict(t, "gate_cuts_errors")
+    assert (verdict, evidence) == ("not computable",
+                                   "routing_baselines.csv has no column gated_minus_single_pool_ladder_ci_high")

@@ -79,14 +79,38 @@ def _encoder_differences(t, a: list[str], b: list[str], what: str) -> tuple[pd.D
     raise Missing(f"bootstrap.csv has no utterance-cluster {what} rows (slice mismatch or {NO_SLICE})")
 
 
+def _versus_ladder(t) -> tuple[bool, str]:
+    """The routing guard: False when the gated - ladder accuracy interval lies entirely below 0."""
+    key = "gated_minus_single_pool_ladder"
+    r = _row(t, "routing_baselines", ("gated", "single_pool_ladder", key, f"{key}_ci_low", f"{key}_ci_high"),
+             metric="accuracy")
+    lo, hi = r[f"{key}_ci_low"], r[f"{key}_ci_high"]
+    if np.isnan(hi):
+        raise Missing(f"routing_baselines.csv has no interval for {key} (metric=accuracy)")
+    return bool(hi >= 0), (f"accuracy gated {r['gated']:.3f} vs ladder {r['single_pool_ladder']:.3f}: "
+                           f"{r[key]:+.3f} [{lo:.3f}, {hi:.3f}]")
+
+
 @claim('The gate cuts delegate-to-skill errors several-fold against standalone BM25',
-       'routing_baselines: standalone / gated delegate-to-skill count >= 3')
+       'routing_baselines: standalone / gated delegate-to-skill count >= 3, and the ladder guard (next claim) '
+       'does not fail')
 def gate_cuts_errors(t, c: Context):
     r = _row(t, "routing_baselines", ("standalone_bm25_count", "standalone_bm25_of", "gated_count", "gated_of"),
              metric="delegate_to_skill")
     a, b = r["standalone_bm25_count"], r["gated_count"]
     ratio = a / b if b else np.inf
-    return _verdict(ratio >= 3), f"{int(a)}/{int(r['standalone_bm25_of'])} -> {int(b)}/{int(r['gated_of'])} ({ratio:.1f}x)"
+    # fewer errors bought by routing worse than the ladder does not count: the claim is paired with the guard
+    guard_ok, guard = _versus_ladder(t)
+    return _verdict(ratio >= 3 and guard_ok), (
+        f"{int(a)}/{int(r['standalone_bm25_of'])} -> {int(b)}/{int(r['gated_of'])} ({ratio:.1f}x); {guard}"
+        + ("" if guard_ok else " (the ladder guard fails)"))
+
+
+@claim('The gated router is at least as accurate as the single-pool ladder',
+       'routing_baselines: the gated - ladder accuracy interval is not entirely below 0')
+def gated_not_below_ladder(t, c: Context):
+    ok, evidence = _versus_ladder(t)
+    return _verdict(ok), evidence
 
 
 @claim('Every single BM25 score feature stays below 0.70 AUC on mismatch-in vs out',
