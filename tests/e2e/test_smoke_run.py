@@ -42,6 +42,12 @@ def test_outputs_exist_and_are_consistent(smoke_run):
     for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap"):
         for ext in ("png", "pdf"):
             assert (smoke_run / "figures" / "smoke" / f"{fig}.{ext}").stat().st_size > 10_000
+    pipes, base = pd.read_csv(res / "tables/pipelines.csv"), pd.read_csv(res / "tables/routing_baselines.csv")
+    ladder = base.set_index("metric").loc["accuracy", "single_pool_ladder"]
+    assert (pipes["ladder_accuracy"] - ladder).abs().max() < 1e-4  # the guard's ladder is routing_baselines' own
+    assert ((pipes["accuracy"] - pipes["ladder_accuracy"] - pipes["accuracy_minus_ladder"]).abs() < 2e-4).all()
+    assert (pipes["ci_low"] <= pipes["accuracy_minus_ladder"] + 1e-4).all()
+    assert (pipes["accuracy_minus_ladder"] <= pipes["ci_high"] + 1e-4).all()
     cost = pd.read_csv(res / "tables/cost.csv")
     assert set(cost["implementation"]) == {"toolgate", "rank_bm25", "bm25s"}
     assert (smoke_run / "logs" / "smoke" / "generate_utterances.log").exists()

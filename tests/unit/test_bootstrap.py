@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.bootstrap import bootstrap_frame, cluster_weights, paired_differences
+from toolgate.bootstrap import NO_SLICE, bootstrap_frame, cluster_weights, paired_differences, write_bootstrap
+from toolgate.config import section
 
 
 def test_cluster_weights_pairs_move_together_and_seed_is_reproducible():
@@ -32,3 +33,22 @@ def test_bootstrap_frame_restricts_to_mismatch_slice():
     df = bootstrap_frame(sig, [("x", "z")], units=("utterance", "pair"), n_resamples=100, seed=0)
     assert df["auc_a"].iloc[0] == pytest.approx(0.5)  # mismatch {1,2} vs out {0,3}: 2 of 4 pairs
     assert list(df["cluster_unit"]) == ["utterance", "pair"]
+
+
+def _signals(slices):
+    n = len(slices)
+    rng = np.random.default_rng(0)
+    cols = {c: rng.normal(size=n) for c in ("e5_maxcos", "usem3_maxcos", "g3", "g3_no_length", "length_fitted")}
+    return pd.DataFrame({"utterance_id": [f"u{i}" for i in range(n)], "pair_id": [f"p{i // 2}" for i in range(n)],
+                         "slice": slices, "in_catalog": [int(s != "out") for s in slices], **cols})
+
+
+@pytest.mark.parametrize("slices, title", [(["match", "mismatch", "out", "out"] * 5, "mismatch-in vs out"),
+                                           (["in", "in", "out", "out"] * 5, "all in vs out (no mismatch slice)")])
+def test_bootstrap_title_names_the_slice_of_its_rows(tmp_path, slices, title):
+    _signals(slices).to_csv(tmp_path / "signals.csv", index=False)
+    df = write_bootstrap(tmp_path / "signals.csv", tmp_path / "bootstrap.csv", section("roles"),
+                         section("gate", {"resamples": 20}), seed=0)
+    heading = (tmp_path / "bootstrap.md").read_text(encoding="utf-8").splitlines()[0]
+    assert heading == f"# Cluster bootstrap: paired AUC differences, {title}"
+    assert set(df["slice"]) == {"mismatch" if "mismatch" in slices else NO_SLICE}

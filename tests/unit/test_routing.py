@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
-from toolgate.pipelines import mcc, pipeline_metrics
+from toolgate.pipelines import mcc, pipeline_metrics, versus_ladder
 from toolgate.routing import Gold, baselines_frame, correct, indicators, standalone
 from toolgate.scores import Scores
 
@@ -38,6 +38,26 @@ def test_baseline_differences_have_intervals():
     assert (acc["x"], acc["y"], acc["y_count"], acc["y_of"]) == (0.0, 1.0, 40, 40)
     d = diffs.set_index("metric").loc["accuracy"]
     assert d["difference"] == 1.0 and d["ci_low"] == d["ci_high"] == 1.0
+
+
+def test_pipeline_guard_against_the_ladder():
+    rng = np.random.default_rng(1)
+    g = Gold(ROWS * 25, CATALOG)
+    right_kind, right_tool = np.array(["action", "ask", "delegate", "chat"] * 25), np.array(["a", "b", "", ""] * 25)
+    ladder = (right_kind, right_tool)
+    # the pipeline executes a random third of the gold-delegate requests: less accurate than the ladder
+    pipe_kind = np.where((right_kind == "delegate") & (rng.random(100) < 1 / 3), "action", right_kind)
+    pipe = (pipe_kind, np.where(pipe_kind == "action", "a", right_tool))
+    guard = versus_ladder(pipe, ladder, g, 500, 3, np.arange(100))
+    wrong = (pipe_kind != right_kind).sum()
+    assert guard["ladder_accuracy"] == 1.0 and guard["accuracy_minus_ladder"] == pytest.approx(-wrong / 100)
+    assert guard["ci_low"] <= guard["accuracy_minus_ladder"] <= guard["ci_high"] < 0
+    # the same resamples as routing_baselines' gated - single_pool_ladder interval
+    _, diffs = baselines_frame({"single_pool_ladder": ladder, "gated": pipe}, g, 500, 3, np.arange(100))
+    d = diffs.set_index("metric").loc["accuracy"]
+    assert (guard["ci_low"], guard["ci_high"]) == (d["ci_low"], d["ci_high"])
+    better = versus_ladder(ladder, pipe, g, 500, 3, np.arange(100))
+    assert better["ci_low"] > 0 and better["ladder_accuracy"] == pytest.approx(1 - wrong / 100)
 
 
 def test_pipeline_expected_metrics_with_fidelity():

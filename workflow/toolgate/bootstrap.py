@@ -1,5 +1,7 @@
 """Cluster bootstrap of paired AUC differences on mismatch-in vs out (paper Section 5).
 
+A set without a mismatch slice (an external catalog) is compared on all in vs out instead; its rows say so.
+
 Each resample draws clusters with replacement (``utterance``: each utterance is
 its own cluster, as in the paper; ``pair``: a Korean request and its English
 translation are drawn together) and weights every item by how often its cluster
@@ -47,11 +49,20 @@ def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarra
     return pd.DataFrame(recs)
 
 
+# The ``slice`` label of rows computed on every in-catalog item, for sets without the requested slice.
+NO_SLICE = "all in vs out (no mismatch slice)"
+
+
+def slice_title(label: str) -> str:
+    """What a row's ``slice`` label compares, in words: ``mismatch`` -> "mismatch-in vs out"."""
+    return label if label == NO_SLICE else f"{label}-in vs out"
+
+
 def bootstrap_frame(signals: pd.DataFrame, diffs, units=("utterance", "pair"), n_resamples=2000, seed=0,
                     slice_name="mismatch") -> pd.DataFrame:
     label = slice_name
     if not (signals["slice"] == slice_name).any():  # e.g. an external set with no vocabulary split
-        label = "all in vs out (no mismatch slice)"
+        label = NO_SLICE
         sub = signals
     else:
         sub = signals[signals["slice"].isin([slice_name, "out"])]
@@ -87,7 +98,8 @@ def write_bootstrap(signals_csv, out_csv, roles: Roles, gate: Gate, seed: int):
                          n_resamples, seed)
     elapsed = time.perf_counter() - t0
     log.info("bootstrap finished in %.2f s", elapsed)
-    write_table(df, out_csv, "Cluster bootstrap: paired AUC differences, mismatch-in vs out",
+    # the title names the slice the rows were computed on, which falls back when the set has no mismatch slice
+    write_table(df, out_csv, f"Cluster bootstrap: paired AUC differences, {slice_title(df['slice'].iloc[0])}",
                 f"{n_resamples} resamples, 95% percentile intervals, seed {seed} (run time in the rule's log).", seed,
                 paper=("bootstrap.",))
     return df

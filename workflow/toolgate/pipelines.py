@@ -15,7 +15,8 @@ from . import io
 from .bootstrap import cluster_weights
 from .config import Cost, Routing
 from .cost import pipeline_cost_frame
-from .routing import Gold, Study, choose, correct, gate_probability, oof_decisions, quantile_grid
+from .routing import (Gold, Study, baselines_frame, choose, correct, gate_probability, oof_decisions, quantile_grid,
+                      study_ladder)
 from .scores import Scores, load_scores, route_step, top_actions
 from .signals import gate_signal
 from .tables import write_table
@@ -76,6 +77,18 @@ def pipeline_metrics(kind, tool, g: Gold, gold_in_band, chat_ok, f: float) -> di
             "ask_band_top1": float((band & g.in_catalog & (tool == g.tool)).sum() / band.sum()) if band.any() else np.nan}
 
 
+def versus_ladder(decision: tuple, ladder: tuple, g: Gold, resamples: int, seed: int, clusters) -> dict:
+    """The routing guard: the single-pool ladder's accuracy, and (pipeline - ladder) accuracy with its 95% interval.
+
+    ``decision`` and ``ladder``: (kind, tool) arrays. Through routing_baselines' own machinery, seed and clusters,
+    so the resamples are that table's.
+    """
+    table, diffs = baselines_frame({"ladder": ladder, "pipeline": decision}, g, resamples, seed, clusters)
+    d = diffs.set_index("metric").loc["accuracy"]
+    return {"ladder_accuracy": table.set_index("metric").loc["accuracy", "ladder"],
+            "accuracy_minus_ladder": d["difference"], "ci_low": d["ci_low"], "ci_high": d["ci_high"]}
+
+
 def mcc(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Multiclass Matthews correlation under each row of ``weights`` (B x n)."""
     labels, inv = np.unique(np.r_[y_true, y_pred], return_inverse=True)
@@ -110,15 +123,20 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     g, signals = Gold(rows, catalog), pd.read_csv(signals_csv)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
+    clusters = np.array([r["utterance_id"] for r in rows])
+    lk, lt, _ = study_ladder(scores[lexical], rows, g, signals, study)
     recs, decisions = [], {}
     for name, p in rt.pipelines.items():
         gate = gate_probability(signals, rows, gate_signal(study.signals, p["gate"]))
         kind, tool, chosen, gold_in_band, chat_ok = band_pipeline(scores[p["ranker"]], scores[lexical], rows, g, gate,
                                                                  rt, budget)
         decisions[name] = (kind, tool, p["ranker"] == p["gate"])
+        guard = versus_ladder((kind, tool), (lk, lt), g, resamples, seed, clusters)
         for f in rt.fidelities:
             m = pipeline_metrics(kind, tool, g, gold_in_band, chat_ok, f)
-            recs.append({"pipeline": name, "ranker": p["ranker"], "gate": p["gate"], "fidelity": f, **m,
+            # accuracy first, its ladder guard beside it, then the other metrics
+            recs.append({"pipeline": name, "ranker": p["ranker"], "gate": p["gate"], "fidelity": f,
+                         "accuracy": m["accuracy"], **guard, **m,
                          "danger_ok": m["danger_rate"] <= budget + 1e-12, "ask_ok": m["ask_rate"] <= ask_cap + 1e-12,
                          "thresholds_by_fold": "; ".join(f"{k}:{lo:.4f}/{hi:.4f}" for k, (lo, hi) in chosen.items())})
     table = pd.DataFrame(recs)
@@ -127,13 +145,16 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
                 f"coverage subject to danger <= {budget} and ask rate <= {ask_cap}; band confirms the top-{u}. "
                 "Simulated user: approves the gold candidate with probability = fidelity, rejects others; a rejection "
                 "delegates; metrics are expectations. danger_ok/ask_ok re-check the rules on the pooled out-of-fold "
-                "decisions.", seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
+                "decisions. Routing guard: ladder_accuracy is routing_baselines' single-pool ladder (same folds and "
+                "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
+                f"{resamples} utterance-cluster bootstrap resamples.", seed,
+                paper=("pipelines.coverage", "pipelines.confirmation_band"))
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
     write_table(costs, cost_csv, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
                 "after warm-up; peak RSS of the benchmark process. A measurement: it varies run to run.", seed,
                 paper=("cost.p3", "intro.neural_ranker"))
-    div = signal_diversity(decisions, g, resamples, seed, np.array([r["utterance_id"] for r in rows]))
+    div = signal_diversity(decisions, g, resamples, seed, clusters)
     write_table(div, diversity_csv, "Signal diversity: shared minus split pipelines (MCC)",
                 "MCC of the pre-confirmation decision (tool for local decisions, else outcome) against gold. Shared: "
                 "ranker and gate are the same model; split: different.", seed,

@@ -138,6 +138,12 @@ def ladder(lexical: Scores, rows, g: Gold, fold, budget, grid):
     return oof_decisions(evaluate, cands, fold, budget, 1.0, "accuracy")
 
 
+def study_ladder(lexical: Scores, rows, g: Gold, signals: pd.DataFrame, study: Study):
+    """The ladder as routing_baselines runs it; the pipelines' guard calls this too, so both share folds and thresholds."""
+    fold = signal_rows(signals, rows)["fold"].to_numpy()
+    return ladder(lexical, rows, g, fold, study.gate.danger_budget, study.routing.grid)
+
+
 def gated(lexical: Scores, rows, g: Gold, gate_prob, fold, budget, grid):
     """The split architecture: gate in -> lexical top-1 action; gate out -> route step."""
     top1 = top_actions(lexical, rows)[:, 0]
@@ -191,7 +197,7 @@ def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, ou
     g, lexical, signals = Gold(rows, catalog), load_scores(lexical_path), pd.read_csv(signals_csv)
     gate = gate_signal(study.signals, study.routing.gate)
     prob, fold = gate_probability(signals, rows, gate)
-    lk, lt, lch = ladder(lexical, rows, g, fold, budget, grid)
+    lk, lt, lch = study_ladder(lexical, rows, g, signals, study)
     gk, gt, gch = gated(lexical, rows, g, prob, fold, budget, grid)
     columns = {"standalone_bm25": standalone(lexical, rows), "single_pool_ladder": (lk, lt), "gated": (gk, gt)}
     table, diffs = baselines_frame(columns, g, resamples, seed, np.array([r["utterance_id"] for r in rows]))
@@ -207,5 +213,3 @@ def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, ou
             f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile.")
     write_table(table, out_csv, "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
     return table
-
-

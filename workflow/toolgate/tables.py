@@ -9,12 +9,17 @@ import pandas as pd
 from . import __version__, io
 
 
+def _cell(text: str) -> str:
+    """A table cell that cannot end its row early: ``|`` escaped, line breaks as spaces."""
+    return " ".join(text.replace("|", "\\|").splitlines())
+
+
 def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
     cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(_cell(str(c)) for c in cols) + " |", "|" + "---|" * len(cols)]
     for rec in df.itertuples(index=False):
         cells = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else
-                 format(v, floatfmt) if isinstance(v, (float, np.floating)) else str(v) for v in rec]
+                 format(v, floatfmt) if isinstance(v, (float, np.floating)) else _cell(str(v)) for v in rec]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

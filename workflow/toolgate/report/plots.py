@@ -42,11 +42,13 @@ def fig_operating_points(curves_csv, points_csv, stem, signals: dict[str, Signal
     save(fig, stem)
 
 
-def fig_reliability(curves_csv, stem, signals: dict[str, Signal], slice_name="all") -> None:
-    curves = pd.read_csv(curves_csv)
+def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_name="all"):
+    """Figure 3 from reliability.csv's rows: one panel per gate, before and after calibration."""
     curves = curves[curves["slice"] == slice_name]
     gates = list(dict.fromkeys(curves["gate"]))
-    fig, axes = plt.subplots(1, len(gates), figsize=(3.4 * len(gates), 3.4), squeeze=False, sharey=True)
+    # constrained layout reserves room for an "outside" legend, so it sits below the x-axis labels, not on them
+    fig, axes = plt.subplots(1, len(gates), figsize=(3.4 * len(gates), 3.6), squeeze=False, sharey=True,
+                             layout="constrained")
     for ax, gate in zip(axes[0], gates):
         for method, df in curves[curves["gate"] == gate].groupby("method", sort=False):
             ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method)
@@ -58,9 +60,13 @@ def fig_reliability(curves_csv, stem, signals: dict[str, Signal], slice_name="al
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("observed fraction in catalog")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, -0.06))
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration)", fontsize=10)
-    save(fig, stem)
+    return fig
+
+
+def fig_reliability(curves_csv, stem, signals: dict[str, Signal], slice_name="all") -> None:
+    save(reliability_figure(pd.read_csv(curves_csv), signals, slice_name), stem)
 
 
 def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
