@@ -59,7 +59,10 @@ def _bench(job: dict) -> dict:
             (s if job["shared"] else gate.score(q))[acts].max()
             return s
 
-        batch = lambda qs: [score(q) for q in qs]
+        def batch(qs):  # batched like the router's decide_many: one encoder call per model
+            s = ranker.score_many(qs)
+            (s if job["shared"] else gate.score_many(qs))[:, acts].max(1)
+            return s
     elif job["impl"] == "toolgate":
         ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
         score = ranker.score
