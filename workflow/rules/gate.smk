@@ -11,8 +11,10 @@ rule gate_auc:
         md=f"{RES}/tables/gate_auc.md",
         signals=f"{RES}/gate/signals.csv",
         payload=f"{RES}/gate/g3.json",
+        gates=f"{RES}/gate/gates.json",
     params:
         rankers=[config["roles"]["lexical"]] + encoder_rankers(),
+        specs={r: config["rankers"][r] for r in encoder_rankers()},
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,
