@@ -11,9 +11,13 @@ from toolgate.config import section
 from toolgate.external import adapters as A
 from toolgate.external import gate as XG
 from toolgate.gate import GateStudy
+from toolgate.gate_comparison import comparison_frame, verdict
 from toolgate.gate_inputs import EMPTY, agreement_frame, by_size, encoder_frame, exemplar_knn
 from toolgate.gate_models import oof_scores
-from toolgate.scores import Scores
+from toolgate.gate_transfer import closing_sentences, transfer_frame
+from toolgate.operating import best_within, sweep
+from toolgate.report.plots import gate_transfer_figure
+from toolgate.scores import Scores, route_step, top_actions
 from toolgate.signals import FEATURES, compared_gates, fitted, registry
 
 
@@ -92,6 +96,13 @@ def test_exemplar_knn_reads_only_exemplars_of_the_rows_candidates():
     assert knn[0] == EMPTY  # no exemplar of a in the training part
 
 
+# ----------------------------------------------------------------------------------------------- measures
+
+def test_verdict_reads_the_measure_direction():
+    assert verdict((0.01, 0.2), True) == "better" and verdict((0.01, 0.2), False) == "worse"
+    assert verdict((-0.1, 0.2), True) == "within" and verdict((np.nan, np.nan), True) == ""
+
+
 # ----------------------------------------------------------------------------------------------- the study
 
 def _study_inputs(n_pairs=24, seed=0):
@@ -126,6 +137,75 @@ def test_gate_study_fits_every_registry_signal_and_keeps_g3():
     assert json.loads(study.payload) == study.payloads["g3"]
     auc = study.auc_frame().set_index("signal")
     assert "auc_mismatch_hard" in auc and auc.loc["g3_enc"].notna().all()
+
+
+def test_comparison_on_overall_matches_operating_points():
+    rows, lex, cos, emb = _study_inputs()
+    gate, run = section("gate", {"folds": 3, "resamples": 50}), make_run(0, ("ko", "en"))
+    study = GateStudy(rows, ("bm25", lex), {"e5": cos}, {"e5": emb}, gate, run)
+    signals = pd.DataFrame({"utterance_id": [r["utterance_id"] for r in rows], "pair_id": study.groups,
+                            "slice": [r["slice"] for r in rows], "in_catalog": study.y, **study.signals})
+    table = comparison_frame(rows, lex, signals, study.registry, gate, run)
+    assert set(table["slice"]) == set(study.masks) and set(table["cluster_unit"]) == {"utterance", "pair"}
+    main = [r for r in rows if r["slice"] != "mismatch_hard"]
+    sw = sweep(signals.set_index("utterance_id").loc[[r["utterance_id"] for r in main], "g3"].to_numpy(), main,
+               top_actions(lex, main)[:, 0], route_step(lex, main))
+    row = table.query("cluster_unit == 'utterance' and slice == 'overall' and measure == 'best_coverage' "
+                      "and gate == 'g3'").iloc[0]
+    assert row["value"] == pytest.approx(best_within(sw, gate.danger_budget)["coverage"])
+    assert np.isnan(row["minus_g3"]) and row["best_encoder"] == "e5_maxcos"
+    fpr = table[table["measure"] == "fpr_at_95tpr"]
+    assert ((fpr["minus_best_ci_low"] <= fpr["minus_best"] + 1e-9) | fpr["minus_best"].isna()).all()
+
+
+def test_comparison_skips_slices_with_nothing_to_separate():
+    rows, lex, cos, emb = _study_inputs()
+    rows = [r | {"slice": "match"} if r["slice"] == "mismatch" else r for r in rows]  # no mismatch-in items
+    gate, run = section("gate", {"folds": 3, "resamples": 20, "cluster_units": ["pair"]}), make_run(0, ("ko", "en"))
+    study = GateStudy(rows, ("bm25", lex), {"e5": cos}, {"e5": emb}, gate, run)
+    signals = pd.DataFrame({"utterance_id": [r["utterance_id"] for r in rows], "pair_id": study.groups,
+                            "slice": [r["slice"] for r in rows], "in_catalog": study.y, **study.signals})
+    table = comparison_frame(rows, lex, signals, study.registry, gate, run)
+    assert set(table["slice"]) == {"overall", "match", "mismatch_hard"} and table["value"].notna().all()
+
+
+# ----------------------------------------------------------------------------------------------- transfer
+
+def test_transfer_table_own_set_then_external_within_before_transfer():
+    reg = registry("bm25", ["e5"])
+    gates = compared_gates(reg)
+    rng = np.random.default_rng(1)
+    n = 40
+    signals = pd.DataFrame({"utterance_id": [f"u{i}" for i in range(n)], "pair_id": [f"p{i // 2}" for i in range(n)],
+                            "slice": ["match", "out"] * (n // 2), "in_catalog": [1, 0] * (n // 2),
+                            **{g: rng.normal(size=n) for g in gates}})
+    gate = section("gate", {"resamples": 30})
+    own = transfer_frame(signals, None, reg, "mine", gate, 0)
+    assert list(own["gate"]) == gates and set(own["set"]) == {"mine"}
+    assert own.set_index("gate").loc["g3_enc", "mode"] == "within" and own.set_index("gate").loc["e5_knn", "mode"] == "raw"
+    ext = pd.DataFrame([{"dataset": d, "signal": s, "gate": g, "mode": m, "auc": 0.6, "ci_low": 0.5, "ci_high": 0.7,
+                         "n_in": 5, "n_out": 5}
+                        for d in ("bfcl", "bfcl_2plus", "functionchat")
+                        for s, g, m in (("g3_transfer", "g3", "transfer"), ("g3", "g3", "within"),
+                                        ("top_score", "top_score", "raw"), ("e5_knn", "e5_knn", "raw"))])
+    both = transfer_frame(signals, ext, reg, "mine", gate, 0)
+    tail = both[both["set"] != "mine"]
+    assert list(zip(tail["gate"], tail["set"], tail["mode"])) == [
+        ("g3", "functionchat", "within"), ("g3", "functionchat", "transfer"), ("g3", "bfcl_2plus", "within"),
+        ("g3", "bfcl_2plus", "transfer"), ("e5_knn", "functionchat", "raw"), ("e5_knn", "bfcl_2plus", "raw")]
+    fig = gate_transfer_figure(both, reg)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["within", "raw", "transfer"]
+
+
+def test_closing_sentences_quote_the_table():
+    reg = registry("bm25", ["e5"])
+    t = pd.DataFrame([("g3", "s1", "within", 0.70, 0.60, 0.80), ("e5_maxcos", "s1", "raw", 0.90, 0.85, 0.95),
+                      ("g3_enc", "s1", "within", 0.88, 0.80, 0.93), ("g3_enc", "s1", "transfer", 0.60, 0.50, 0.70),
+                      ("g3", "s2", "within", 0.55, 0.45, 0.65)],
+                     columns=["gate", "set", "mode", "auc", "ci_low", "ci_high"])
+    (s1,) = closing_sentences(t, reg)  # s2 has no G3+enc row: no sentence
+    assert s1 == ("s1: best single signal e5_maxcos (raw) 0.900 [0.850, 0.950]; G3+enc within 0.880 [0.800, 0.930], "
+                  "inside e5_maxcos's interval; transfer 0.600 [0.500, 0.700], below e5_maxcos's interval.")
 
 
 class _BagOfWords(E.Encoder):

@@ -12,6 +12,7 @@ exemplars.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from ..text import char_ngrams
 from .adapters import ExternalSet
 from .scoring import row_embeddings, row_scores, stacked
 
+log = logging.getLogger(__name__)
 LEVEL = 0.95  # bootstrap interval
 AUC_COLUMNS = ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 
@@ -92,6 +94,8 @@ def gate_signals(ext: ExternalSet, rankers: dict[str, dict], fits: dict | None, 
     for name, fit in (fits or {}).items():
         if name in reg and set(fit["features"]) <= set(raw.columns):
             signals[f"{name}_transfer"], meta[f"{name}_transfer"] = payload_scores(fit, raw), (name, "transfer")
+        else:  # fitted on other rankers than this study's: nothing to apply it to
+            log.warning("%s: no transfer of %s (inputs %s not computed here)", ext.dataset, name, fit["features"])
     df = pd.DataFrame({"utterance_id": [u["utterance_id"] for u in ext.utterances], "cluster": ext.clusters,
                        "condition": ext.conditions, "in_catalog": y,
                        "n_candidates": [len(c) for c in ext.candidates], **signals})
