@@ -195,6 +195,8 @@ def test_transfer_table_own_set_then_external_within_before_transfer():
         ("g3", "bfcl_2plus", "transfer"), ("e5_knn", "functionchat", "raw"), ("e5_knn", "bfcl_2plus", "raw")]
     fig = gate_transfer_figure(both, reg)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["within", "raw", "transfer"]
+    alone = gate_transfer_figure(own, reg)  # no external study: no transfer in the legend
+    assert [t.get_text() for t in alone.legends[0].get_texts()] == ["within", "raw"]
 
 
 def test_closing_sentences_quote_the_table():

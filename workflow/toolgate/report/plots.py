@@ -152,14 +152,16 @@ def gate_transfer_figure(table: pd.DataFrame, signals: dict[str, Signal]):
     """Gates x sets from gate_transfer.csv: AUROC with 95% intervals, one panel per set, modes side by side."""
     sets = list(dict.fromkeys(table["set"]))
     gates = list(dict.fromkeys(table["gate"]))
-    styles = {"within": ("o", "C0"), "raw": ("s", "C2"), "transfer": ("D", "C3")}
+    styles = {"within": ("o", "C0", -0.12), "raw": ("s", "C2", -0.12), "transfer": ("D", "C3", 0.12)}
     fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.32 * len(gates) + 1.6), squeeze=False,
-                             sharey=True, layout="constrained")
+                             sharex=True, sharey=True, layout="constrained")
     for ax, name in zip(axes[0], sets):
         d = table[table["set"] == name]
-        for k, (mode, (marker, color)) in enumerate(styles.items()):
+        for mode, (marker, color, offset) in styles.items():  # a gate is within or raw, and may be transferred
             m = d[d["mode"] == mode]
-            y = [gates.index(g) + (k - 1) * 0.22 for g in m["gate"]]
+            if m.empty:
+                continue
+            y = [gates.index(g) + offset for g in m["gate"]]
             ax.errorbar(m["auc"], y, xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4,
                         color=color, capsize=2, lw=1, label=mode)
         ax.axvline(0.5, color="grey", ls=":", lw=1)
