@@ -7,6 +7,7 @@ import pytest
 
 from conftest import copy_repo
 from smk import snakemake
+from toolgate.signals import registry
 
 pytestmark = pytest.mark.slow
 
@@ -31,15 +32,24 @@ def test_outputs_exist_and_are_consistent(smoke_run):
     assert set(sel["slice"]) == {"match", "mismatch", "mismatch_hard", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
     assert (sel[(sel["slice"] == "all") & (sel["lang"] == "all")]["n"] == 140).all()  # the main set only
     auc = pd.read_csv(res / "tables/gate_auc.csv")
-    assert {"top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term", "length",
-            "length_fitted", "g3", "g3_no_length", "e5_maxcos", "usem3_maxcos"} == set(auc["signal"])
+    assert list(auc["signal"]) == list(registry("bm25", ["e5", "usem3"]))  # the paper's signals, then v2's
+    assert auc.set_index("signal")[["auc_overall", "auc_mismatch_hard"]].notna().all().all()
     assert {"auc_mismatch_hard", "auc_mismatch_length_matched"} <= set(auc.columns)
+    comp = pd.read_csv(res / "tables/gate_comparison.csv")
+    assert set(comp["slice"]) == {"overall", "match", "mismatch", "mismatch_hard", "mismatch_length_matched"}
+    cov = comp.query("cluster_unit == 'utterance' and slice == 'overall' and measure == 'best_coverage'")
+    ops = pd.read_csv(res / "tables/operating_points.csv").set_index("gate")["best_coverage"]
+    for g in ("g3", "e5_maxcos", "usem3_maxcos"):  # the comparison's coverage is operating_points' own
+        assert abs(cov.set_index("gate").loc[g, "value"] - ops[g]) < 1e-4
+    transfer = pd.read_csv(res / "tables/gate_transfer.csv").set_index("gate")
+    assert set(transfer["set"]) == {"smoke"} and transfer.loc["g3_enc", "mode"] == "within"  # no external study
+    assert abs(transfer.loc["g3", "auc"] - auc.set_index("signal").loc["g3", "auc_overall"]) < 1e-4
     overlap = pd.read_csv(res / "tables/gate_by_overlap.csv")
     assert {"auc", "auc difference", "top1"} == set(overlap["measure"]) and overlap["n_in"].sum() > 0
     assert json.loads((res / "data_check.json").read_text()) == {"checks": [], "enabled": False}
     boot = pd.read_csv(res / "tables/bootstrap.csv")
     assert len(boot) == 12 and set(boot["cluster_unit"]) == {"utterance", "pair"}
-    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap"):
+    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap", "fig_gate_transfer"):
         for ext in ("png", "pdf"):
             assert (smoke_run / "figures" / "smoke" / f"{fig}.{ext}").stat().st_size > 10_000
     pipes, base = pd.read_csv(res / "tables/pipelines.csv"), pd.read_csv(res / "tables/routing_baselines.csv")

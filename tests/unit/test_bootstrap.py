@@ -5,6 +5,7 @@ import pytest
 
 from toolgate.bootstrap import NO_SLICE, bootstrap_frame, cluster_weights, paired_differences, write_bootstrap
 from toolgate.config import section
+from toolgate.metrics import weighted_fpr_at_tpr
 
 
 def test_cluster_weights_pairs_move_together_and_seed_is_reproducible():
@@ -52,3 +53,11 @@ def test_bootstrap_title_names_the_slice_of_its_rows(tmp_path, slices, title):
     heading = (tmp_path / "bootstrap.md").read_text(encoding="utf-8").splitlines()[0]
     assert heading == f"# Cluster bootstrap: paired AUC differences, {title}"
     assert set(df["slice"]) == {"mismatch" if "mismatch" in slices else NO_SLICE}
+
+
+def test_paired_differences_takes_any_measure():
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(30), np.zeros(30)].astype(int)
+    sig = pd.DataFrame({"good": y + rng.normal(0, 0.5, 60), "bad": rng.normal(0, 1, 60)})
+    df = paired_differences(sig, y, np.arange(60), [("good", "bad")], 200, 0, metric=("fpr", weighted_fpr_at_tpr))
+    assert {"fpr_a", "fpr_b"} <= set(df.columns) and df["difference"].iloc[0] < 0

@@ -1,14 +1,17 @@
-"""toolgate.external.study: per-row candidate scoring, selection, gate signals and Jaccard."""
+"""toolgate.external: per-row candidate scoring, selection, gate signals and Jaccard."""
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate import gate as G
 from toolgate.config import section
 from toolgate.external import adapters as A
+from toolgate.external import gate as XG
+from toolgate.external import scoring as XS
 from toolgate.external import study as X
+from toolgate.gate_models import payload_scores
+from toolgate.signals import FEATURES
 
 BM25 = {"bm25": {"type": "bm25", "variant": "E1"}}
 
@@ -33,11 +36,11 @@ def _tiny():
 
 def test_row_scores_use_own_candidates_and_ties_keep_candidate_order(run0):
     ext = _tiny()
-    scores = X.row_scores(ext, BM25["bm25"], run0)
+    scores = XS.row_scores(ext, BM25["bm25"], run0)
     assert [len(s) for s in scores] == [3, 2, 2, 1]
     assert scores[0][0] == scores[0][1] > scores[0][2]  # alpha and beta tie
     assert scores[1][0] == scores[0][1] and scores[1][1] == scores[0][0]  # columns follow the row's order
-    assert X.top1(scores, ext.candidates) == ["alpha", "beta", "gamma", "gamma"]
+    assert XS.top1(scores, ext.candidates) == ["alpha", "beta", "gamma", "gamma"]
     sel = X.external_selection(BM25, {"bfcl": ext}, run0)
     row = sel.iloc[0]
     assert (row["dataset"], row["condition"], row["n"]) == ("bfcl", "multiple", 3) and row["top1"] == 1.0
@@ -46,7 +49,7 @@ def test_row_scores_use_own_candidates_and_ties_keep_candidate_order(run0):
 
 def test_row_features_cap_k_and_pad_single_candidates():
     scores = [np.array([3.0]), np.array([4.0, 1.0]), np.array([0.0])]
-    f = X.row_features(scores, ["a b", "c d", "e"], 5, section("text"))
+    f = XG.row_features(scores, ["a b", "c d", "e"], 5, section("text"))
     assert f.loc[0, "raw_margin"] == 3 and f.loc[0, "norm_margin"] == 1 and f.loc[0, "score_over_mean"] == 1
     assert f.loc[0, "topk_entropy"] == 0
     assert f.loc[1, "score_over_mean"] == pytest.approx(4 / 2.5)  # k = 2 candidates, not 5
@@ -56,14 +59,14 @@ def test_row_features_cap_k_and_pad_single_candidates():
 def test_transfer_payload_is_applied_unchanged():
     feats = pd.DataFrame({"top_score": [1.0, 2.0], "length": [3.0, 4.0]})
     payload = {"features": ["top_score", "length"], "coef": [2.0, -1.0], "intercept": 0.5}
-    np.testing.assert_allclose(X._payload_scores(payload, feats), [-0.5, 0.5])
+    np.testing.assert_allclose(payload_scores(payload, feats), [-0.5, 0.5])
 
 
 def test_external_gate_on_functionchat_with_bm25(fc_call, run0, tmp_path):
-    g3 = tmp_path / "g3.json"
-    g3.write_text(json.dumps({"features": list(G.FEATURES), "coef": [0, 0, 0, 0, 0, 1, 0], "intercept": -1}))
-    df = X.external_gate(BM25, g3, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
-    assert list(df.columns) == ["dataset", "signal", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
+    fits = tmp_path / "gates.json"
+    fits.write_text(json.dumps({"g3": {"features": list(FEATURES), "coef": [0, 0, 0, 0, 0, 1, 0], "intercept": -1}}))
+    df = XG.external_gate(BM25, fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
+    assert list(df.columns) == ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
     assert set(df["dataset"]) == {"functionchat"} and (df["n_in"] == 100).all() and (df["n_out"] == 100).all()
     assert set(df["mode"]) == {"raw", "within", "transfer"}
     assert ((df["ci_low"] <= df["auc"] + 1e-12) & (df["auc"] <= df["ci_high"] + 1e-12)).all()

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from toolgate.gate import folds, score_features
+from toolgate.gate import score_features
+from toolgate.gate_models import folds
 
 
 def test_score_features_hand_computed():

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.metrics import roc_auc_score
 
-from toolgate.metrics import auc, calibration_errors, weighted_auc
+from toolgate.metrics import auc, calibration_errors, weighted_auc, weighted_fpr_at_tpr
 
 
 @settings(max_examples=200, deadline=None)
@@ -31,3 +31,15 @@ def test_calibration_errors_hand_computed():
     y = np.array([0, 1, 1, 1])
     ece, mce = calibration_errors(p, y, bins=10)
     assert ece == pytest.approx(0.5 * 0.45 + 0.5 * 0.05) and mce == pytest.approx(0.45)
+
+
+def test_fpr_at_95_tpr_by_hand():
+    s = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3])
+    y = np.array([1, 0, 1, 1, 0, 1, 0])
+    # 95% of 4 positives needs all 4: t* = 0.4 admits negatives 0.8 and 0.5 of 3
+    assert weighted_fpr_at_tpr(s, y, np.ones(7)) == pytest.approx(2 / 3)
+    assert weighted_fpr_at_tpr(s, y, np.ones(7), tpr=0.5) == pytest.approx(1 / 3)  # t* = 0.7
+    tied = weighted_fpr_at_tpr(np.array([1.0, 1.0, 0.0]), np.array([1, 0, 0]), np.ones(3))
+    assert tied == pytest.approx(0.5)  # a tie enters together
+    w = np.array([[2, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
+    np.testing.assert_allclose(weighted_fpr_at_tpr(s, y, w), [2 / 3, 2 / 3])

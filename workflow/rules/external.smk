@@ -5,7 +5,7 @@ rule external:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        g3=f"{RES}/gate/g3.json",
+        gates=f"{RES}/gate/gates.json",
     output:
         selection=f"{RES}/tables/external_selection.csv",
         selection_md=f"{RES}/tables/external_selection.md",

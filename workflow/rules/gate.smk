@@ -11,8 +11,10 @@ rule gate_auc:
         md=f"{RES}/tables/gate_auc.md",
         signals=f"{RES}/gate/signals.csv",
         payload=f"{RES}/gate/g3.json",
+        gates=f"{RES}/gate/gates.json",
     params:
         rankers=[config["roles"]["lexical"]] + encoder_rankers(),
+        specs={r: config["rankers"][r] for r in encoder_rankers()},
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,
@@ -168,3 +170,66 @@ rule fig_gate_by_overlap:
         ENV
     script:
         "../scripts/fig_gate_by_overlap.py"
+
+
+rule gate_comparison:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        table=f"{RES}/tables/gate_comparison.csv",
+        md=f"{RES}/tables/gate_comparison.md",
+    params:
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_comparison.tsv"
+    log:
+        f"{LOGS}/gate_comparison.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_comparison.py"
+
+
+rule gate_transfer:
+    input:
+        signals=f"{RES}/gate/signals.csv",
+        external=[f"{RES}/tables/external_gate.csv"] if config["external"]["enabled"] else [],
+    output:
+        table=f"{RES}/tables/gate_transfer.csv",
+        md=f"{RES}/tables/gate_transfer.md",
+    params:
+        signals=SIGNALS,
+        experiment=EXP,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_transfer.tsv"
+    log:
+        f"{LOGS}/gate_transfer.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_transfer.py"
+
+
+rule fig_gate_transfer:
+    input:
+        f"{RES}/tables/gate_transfer.csv",
+    output:
+        png=report(f"{FIG}/fig_gate_transfer.png", caption="../report/fig_transfer.rst", category="Figures"),
+        pdf=f"{FIG}/fig_gate_transfer.pdf",
+    params:
+        signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_gate_transfer.tsv"
+    log:
+        f"{LOGS}/fig_gate_transfer.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_gate_transfer.py"

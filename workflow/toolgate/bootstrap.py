@@ -34,19 +34,32 @@ def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.nda
 
 
 def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarray, diffs: list[tuple[str, str]],
-                       n_resamples: int, seed: int, level: float = 0.95) -> pd.DataFrame:
+                       n_resamples: int, seed: int, level: float = 0.95, metric=("auc", weighted_auc)) -> pd.DataFrame:
+    """metric(a) - metric(b) for each pair of ``diffs`` with its paired percentile interval.
+
+    ``metric``: (name, function(scores, y, weights) -> a value per weight row), AUC by default; the name
+    prefixes the point-value columns (``auc_a``, ``auc_b``).
+    """
+    name, fn = metric
     w = cluster_weights(clusters, n_resamples, seed)
     names = sorted({n for d in diffs for n in d})
-    point = {n: weighted_auc(signals[n].to_numpy(), y, np.ones(len(y))) for n in names}
-    boot = {n: weighted_auc(signals[n].to_numpy(), y, w) for n in names}
+    point = {n: fn(signals[n].to_numpy(), y, np.ones(len(y))) for n in names}
+    boot = {n: fn(signals[n].to_numpy(), y, w) for n in names}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     recs = []
     for a, b in diffs:
         d = boot[a] - boot[b]
         lo, hi = np.nanquantile(d, [lo_q, hi_q])
-        recs.append({"a": a, "b": b, "auc_a": point[a], "auc_b": point[b], "difference": point[a] - point[b],
+        recs.append({"a": a, "b": b, f"{name}_a": point[a], f"{name}_b": point[b], "difference": point[a] - point[b],
                      "ci_low": lo, "ci_high": hi, "excludes_zero": bool(lo > 0 or hi < 0)})
     return pd.DataFrame(recs)
+
+
+def auc_interval(scores: np.ndarray, y: np.ndarray, weights: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """(AUC, interval low, interval high): the point AUC and the percentile interval over the weight rows."""
+    scores = np.asarray(scores, float)
+    lo, hi = np.nanquantile(weighted_auc(scores, y, weights), [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(weighted_auc(scores, y, np.ones(len(y)))), float(lo), float(hi)
 
 
 # The ``slice`` label of rows computed on every in-catalog item, for sets without the requested slice.

@@ -265,8 +265,10 @@ class CachedEncoder:
         digest = hashlib.sha256("\x1f".join([self.encoder.key, role, *texts]).encode()).hexdigest()[:24]
         path = self.cache_dir / f"{self.encoder.backend}-{role}-{digest}.npy"
         if path.exists():
+            log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
             return np.load(path)
         emb = fn(list(texts))
+        log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npy")
         np.save(tmp, emb)

@@ -17,9 +17,13 @@ Signals:
 * ``g3``: balanced logistic regression on standardised features, all seven;
   ``g3_no_length``: the same on the six score features (the paper's
   "G3 without length", also "the six-feature model");
-* encoder gates: maximum cosine between the query and the actions.
-Out-of-fold models use five folds stratified by label and grouped by
-``pair_id``, so a request and its translation never sit on both sides.
+* encoder gates: maximum cosine between the query and the actions;
+* gate study v2 (:mod:`toolgate.gate_inputs`): each encoder's cosine margin
+  and top-k mean, rank agreement with BM25 and exemplar kNN, and the gates
+  fitted on them (G3+enc, kNN + catalog cosine, rank agreement).
+Every fitted signal follows one protocol (:mod:`toolgate.gate_models`): out
+of fold, five folds stratified by label and grouped by ``pair_id``, so a
+request and its translation never sit on both sides.
 """
 from __future__ import annotations
 
@@ -28,22 +32,20 @@ import logging
 
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedGroupKFold
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from . import io
 from .config import Gate, Roles, Run
+from .gate_inputs import agreement_frame, encoder_frame, exemplar_frame, exemplar_knn
+from .gate_models import fit_signals, main_folds, payloads
 from .metrics import auc
+from .rankers import query_embeddings
 from .scores import Scores, load_scores
-from .signals import FEATURES, SCORE_FEATURES, Signal, encoder_signal, registry
+from .signals import FEATURES, Signal, registry
 from .tables import write_table
 from .text import char_ngrams
 
 log = logging.getLogger(__name__)
 PAPER_KEYS = ("gate.",)
-
 
 
 def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
@@ -61,22 +63,6 @@ def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd
     return pd.DataFrame({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
                          "score_over_mean": over_mean, "topk_entropy": entropy,
                          "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
-
-
-def gate_model():
-    return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
-
-
-def folds(y: np.ndarray, groups: np.ndarray, n_splits: int, seed: int):
-    return list(StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(np.zeros(len(y)), y, groups))
-
-
-def oof_scores(x: np.ndarray, y: np.ndarray, fold_list) -> np.ndarray:
-    """Out-of-fold decision scores (log-odds) of the balanced gate model."""
-    out = np.full(len(y), np.nan)
-    for train, test in fold_list:
-        out[test] = gate_model().fit(x[train], y[train]).decision_function(x[test])
-    return out
 
 
 def slice_masks(rows: list[dict]) -> dict[str, np.ndarray]:
@@ -106,50 +92,51 @@ def length_matched(rows, lengths: np.ndarray, seed: int) -> np.ndarray:
     return mask
 
 
-def main_folds(y: np.ndarray, groups: np.ndarray, hard: np.ndarray, n_splits: int, seed: int):
-    """Folds fitted on the main set; mismatch_hard rows are only ever predicted, each pair in one fold."""
-    main, extra = np.flatnonzero(~hard), np.flatnonzero(hard)
-    fold_of = {p: i % n_splits for i, p in enumerate(sorted(set(groups[extra])))}
-    extra_fold = np.array([fold_of[g] for g in groups[extra]], int)
-    return [(main[train], np.sort(np.r_[main[test], extra[extra_fold == f]]))
-            for f, (train, test) in enumerate(folds(y[main], groups[main], n_splits, seed))]
+def study_masks(rows, lengths: np.ndarray, y: np.ndarray, seed: int) -> dict[str, np.ndarray]:
+    """The evaluation slices of gate_auc.csv, the length-matched one where there is a mismatch slice."""
+    masks = slice_masks(rows)
+    if (masks["mismatch"] & (y == 1)).any():
+        masks["mismatch_length_matched"] = length_matched(rows, lengths, seed)
+    return masks
 
 
-def payload(x: np.ndarray, y: np.ndarray, names) -> str:
-    """The deployable G3: coefficients folded through the standardisation, as compact JSON."""
-    m = gate_model().fit(x, y)
-    scaler, lr = m[0], m[1]
-    coef = lr.coef_[0] / scaler.scale_
-    intercept = float(lr.intercept_[0] - (coef * scaler.mean_).sum())
-    return json.dumps({"features": list(names), "coef": [float(f"{c:.6g}") for c in coef],
-                       "intercept": float(f"{intercept:.6g}")}, separators=(",", ":"))
+def query_lengths(rows, run: Run) -> np.ndarray:
+    """L: each request's character n-gram count."""
+    return np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
 
 
 class GateStudy:
-    """All gate signals for one utterance set; every array is aligned with ``rows``."""
+    """All gate signals for one utterance set; every array is aligned with ``rows``.
 
-    def __init__(self, rows, lexical: tuple[str, Scores], encoders: dict[str, Scores], gate: Gate, run: Run):
+    ``embeddings``: each encoder's request embeddings (rows in ``rows``' order), for exemplar kNN.
+    """
+
+    def __init__(self, rows, lexical: tuple[str, Scores], encoders: dict[str, Scores], embeddings: dict[str, np.ndarray],
+                 gate: Gate, run: Run):
         lexical_name, lexical = lexical
         self.rows, self.seed = rows, run.seed
         self.y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
         self.groups = np.array([r["pair_id"] for r in rows])
-        lengths = np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
-        self.features = score_features(lexical.for_rows(rows).action_scores(), lengths, gate.top_k)
-        self.masks = slice_masks(rows)
-        if (self.masks["mismatch"] & (self.y == 1)).any():
-            self.masks["mismatch_length_matched"] = length_matched(rows, lengths, run.seed)
+        lengths = query_lengths(rows, run)
+        lex = lexical.for_rows(rows).action_scores()
+        self.features = score_features(lex, lengths, gate.top_k)
+        self.masks = study_masks(rows, lengths, self.y, run.seed)
         self.folds = main_folds(self.y, self.groups, ~self.masks["overall"], gate.folds, run.seed)
-        x = self.features.to_numpy()
-        six = self.features[list(SCORE_FEATURES)].to_numpy()
-        self.signals: dict[str, np.ndarray] = {f: self.features[f].to_numpy() for f in FEATURES}
-        self.signals["length_fitted"] = oof_scores(self.features[["length"]].to_numpy(), self.y, self.folds)
-        self.signals["g3"] = oof_scores(x, self.y, self.folds)
-        self.signals["g3_no_length"] = oof_scores(six, self.y, self.folds)
-        for name, s in encoders.items():
-            self.signals[encoder_signal(name).name] = s.for_rows(rows).action_scores().max(1)
         self.registry: dict[str, Signal] = registry(lexical_name, list(encoders))
+        parts = [self.features]
+        for name, s in encoders.items():
+            s = s.for_rows(rows)
+            if list(s.action_ids) != list(lexical.action_ids):
+                raise ValueError(f"{name} and {lexical_name} score different actions")
+            knn = exemplar_knn(embeddings[name], self.y, self.groups, self.folds)
+            parts += [encoder_frame(name, s.action_scores(), gate.top_k),
+                      agreement_frame(lexical_name, name, lex, s.action_scores()), exemplar_frame(name, knn)]
+        raw = pd.concat(parts, axis=1)
+        fits = fit_signals(raw, self.registry, self.y, self.folds)
+        self.signals: dict[str, np.ndarray] = {n: fits[n] if n in fits else raw[n].to_numpy() for n in self.registry}
         main = self.masks["overall"]
-        self.payload = payload(x[main], self.y[main], FEATURES)
+        self.payloads = payloads(raw[main], self.registry, self.y[main])
+        self.payload = json.dumps(self.payloads["g3"], separators=(",", ":"))
 
     def auc_frame(self) -> pd.DataFrame:
         recs = []
@@ -165,11 +152,15 @@ class GateStudy:
         return pd.DataFrame(recs)
 
 
-def load_study(catalog_path, utterances_path, score_paths: dict, roles: Roles, gate: Gate, run: Run) -> GateStudy:
-    """``score_paths``: the lexical ranker's and every encoder's score matrix, by ranker name."""
+def load_study(catalog_path, utterances_path, score_paths: dict, specs: dict, roles: Roles, gate: Gate,
+               run: Run) -> GateStudy:
+    """``score_paths``: the lexical ranker's and every encoder's score matrix, by ranker name; ``specs``: each
+    encoder's ``rankers:`` entry, whose request embeddings are read from the cache the scores rule filled."""
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     encoders = {n: load_scores(p) for n, p in score_paths.items() if n != roles.lexical}
-    return GateStudy(rows, (roles.lexical, load_scores(score_paths[roles.lexical])), encoders, gate, run)
+    texts = [r["text"] for r in rows]  # the scores rule's order, so its cached embeddings are found
+    embeddings = {n: query_embeddings(specs[n], texts, run) for n in encoders}
+    return GateStudy(rows, (roles.lexical, load_scores(score_paths[roles.lexical])), encoders, embeddings, gate, run)
 
 
 def write_signals(study: GateStudy, path) -> None:
@@ -187,9 +178,11 @@ def _fold_ids(study: GateStudy) -> np.ndarray:
     return out
 
 
-def write_gate_auc(study: GateStudy, out_csv, payload_path) -> pd.DataFrame:
+def write_gate_auc(study: GateStudy, out_csv, payload_path, gates_path) -> pd.DataFrame:
+    """gate_auc.csv, G3's payload (g3.json) and every fitted gate's payload (gates.json, what transfer applies)."""
     df = study.auc_frame()
     io.write_atomic(payload_path, study.payload + "\n")
+    io.write_atomic(gates_path, json.dumps(study.payloads, indent=1) + "\n")
     n_bytes = len(study.payload.encode())
     g3 = df["signal"] == "g3"
     df.loc[g3, "parameters"] = len(FEATURES) + 1
@@ -198,6 +191,7 @@ def write_gate_auc(study: GateStudy, out_csv, payload_path) -> pd.DataFrame:
                 "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
                 "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
                 "length within each language, since length separates the slices partly by construction. "
-                f"Fitted models are out of fold (5 folds grouped by pair). G3 payload: {len(FEATURES) + 1} parameters, "
+                "Fitted models are out of fold (folds grouped by pair); gate study v2's signals follow the paper's. "
+                f"G3 payload: {len(FEATURES) + 1} parameters, "
                 f"{n_bytes} bytes as compact JSON.", study.seed, paper=PAPER_KEYS)
     return df

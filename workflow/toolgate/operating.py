@@ -22,27 +22,56 @@ from .signals import Signal, signal_rows, studied_gates
 from .tables import write_table
 
 
-def sweep(score: np.ndarray, rows, top1, route) -> pd.DataFrame:
-    """Danger and coverage at every distinct threshold (plus 'nothing in gate')."""
-    n = len(rows)
+def outcomes(rows, top1, route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: (correct if admitted, correct if not admitted, dangerous if admitted)."""
     outcome = np.array([r["gold_outcome"] for r in rows])
     gold = np.array([r["gold_tool"] or "" for r in rows])
     local_ok = np.isin(outcome, io.IN_CATALOG) & (top1 == gold)  # correct if admitted
     route_ok = (outcome == "chat") & (route == "chat")  # correct if not admitted
-    danger_if_in = outcome == "delegate"
-    thresholds = np.r_[np.unique(score)[::-1], np.inf]
-    recs = []
-    for t in thresholds:
-        inn = score >= t
-        recs.append({"threshold": t, "danger_rate": (danger_if_in & inn).sum() / n,
-                     "coverage": ((local_ok & inn).sum() + (route_ok & ~inn).sum()) / n,
-                     "admitted": inn.mean()})
-    return pd.DataFrame(recs)
+    return local_ok, route_ok, outcome == "delegate"
+
+
+def weighted_sweep(score: np.ndarray, parts, weights: np.ndarray):
+    """(thresholds, danger, coverage, admitted) at every distinct threshold, descending, then 'nothing in gate'.
+
+    ``parts``: :func:`outcomes`; ``weights`` (B x n, or n): each row's weight, e.g. a bootstrap resample's cluster
+    draws. danger, coverage and admitted are (B x thresholds) fractions of the total weight.
+    """
+    local_ok, route_ok, danger_if_in = parts
+    w = np.atleast_2d(np.asarray(weights, float))
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # tie groups, highest score first
+
+    def admitted_sum(flag):  # weight of flagged rows with score >= each threshold, then none admitted
+        inn = np.cumsum(np.add.reduceat((w * flag)[:, order], starts, axis=1), axis=1)
+        return np.hstack([inn, np.zeros((len(w), 1))])
+
+    total = w.sum(1, keepdims=True)
+    danger = admitted_sum(danger_if_in) / total
+    coverage = (admitted_sum(local_ok) + (w * route_ok).sum(1, keepdims=True) - admitted_sum(route_ok)) / total
+    return np.r_[s[starts], np.inf], danger, coverage, admitted_sum(np.ones(len(score), bool)) / total
+
+
+def sweep(score: np.ndarray, rows, top1, route) -> pd.DataFrame:
+    """Danger and coverage at every distinct threshold (plus 'nothing in gate')."""
+    thresholds, danger, coverage, admitted = weighted_sweep(score, outcomes(rows, top1, route), np.ones(len(rows)))
+    return pd.DataFrame({"threshold": thresholds, "danger_rate": danger[0], "coverage": coverage[0],
+                         "admitted": admitted[0]})
+
+
+def within_budget(danger, budget: float):
+    return danger <= budget + 1e-12
 
 
 def best_within(sw: pd.DataFrame, budget: float) -> pd.Series:
-    ok = sw[sw["danger_rate"] <= budget + 1e-12]
+    ok = sw[within_budget(sw["danger_rate"], budget)]
     return ok.sort_values(["coverage", "danger_rate"], ascending=[False, True], kind="stable").iloc[0]
+
+
+def best_coverage(danger: np.ndarray, coverage: np.ndarray, budget: float) -> np.ndarray:
+    """Per row of a :func:`weighted_sweep`: the highest coverage with danger within budget (best_within's)."""
+    return np.where(within_budget(danger, budget), coverage, -np.inf).max(1)
 
 
 def envelope(sw: pd.DataFrame, grid: np.ndarray) -> np.ndarray:

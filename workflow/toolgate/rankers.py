@@ -91,6 +91,17 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
     raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim)")
 
 
+def query_embeddings(spec: dict, texts, run) -> np.ndarray:
+    """A dense ranker's request embeddings through the embedding cache its scores filled (``run.cache``).
+
+    ``texts`` in the order the scores were computed in: the cache is keyed by the whole list.
+    """
+    ranker = build_ranker(spec, run.text.ngram, run.text.pad, run.cache)
+    if not isinstance(ranker, DenseRanker):
+        raise ValueError(f"request embeddings need a dense ranker, not '{ranker_spec(spec)['type']}'")
+    return ranker.encoder.encode_queries(list(texts))
+
+
 def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None):
     """A ranker fitted on every catalog entry's index text (actions and routes, catalog order)."""
     docs = [index_text(t, ranker_spec(spec)["variant"], langs) for t in catalog]

@@ -58,7 +58,7 @@ class ExternalSet:
     clusters: list[str]             # bootstrap / fold cluster of each row
     conditions: list[str]           # candidate condition (FunctionChat Singlecall) or subset
     names: dict[str, str]           # tool id -> original function name
-    _scores: dict = field(default_factory=dict, repr=False)  # memo of toolgate.external.study.row_scores
+    _scores: dict = field(default_factory=dict, repr=False)  # memo of toolgate.external.scoring (per-row lists)
 
     @property
     def in_catalog(self) -> np.ndarray:

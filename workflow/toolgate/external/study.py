@@ -1,74 +1,29 @@
 """The external cross-checks: selection, gate and vocabulary overlap over each row's own candidates.
 
-Each ranker is fitted once on the whole catalog of a set (index text
-``toolgate.catalog.index_text`` with the set's one language), every distinct
-request is scored once, and each row keeps only its own candidates' columns:
-the sets give every row its own candidate list, so a shared score matrix
-(``toolgate.scores.Scores``) does not apply.
+Scoring (:mod:`.scoring`) and the gate study (:mod:`.gate`) have their own
+modules; this one holds selection, the Jaccard comparison and the workflow
+entry ``write_external``.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import gate as _gate
 from .. import io
-from ..bootstrap import cluster_weights
-from ..catalog import index_text
-from ..config import External, Gate, Run, Text
+from ..config import External, Gate, Run
 from ..datacard import jaccard_frame
-from ..metrics import auc, weighted_auc
-from ..rankers import build_ranker
-from ..scores import top_order
 from ..tables import write_table
-from ..text import char_ngrams, jaccard
+from ..text import jaccard
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
+from .gate import external_gate
+from .scoring import row_scores, top1
 
 log = logging.getLogger(__name__)
 
-LEVEL = 0.95  # bootstrap interval
-AUC_COLUMNS = ["dataset", "signal", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 ITEM_COLUMNS = ["dataset", "subset", "lang", "utterance_id", "jaccard"]
-
-
-# ----------------------------------------------------------------------------------------------- scoring
-
-def row_scores(ext: ExternalSet, spec: dict, run: Run) -> list[np.ndarray]:
-    """Each row's scores over its own candidates, in candidate order.
-
-    The ranker is fitted once on the index texts of the whole catalog of the
-    set (``spec["variant"]``, the set's language); each distinct request text
-    is scored once. Memoised on ``ext`` per (spec, ngram, pad).
-    """
-    ngram, pad = run.text.ngram, run.text.pad
-    key = json.dumps([spec, ngram, pad], sort_keys=True)
-    if key not in ext._scores:
-        t0 = time.perf_counter()
-        docs = [index_text(t, spec.get("variant", "E0"), (ext.lang,)) for t in ext.catalog]
-        if spec["type"] == "bm25":  # every catalog entry is a document (duplicates count in the idf)
-            col = {t["id"]: j for j, t in enumerate(ext.catalog)}
-        else:  # an encoder gives equal texts equal vectors: encode each distinct text once
-            pos = {d: i for i, d in enumerate(dict.fromkeys(docs))}
-            col = {t["id"]: pos[d] for t, d in zip(ext.catalog, docs)}
-            docs = list(pos)
-        texts = list(dict.fromkeys(u["text"] for u in ext.utterances))
-        qrow = {t: i for i, t in enumerate(texts)}
-        full = np.asarray(build_ranker(spec, ngram, pad, run.cache).fit(docs).score_many(texts), float)
-        ext._scores[key] = [full[qrow[u["text"]], [col[c] for c in cands]]
-                            for u, cands in zip(ext.utterances, ext.candidates)]
-        log.info("%s: %s scored %d texts x %d tools in %.1f s", ext.dataset, spec.get("type"), len(texts),
-                 len(docs), time.perf_counter() - t0)
-    return ext._scores[key]
-
-
-def top1(scores: list[np.ndarray], candidates: list[list[str]]) -> list[str]:
-    """Predicted tool per row: the best-scoring candidate; ties go to the earlier candidate."""
-    return [c[int(top_order(s, 1)[0])] for s, c in zip(scores, candidates)]
 
 
 # ----------------------------------------------------------------------------------------------- selection
@@ -103,115 +58,6 @@ def external_selection(rankers: dict[str, dict], sets: dict[str, ExternalSet], r
         if "bfcl" in sets:
             recs += _selection_rows(sets["bfcl"], "bfcl", name, spec, run)
     return pd.DataFrame(recs, columns=["dataset", "condition", "ranker", "n", "top1", "mean_candidates", "chance"])
-
-
-# ----------------------------------------------------------------------------------------------- gate
-
-def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
-    """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates.
-
-    Rows are grouped by candidate count m and use ``k = min(k, m)``. A row with
-    a single candidate gets a zero second score (a BM25 score is never
-    negative, so an absent tool scores 0): margin = s1, norm margin = 1 when
-    s1 > 0, score over mean = 1, entropy = 0.
-    """
-    lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
-    out = pd.DataFrame(index=range(len(scores)), columns=list(_gate.FEATURES), dtype=float)
-    sizes = np.array([len(s) for s in scores])
-    for m in np.unique(sizes):
-        idx = np.flatnonzero(sizes == m)
-        mat = np.vstack([scores[i] for i in idx])
-        if m == 1:
-            mat = np.hstack([mat, np.zeros((len(idx), 1))])
-        out.iloc[idx] = _gate.score_features(mat, lengths[idx], min(k, int(m))).to_numpy()
-    return out.astype(float)
-
-
-def _payload_scores(g3, features: pd.DataFrame) -> np.ndarray:
-    """Log-odds of a G3 fitted elsewhere: a fitted sklearn model, a payload dict, or a payload JSON path."""
-    if hasattr(g3, "decision_function"):
-        names = list(getattr(g3, "feature_names_in_", _gate.FEATURES))
-        return g3.decision_function(features[names].to_numpy())
-    if not isinstance(g3, dict):
-        g3 = json.loads(Path(g3).read_text(encoding="utf-8"))
-    x = features[list(g3["features"])].to_numpy()
-    return float(g3["intercept"]) + x @ np.asarray(g3["coef"], float)
-
-
-def _auc_row(dataset, signal, mode, sig, y, w) -> dict:
-    sig = np.asarray(sig, float)
-    boot = weighted_auc(sig, y, w)
-    lo, hi = np.nanquantile(boot, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return {"dataset": dataset, "signal": signal, "mode": mode, "auc": auc(sig, y), "ci_low": float(lo),
-            "ci_high": float(hi), "n_in": int(y.sum()), "n_out": int((1 - y).sum())}
-
-
-def gate_signals(ext: ExternalSet, rankers: dict[str, dict], g3, gate: Gate, run: Run) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Per-row gate signals of one set and the mode of each signal (raw / within / transfer).
-
-    BM25 features come from the first ``bm25`` ranker in ``rankers``; G3 within
-    is out of fold (``toolgate.gate.oof_scores``, folds grouped by cluster);
-    ``g3`` (optional) is the synthetic set's model, applied unchanged; every
-    dense ranker gives ``<name>_maxcos``.
-    """
-    lexical = next((s for s in rankers.values() if s["type"] == "bm25"), None)
-    if lexical is None:
-        raise ValueError("external_gate needs a bm25 ranker for the score features")
-    y = ext.in_catalog
-    texts = [u["text"] for u in ext.utterances]
-    feats = row_features(row_scores(ext, lexical, run), texts, gate.top_k, run.text)
-    signals, modes = {}, {}
-    for f in _gate.FEATURES:
-        signals[f], modes[f] = feats[f].to_numpy(), "raw"
-    fl = _gate.folds(y, np.array(ext.clusters), gate.folds, run.seed)
-    signals["g3"], modes["g3"] = _gate.oof_scores(feats[list(_gate.FEATURES)].to_numpy(), y, fl), "within"
-    signals["g3_no_length"] = _gate.oof_scores(feats[list(_gate.SCORE_FEATURES)].to_numpy(), y, fl)
-    modes["g3_no_length"] = "within"
-    if g3 is not None:
-        signals["g3_transfer"], modes["g3_transfer"] = _payload_scores(g3, feats), "transfer"
-    for name, spec in rankers.items():
-        if spec["type"] == "dense":
-            sig = np.array([s.max() for s in row_scores(ext, spec, run)])
-            signals[f"{name}_maxcos"], modes[f"{name}_maxcos"] = sig, "raw"
-    df = pd.DataFrame({"utterance_id": [u["utterance_id"] for u in ext.utterances], "cluster": ext.clusters,
-                       "condition": ext.conditions, "in_catalog": y,
-                       "n_candidates": [len(c) for c in ext.candidates], **signals})
-    return df, modes
-
-
-def external_gate(rankers: dict[str, dict], g3, sets: dict[str, ExternalSet], gate: Gate, run: Run,
-                  bfcl_2plus: bool = True) -> pd.DataFrame:
-    """Gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
-
-    FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
-    live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
-    the six BM25 score features and length (raw), G3 and G3 without length
-    fitted out of fold within the set (within), the synthetic G3 applied
-    unchanged (transfer; ``g3`` = fitted sklearn model, payload dict, or path
-    to ``results/{exp}/gate/g3.json``), and each dense ranker's max cosine
-    (raw). Raw signals are not flipped, so values below 0.5 stay visible.
-
-    In BFCL every single-candidate row is irrelevant (all of ``irrelevance``,
-    most of ``live_irrelevance``), so candidate count alone separates much of
-    in from out (a single candidate fixes entropy 0, score over mean 1, and a
-    max cosine over one tool). With ``bfcl_2plus`` the table adds dataset
-    ``bfcl_2plus``: the same analysis on rows with at least two candidates
-    (G3 refitted within it).
-    """
-    jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
-    if "bfcl" in sets and bfcl_2plus:
-        jobs.append(("bfcl_2plus", "bfcl"))
-    recs = []
-    for dataset, key in jobs:
-        ext = sets[key]
-        if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores
-            ext = ext.subset([len(c) >= 2 for c in ext.candidates])
-        df, modes = gate_signals(ext, rankers, g3, gate, run)
-        y = df["in_catalog"].to_numpy()
-        w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
-        for sig, mode in modes.items():
-            recs.append(_auc_row(dataset, sig, mode, df[sig].to_numpy(), y, w))
-    return pd.DataFrame(recs, columns=AUC_COLUMNS)
 
 
 # ----------------------------------------------------------------------------------------------- vocabulary overlap
@@ -266,7 +112,7 @@ def _synthetic_items(catalog_path, utterances_path, run: Run) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------------- workflow entry
 
-def write_external(catalog_path, utterances_path, g3_path, outputs, rankers: dict, run: Run, gate: Gate,
+def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: dict, run: Run, gate: Gate,
                    external: External) -> None:
     """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
 
@@ -278,7 +124,7 @@ def write_external(catalog_path, utterances_path, g3_path, outputs, rankers: dic
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)
     sel = external_selection(rankers, sets, run)
     log.info("selection done after %.1f s", time.perf_counter() - t0)
-    gates = external_gate(rankers, g3_path, sets, gate, run)
+    gates = external_gate(rankers, gates_path, sets, gate, run)
     log.info("gate done after %.1f s", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
     items = pd.concat([_synthetic_items(catalog_path, utterances_path, run), items], ignore_index=True)
@@ -290,8 +136,9 @@ def write_external(catalog_path, utterances_path, g3_path, outputs, rankers: dic
     write_table(gates, gate_csv, "External gate AUC: in vs out over each row's own candidates",
                 "FunctionChat CallDecision CALL vs REJECT (REJECT = the same request with the correct tool removed; "
                 "clusters = request text); BFCL relevant vs irrelevant (clusters = row). mode raw: the signal as "
-                "computed; within: G3 fitted out of fold on this set; transfer: the synthetic set's G3 applied "
-                f"unchanged. {gate.resamples} cluster-bootstrap resamples, 95% intervals. bfcl_2plus keeps rows with "
+                "computed; within: the gate fitted out of fold on this set; transfer: the experiment's fit applied "
+                "unchanged (gate names the registry's gate; exemplar kNN reads this set's own training-fold requests "
+                f"in both modes). {gate.resamples} cluster-bootstrap resamples, 95% intervals. bfcl_2plus keeps rows with "
                 "at least two candidates (single-candidate rows are all irrelevant, which leaks the label).", run.seed)
     write_table(quartiles(items), jaccard_csv, "Character 3-gram Jaccard of requests with their gold tool",
                 "Synthetic slices beside FunctionChat (Korean) and BFCL (English). Mobile Actions, the paper's "

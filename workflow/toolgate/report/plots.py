@@ -146,3 +146,38 @@ def fig_gate_by_overlap(table_csv, stem, signals: dict[str, Signal]) -> None:
         ax.legend(fontsize=8)
     fig.tight_layout()
     save(fig, stem)
+
+
+def gate_transfer_figure(table: pd.DataFrame, signals: dict[str, Signal]):
+    """Gates x sets from gate_transfer.csv: AUROC with 95% intervals, one panel per set, modes side by side."""
+    sets = list(dict.fromkeys(table["set"]))
+    gates = list(dict.fromkeys(table["gate"]))
+    styles = {"within": ("o", "C0", -0.12), "raw": ("s", "C2", -0.12), "transfer": ("D", "C3", 0.12)}
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.32 * len(gates) + 1.6), squeeze=False,
+                             sharex=True, sharey=True, layout="constrained")
+    for ax, name in zip(axes[0], sets):
+        d = table[table["set"] == name]
+        for mode, (marker, color, offset) in styles.items():  # a gate is within or raw, and may be transferred
+            m = d[d["mode"] == mode]
+            if m.empty:
+                continue
+            y = [gates.index(g) + offset for g in m["gate"]]
+            ax.errorbar(m["auc"], y, xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4,
+                        color=color, capsize=2, lw=1, label=mode)
+        ax.axvline(0.5, color="grey", ls=":", lw=1)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("AUROC (in vs out)")
+        ax.grid(alpha=0.3, axis="x")
+    axes[0][0].set_yticks(range(len(gates)))
+    axes[0][0].set_yticklabels([signals[g].short for g in gates], fontsize=8)
+    axes[0][0].invert_yaxis()
+    legend = {}  # every mode drawn in any panel (the own set has no transfer)
+    for ax in axes[0]:
+        legend |= dict(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=len(legend), fontsize=8)
+    fig.suptitle("Gates within each set and transferred without refit", fontsize=10)
+    return fig
+
+
+def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal]) -> None:
+    save(gate_transfer_figure(pd.read_csv(table_csv), signals), stem)

@@ -1,0 +1,145 @@
+"""The external gate study: every gate of the registry over each row's own candidates, within and transferred.
+
+For each set, every raw signal of the registry (BM25 score features and
+length, each encoder's features, rank agreement, exemplar kNN) is computed over
+the row's own candidates; every fitted gate is fitted out of fold within the
+set (``within``, folds grouped by cluster) and, where the experiment's fits
+are given (``gates.json``), applied unchanged (``transfer``). Exemplar kNN
+always reads the scored set's own in-catalog requests of the training folds
+whose gold tool is among the row's candidates: the exemplars belong to a
+catalog, so transfer carries a kNN gate's combination weights, not its
+exemplars.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..bootstrap import auc_interval, cluster_weights
+from ..config import Gate, Run, Text
+from ..gate import score_features
+from ..gate_inputs import agreement_frame, by_size, encoder_frame, exemplar_frame, exemplar_knn
+from ..gate_models import fit_signals, folds, load_payloads, payload_scores
+from ..signals import registry
+from ..text import char_ngrams
+from .adapters import ExternalSet
+from .scoring import row_embeddings, row_scores, stacked
+
+log = logging.getLogger(__name__)
+LEVEL = 0.95  # bootstrap interval
+AUC_COLUMNS = ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
+
+
+def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
+    """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates.
+
+    Rows are grouped by candidate count m and use ``k = min(k, m)``. A row with
+    a single candidate gets a zero second score (a BM25 score is never
+    negative, so an absent tool scores 0): margin = s1, norm margin = 1 when
+    s1 > 0, score over mean = 1, entropy = 0.
+    """
+    lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
+    sizes = np.array([len(s) for s in scores])
+    return by_size(sizes, lambda idx: score_features(stacked(scores, idx, pad=True), lengths[idx],
+                                                     min(k, int(sizes[idx[0]])))).astype(float)
+
+
+def _lexical(rankers: dict[str, dict]) -> str:
+    lexical = next((n for n, s in rankers.items() if s["type"] == "bm25"), None)
+    if lexical is None:
+        raise ValueError("external_gate needs a bm25 ranker for the score features")
+    return lexical
+
+
+def row_signals(ext: ExternalSet, rankers: dict[str, dict], fold_list, gate: Gate, run: Run) -> pd.DataFrame:
+    """Every raw signal of the registry over each row's own candidates (columns named by the registry)."""
+    lexical = _lexical(rankers)
+    lex = row_scores(ext, rankers[lexical], run)
+    sizes = np.array([len(c) for c in ext.candidates])
+    parts = [row_features(lex, [u["text"] for u in ext.utterances], gate.top_k, run.text)]
+    golds = [u["gold_tool"] for u in ext.utterances]
+    for name, spec in rankers.items():
+        if spec["type"] != "dense":
+            continue
+        cos = row_scores(ext, spec, run)
+        parts.append(by_size(sizes, lambda idx: pd.concat(
+            [encoder_frame(name, stacked(cos, idx), gate.top_k),
+             agreement_frame(lexical, name, stacked(lex, idx), stacked(cos, idx))], axis=1)))  # noqa: B023
+        knn = exemplar_knn(row_embeddings(ext, spec, run), ext.in_catalog, np.array(ext.clusters), fold_list, golds,
+                           ext.candidates)
+        parts.append(exemplar_frame(name, knn))
+    return pd.concat(parts, axis=1)
+
+
+def gate_signals(ext: ExternalSet, rankers: dict[str, dict], fits: dict | None, gate: Gate,
+                 run: Run) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
+    """Per-row gate signals of one set and each column's (registry gate, mode): raw / within / transfer.
+
+    Raw signals as computed; every fitted gate out of fold within the set (folds grouped by cluster) under its
+    own name, and, for each gate in ``fits`` (the experiment's payloads) whose inputs this set has, the fit
+    applied unchanged as ``<gate>_transfer``.
+    """
+    reg = registry(_lexical(rankers), [n for n, s in rankers.items() if s["type"] == "dense"])
+    y = ext.in_catalog
+    fl = folds(y, np.array(ext.clusters), gate.folds, run.seed)
+    raw = row_signals(ext, rankers, fl, gate, run)
+    within = fit_signals(raw, reg, y, fl)
+    signals, meta = {}, {}
+    for name in reg:
+        signals[name] = within[name] if name in within else raw[name].to_numpy()
+        meta[name] = (name, "within" if name in within else "raw")
+    for name, fit in (fits or {}).items():
+        if name in reg and set(fit["features"]) <= set(raw.columns):
+            signals[f"{name}_transfer"], meta[f"{name}_transfer"] = payload_scores(fit, raw), (name, "transfer")
+        else:  # fitted on other rankers than this study's: nothing to apply it to
+            log.warning("%s: no transfer of %s (inputs %s not computed here)", ext.dataset, name, fit["features"])
+    df = pd.DataFrame({"utterance_id": [u["utterance_id"] for u in ext.utterances], "cluster": ext.clusters,
+                       "condition": ext.conditions, "in_catalog": y,
+                       "n_candidates": [len(c) for c in ext.candidates], **signals})
+    return df, meta
+
+
+def _auc_row(dataset: str, column: str, meta: tuple[str, str], sig, y, w) -> dict:
+    value, lo, hi = auc_interval(sig, y, w, LEVEL)
+    return {"dataset": dataset, "signal": column, "gate": meta[0], "mode": meta[1], "auc": value,
+            "ci_low": lo, "ci_high": hi, "n_in": int(y.sum()), "n_out": int((1 - y).sum())}
+
+
+def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
+                  bfcl_2plus: bool = True) -> pd.DataFrame:
+    """Gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
+
+    FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
+    live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
+    every raw signal of the registry (raw), every fitted gate fitted out of
+    fold within the set (within), and the experiment's fits applied unchanged
+    (transfer; ``fits`` = the payloads by gate, or the path of
+    ``results/{exp}/gate/gates.json``; None: no transfer rows). Raw signals
+    are not flipped, so values below 0.5 stay visible.
+
+    In BFCL every single-candidate row is irrelevant (all of ``irrelevance``,
+    most of ``live_irrelevance``), so candidate count alone separates much of
+    in from out (a single candidate fixes entropy 0, score over mean 1, and a
+    max cosine over one tool). With ``bfcl_2plus`` the table adds dataset
+    ``bfcl_2plus``: the same analysis on rows with at least two candidates
+    (within-set gates refitted on it).
+    """
+    if isinstance(fits, (str, Path)):
+        fits = load_payloads(fits)
+    jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
+    if "bfcl" in sets and bfcl_2plus:
+        jobs.append(("bfcl_2plus", "bfcl"))
+    recs = []
+    for dataset, key in jobs:
+        ext = sets[key]
+        if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
+            ext = ext.subset([len(c) >= 2 for c in ext.candidates])
+        df, meta = gate_signals(ext, rankers, fits, gate, run)
+        y = df["in_catalog"].to_numpy()
+        w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
+        for column, m in meta.items():
+            recs.append(_auc_row(dataset, column, m, df[column].to_numpy(), y, w))
+    return pd.DataFrame(recs, columns=AUC_COLUMNS)
