@@ -69,7 +69,7 @@ rule cost:
     output:
         table=f"{RES}/tables/cost.csv",
         md=f"{RES}/tables/cost.md",
-        index=f"{RES}/index/{config['roles']['lexical']}.bm25.npz",
+        index=f"{RES}/index/{config['roles']['lexical']}.bm25",
     params:
         rankers=config["rankers"],
         lexical=config["roles"]["lexical"],
