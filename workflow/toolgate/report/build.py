@@ -26,6 +26,8 @@ FIGURES = [
      "dashed are paraphrases; the gap between them is what the crossover trades."),
     ("fig_gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's text: where the "
      "encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
+    ("fig_scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, from the "
+     "experiment's actions to thousands of tools (tables/scaling.csv)."),
     ("fig4_jaccard", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices beside the external "
      "sets, one panel per language."),
 ]
