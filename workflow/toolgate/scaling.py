@@ -168,9 +168,12 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
     df.insert(1, "recombined", (df["size"] - real).clip(lower=0))
     dense = [n for n, s in rankers.items() if s["type"] == "dense"]
     write_table(df, out_csv, "Scaling: BM25 implementations and encoders against catalog size (CPU)",
-                f"Catalog of `size` tools: the experiment's {len(base)} actions, then {len(pool)} distinct "
-                "FunctionChat-Bench/BFCL tools from the local mirror (shuffled, seeded), then `recombined` tools "
-                "(names, descriptions and parameters of three different tools). Each row is one fresh interpreter. "
+                f"Catalog of `size` tools: the experiment's {len(base)} actions, then "
+                + (f"{len(pool)} distinct FunctionChat-Bench/BFCL tools from the local mirror (shuffled, seeded), "
+                   "then " if pool else "")
+                + "`recombined` tools (names, descriptions and parameters of three different tools, seeded)"
+                + ("" if pool else "; no local mirror of the external sets was found") + ". "
+                "Each row is one fresh interpreter. "
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring + "
