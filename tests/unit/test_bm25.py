@@ -8,7 +8,9 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from toolgate import io
-from toolgate.bm25 import BM25
+from toolgate.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
+from toolgate.config import load as load_config
+from toolgate.rankers import fit_ranker
 from toolgate.scores import top_order
 from toolgate.catalog import index_text
 
@@ -94,3 +96,85 @@ def test_kiwi_morpheme_tokenizer_and_roundtrip(device70):
     np.testing.assert_allclose(BM25.from_bytes(m.to_bytes()).score_many(queries), m.score_many(queries), atol=1e-12)
     with pytest.raises(ValueError, match="unknown tokenizer"):
         BM25(tokenizer="spaces")
+
+
+# ----------------------------------------------------------------------------- layouts and the serialised index
+def recombined_docs(device70_docs, n, seed=0):
+    """``n`` documents, each the first, middle and last third of three device70 texts: a catalog too big for dense."""
+    rng = np.random.default_rng(seed)
+    thirds = lambda d, k: d[k * len(d) // 3: (k + 1) * len(d) // 3]  # noqa: E731
+    return [" ".join(thirds(device70_docs[i], k) for k, i in enumerate(rng.integers(len(device70_docs), size=3)))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("idf", IDF_VARIANTS)
+def test_dense_and_sparse_layouts_give_identical_scores(device70, idf):
+    docs, queries = device70
+    big = recombined_docs(docs, 800)
+    auto = BM25(idf=idf).fit(big)
+    assert auto.layout == "sparse" and len(auto.vocab) * len(big) * 8 > DENSE_MAX_BYTES
+    assert 0 < len(auto._sparse.hot) < len(auto.vocab)  # both kinds of term: dense rows and scattered postings
+    dense = BM25(idf=idf).fit(big, layout="dense")
+    queries = queries + big[:5]
+    for q in queries:
+        assert np.array_equal(auto.score(q), dense.score(q)), q
+    assert np.array_equal(auto.score_many(queries), dense.score_many(queries))
+    assert BM25().fit(docs).layout == "dense"  # device70 keeps the fastest layout
+
+
+@pytest.mark.parametrize("idf", IDF_VARIANTS)
+def test_roundtrip_scores_identical(device70, idf):
+    docs, queries = device70
+    for fitted in (BM25(idf=idf).fit(docs), BM25(idf=idf, k1=1.2, b=0.5, ngram=2, pad=False).fit(docs),
+                   BM25(idf=idf).fit_tokens([d.split() for d in docs])):
+        loaded = BM25.from_bytes(fitted.to_bytes())
+        assert loaded.layout == fitted.layout and list(loaded.vocab) == list(fitted.vocab)
+        assert np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+        for q in queries:
+            assert np.array_equal(loaded.score(q), fitted.score(q))
+
+
+def test_roundtrip_kiwi_identical(device70):
+    pytest.importorskip("kiwipiepy")
+    docs, queries = device70
+    fitted = BM25(tokenizer="kiwi").fit(docs)
+    loaded = BM25.from_bytes(fitted.to_bytes())
+    assert loaded.tokenizer == "kiwi" and np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+
+
+def test_device70_index_at_most_12_kb():
+    """The index the cost rule writes: the default config's lexical ranker on device70 (E1 texts)."""
+    cfg = load_config(ROOT / "config.yaml")
+    spec = cfg["rankers"][cfg["roles"]["lexical"]]
+    catalog = io.load_catalog(ROOT / cfg["catalog"])
+    ranker = fit_ranker(spec, catalog, cfg["langs"], cfg["text"]["ngram"], cfg["text"]["pad"])
+    blob = ranker.index.to_bytes()
+    assert len(blob) <= 12_000
+    queries = ["내일 아침 7시에 알람 맞춰 줘", "Turn on Wi-Fi"]
+    assert np.array_equal(BM25.from_bytes(blob).score_many(queries), ranker.score_many(queries))
+
+
+def test_term_frequencies_above_255_roundtrip():
+    for m in (BM25().fit(["a" * 600, "ab " * 300, "b"]), BM25().fit_tokens([["x"] * 1000 + ["y"], ["y"]])):
+        loaded = BM25.from_bytes(m.to_bytes())
+        assert np.array_equal(loaded.score_many(["aaaa", "ab", "x y"]), m.score_many(["aaaa", "ab", "x y"]))
+
+
+def test_corrupted_or_truncated_index_raises_value_error(device70):
+    blob = BM25().fit(device70[0]).to_bytes()
+    bad = [b"", b"garbage", blob[:10], blob[:40], blob[: len(blob) // 2], blob[:-1], blob + b"\0",
+           blob[:7] + b"\0" + blob[8:]]
+    for i in (0, 6, 8, 12, 20, 40, 60, len(blob) // 2, len(blob) - 1):
+        flipped = bytearray(blob)
+        flipped[i] ^= 0x10
+        bad.append(bytes(flipped))
+    for b in bad:
+        with pytest.raises(ValueError, match="BM25 index"):
+            BM25.from_bytes(b)
+    with pytest.raises(ValueError, match="version 2"):
+        BM25.from_bytes(blob[:6] + b"\x02" + blob[7:])
+
+
+def test_terms_holding_separators_are_refused():
+    with pytest.raises(ValueError, match="cannot serialise"):
+        BM25().fit_tokens([["a\x1fb"], ["c"]]).to_bytes()

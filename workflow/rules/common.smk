@@ -72,6 +72,8 @@ def optional_tables():
         out += ["external_selection", "external_gate", "jaccard_external"]
     if config["native"]["enabled"]:
         out += ["native_deployment", "native_calls"]
+    if config["scaling"]["enabled"]:
+        out += ["scaling"]
     return out
 
 
@@ -82,7 +84,8 @@ def router_targets():
 
 
 def all_figures():
-    return FIGURES + (["fig4_jaccard"] if config["external"]["enabled"] else [])
+    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": config["scaling"]["enabled"]}
+    return FIGURES + [f for f, on in optional.items() if on]
 
 
 def all_targets():

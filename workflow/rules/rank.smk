@@ -75,7 +75,7 @@ rule cost:
     output:
         table=f"{RES}/tables/cost.csv",
         md=f"{RES}/tables/cost.md",
-        index=f"{RES}/index/{config['roles']['lexical']}.bm25.npz",
+        index=f"{RES}/index/{config['roles']['lexical']}.bm25",
     params:
         rankers=config["rankers"],
         lexical=config["roles"]["lexical"],
@@ -89,6 +89,43 @@ rule cost:
         ENV
     script:
         "../scripts/cost.py"
+
+
+rule scaling:
+    # Timings need the machine to themselves: hold every core so no other job runs beside.
+    threads: 256  # capped by snakemake at --cores
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        table=f"{RES}/tables/scaling.csv",
+        md=f"{RES}/tables/scaling.md",
+    params:
+        rankers=config["rankers"],
+        lexical=config["roles"]["lexical"],
+        scaling=config["scaling"],
+        external=config["external"],
+        run=RUN,
+    log:
+        f"{LOGS}/scaling.log",
+    conda:
+        ENV
+    script:
+        "../scripts/scaling.py"
+
+
+rule fig_scaling:
+    input:
+        f"{RES}/tables/scaling.csv",
+    output:
+        png=report(f"{FIG}/fig_scaling.png", caption="../report/fig_scaling.rst", category="Figures"),
+        pdf=f"{FIG}/fig_scaling.pdf",
+    log:
+        f"{LOGS}/fig_scaling.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_scaling.py"
 
 
 rule quant_retention:

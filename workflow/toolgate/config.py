@@ -80,6 +80,7 @@ def _section_type(name: str, doc: str, title: str = ""):
 Text = _section_type("text", "`text:` lexical text processing (character n-grams).")
 Roles = _section_type("roles", "`roles:` which ranker plays each part of the paper's design.")
 Cost = _section_type("cost", "`cost:` the latency benchmark.")
+Scaling = _section_type("scaling", "`scaling:` the catalog-size benchmark.")
 Gate = _section_type("gate", "`gate:` the abstention gate study.")
 Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
 Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")

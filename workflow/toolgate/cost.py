@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 
 def time_queries(fn, queries, warmup) -> np.ndarray:
+    """Milliseconds of each ``fn(query)``, after ``warmup`` untimed calls."""
     for q in queries[:warmup]:
         fn(q)
     out = np.empty(len(queries))
@@ -44,10 +45,42 @@ def time_queries(fn, queries, warmup) -> np.ndarray:
     return out * 1000.0
 
 
+def measure(score, batch, queries, batch_queries, warmup) -> tuple[dict, np.ndarray]:
+    """Single-query latency of scoring + ranking, batch throughput and the process's peak RSS so far; with the
+    latency of each query (ms)."""
+    lat = time_queries(lambda q: top_order(np.asarray(score(q))), queries, warmup)
+    if warmup:  # the batch path has first-call costs of its own
+        batch(batch_queries[:warmup])
+    t0 = time.perf_counter()
+    batch(batch_queries)
+    dt = time.perf_counter() - t0
+    return {"median_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
+            "batch_qps": len(batch_queries) / dt if dt > 0 else float("nan"),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            "queries_timed": len(queries)}, lat
+
+
+def reference(impl: str, spec: dict, tok, texts: list[str]):
+    """``rank_bm25`` (BM25Okapi) or ``bm25s`` (lucene) indexed on ``texts`` split by our tokenizer ``tok``.
+
+    Returns (model, score of one query text) so both are timed on the same tokens as ours.
+    """
+    docs = [tok(t) for t in texts]
+    if impl == "rank_bm25":
+        from rank_bm25 import BM25Okapi
+
+        model = BM25Okapi(docs, k1=spec["k1"], b=spec["b"], epsilon=spec["epsilon"])
+    else:
+        import bm25s
+
+        model = bm25s.BM25(k1=spec["k1"], b=spec["b"], method="lucene")
+        model.index(docs, show_progress=False)
+    return model, lambda q: model.get_scores(tok(q))
+
+
 def _bench(job: dict) -> dict:
     """Runs in a child process: build one ranker, time it, report."""
-    catalog, queries, warmup = job["catalog"], job["queries"], job["warmup"]
-    spec, name, langs = job["spec"], job["name"], job["langs"]
+    catalog, langs, spec = job["catalog"], job["langs"], job["spec"]
     size = None
     if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
         ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
@@ -77,36 +110,18 @@ def _bench(job: dict) -> dict:
             size = ranker.raw.size_bytes() if hasattr(ranker, "raw") else ranker.encoder.size_bytes()
     else:
         tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
-        docs = [tok(index_text(t, spec["variant"], langs)) for t in catalog]
-        if job["impl"] == "rank_bm25":
-            from rank_bm25 import BM25Okapi
-
-            model = BM25Okapi(docs, k1=spec["k1"], b=spec["b"], epsilon=spec["epsilon"])
-            score = lambda q: model.get_scores(tok(q))
-        else:
-            import bm25s
-
-            model = bm25s.BM25(k1=spec["k1"], b=spec["b"], method="lucene")
-            model.index(docs, show_progress=False)
-            score = lambda q: model.get_scores(tok(q))
+        _, score = reference(job["impl"], spec, tok, [index_text(t, spec["variant"], langs) for t in catalog])
         batch = lambda qs: [score(q) for q in qs]
-    ranked = lambda q: top_order(np.asarray(score(q)))
-    lat = time_queries(ranked, queries, warmup)
-    t0 = time.perf_counter()
-    batch(job["all_queries"])
-    dt = time.perf_counter() - t0
-    return {"ranker": name, "implementation": job["impl"], "size_bytes": size,
-            "median_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
-            "batch_qps": len(job["all_queries"]) / dt if dt > 0 else float("nan"),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "queries_timed": len(queries)}
+    stats, _ = measure(score, batch, job["queries"], job["all_queries"], job["warmup"])
+    return {"ranker": job["name"], "implementation": job["impl"], "size_bytes": size, **stats}
 
 
 def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
-    """Each job in a fresh interpreter (``python -m module``, JSON job on stdin); returns their result dicts."""
+    """Each job in a fresh interpreter running ``python -m module`` (JSON in, JSON out); returns their results."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
     for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
-        log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
+        log.info("benchmarking %s (%s)", job["name"], job["impl"])
         proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(job), capture_output=True,
                               text=True, env=env)
         if proc.returncode != 0:

@@ -41,16 +41,28 @@ def char_ngrams(text: str, n: int = 3, pad: bool = True, casefold: bool = True) 
     ``n`` after padding yields itself as the single gram; an empty text yields
     no grams.
     """
+    return windows(ngram_source(text, pad, casefold), n)
+
+
+def ngram_source(text: str, pad: bool = True, casefold: bool = True) -> str:
+    """The normalised (and padded) string whose ``windows`` are the text's character n-grams.
+
+    It is also the most compact exact record of those n-grams (neighbours share
+    ``n - 1`` characters), which is what a serialised BM25 index stores.
+    """
+    norm = normalize(text, casefold)
+    return f" {norm} " if norm and pad else norm
+
+
+def windows(source: str, n: int) -> list[str]:
+    """Every ``n``-character window of ``source``; a source of at most ``n`` characters is its own gram."""
     if n < 1:
         raise ValueError(f"n-gram size must be >= 1, got {n}")
-    norm = normalize(text, casefold)
-    if not norm:
+    if not source:
         return []
-    if pad:
-        norm = f" {norm} "
-    if len(norm) <= n:
-        return [norm]
-    return [norm[i : i + n] for i in range(len(norm) - n + 1)]
+    if len(source) <= n:
+        return [source]
+    return [source[i : i + n] for i in range(len(source) - n + 1)]
 
 
 def jaccard(a: str, b: str, n: int = 3) -> float:

@@ -30,6 +30,8 @@ FIGURES = [
     ("fig_gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the external study runs, "
      "on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied unchanged: a gate "
      "worth shipping keeps its transfer point near its within point."),
+    ("fig_scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, from the "
+     "experiment's actions to thousands of tools (tables/scaling.csv)."),
     ("fig4_jaccard", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices beside the external "
      "sets, one panel per language."),
 ]

@@ -181,3 +181,49 @@ def gate_transfer_figure(table: pd.DataFrame, signals: dict[str, Signal]):
 
 def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal]) -> None:
     save(gate_transfer_figure(pd.read_csv(table_csv), signals), stem)
+
+
+def fig_scaling(table_csv, stem) -> None:
+    """Latency, our paired latency ratios, build time, index size and peak RSS against catalog size."""
+    df = pd.read_csv(table_csv)
+    df["line"] = [f"{r} ({i})" if i == "encoder" else {"toolgate": f"{r}: ours"}.get(i, i)
+                  for r, i in zip(df["ranker"], df["implementation"])]
+    colors = {line: f"C{i}" for i, line in enumerate(dict.fromkeys(df["line"]))}
+    sizes = sorted(df["size"].unique())
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.4))
+    panels = [("median_ms", "single-query latency, median (ms)", "log"), ("build_s", "build: index / embed (s)", "log"),
+              ("index_bytes", "index size (bytes)", "log"), ("peak_rss_mb", "peak RSS of the process (MB)", "linear")]
+    for ax, (col, title, yscale) in zip([axes[0][0], axes[0][2], axes[1][0], axes[1][1]], panels):
+        for line, d in df.groupby("line", sort=False):
+            ax.plot(d["size"], d[col], marker="o", ms=4, lw=1.6, color=colors[line], label=line)
+        ax.set_yscale(yscale)
+        ax.set_title(title, fontsize=10)
+    axes[1][1].axhline(1024, color="grey", ls="--", lw=1)
+    axes[1][1].text(sizes[0], 1024, " 1 GB", va="bottom", fontsize=8, color="grey")
+    axes[1][1].set_ylim(0, max(1150, df["peak_rss_mb"].max() * 1.05))
+    ratio = axes[0][1]
+    ours = df[df["implementation"] == "toolgate"]
+    for ref in ("bm25s", "rank_bm25"):
+        d = ours.dropna(subset=[f"ours_over_{ref}"])
+        ratio.plot(d["size"], d[f"ours_over_{ref}"], marker="s", ms=4, lw=1.6, color=colors.get(ref, "k"),
+                   label=f"ours / {ref}")
+    for y, text in ((1, "equal"), (2, "2x slower")):
+        ratio.axhline(y, color="grey", ls="-" if y == 1 else ":", lw=1)
+        ratio.text(sizes[0], y, f" {text}", va="bottom", fontsize=8, color="grey")
+    ratio.set_yscale("log")
+    ratio.set_title("our latency / reference's, same query (median)", fontsize=10)
+    ratio.legend(fontsize=8, loc="center right")
+    for ax in axes.flat[:5]:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([str(s) for s in sizes])
+        ax.set_xlabel("catalog size (tools)")
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[1][2].axis("off")
+    axes[1][2].legend(handles, labels, loc="center", fontsize=10, title="implementation")
+    fig.suptitle("Cost against catalog size (CPU, one fresh process per point; encoders and rank_bm25 capped)",
+                 fontsize=11)
+    fig.tight_layout()
+    save(fig, stem)
