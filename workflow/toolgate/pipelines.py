@@ -16,7 +16,7 @@ from .bootstrap import cluster_weights
 from .config import Cost, Routing
 from .cost import pipeline_cost_frame
 from .routing import Gold, Study, choose, correct, gate_probability, oof_decisions, quantile_grid
-from .scores import Scores, load_scores, route_step, top_actions
+from .scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from .signals import gate_signal
 from .tables import write_table
 
@@ -127,7 +127,8 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
                 f"coverage subject to danger <= {budget} and ask rate <= {ask_cap}; band confirms the top-{u}. "
                 "Simulated user: approves the gold candidate with probability = fidelity, rejects others; a rejection "
                 "delegates; metrics are expectations. danger_ok/ask_ok re-check the rules on the pooled out-of-fold "
-                "decisions.", seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
+                f"decisions. {mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed,
+                paper=("pipelines.coverage", "pipelines.confirmation_band"))
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
     write_table(costs, cost_csv, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "

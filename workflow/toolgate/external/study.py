@@ -110,21 +110,15 @@ def external_selection(rankers: dict[str, dict], sets: dict[str, ExternalSet], r
 def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
     """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates.
 
-    Rows are grouped by candidate count m and use ``k = min(k, m)``. A row with
-    a single candidate gets a zero second score (a BM25 score is never
-    negative, so an absent tool scores 0): margin = s1, norm margin = 1 when
-    s1 > 0, score over mean = 1, entropy = 0.
+    The rows are padded with ``-inf`` (a tool the row does not see) to one
+    matrix; ``score_features`` uses ``k = min(k, m)`` per row of m candidates
+    and gives a single-candidate row a zero second score.
     """
     lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
-    out = pd.DataFrame(index=range(len(scores)), columns=list(_gate.FEATURES), dtype=float)
-    sizes = np.array([len(s) for s in scores])
-    for m in np.unique(sizes):
-        idx = np.flatnonzero(sizes == m)
-        mat = np.vstack([scores[i] for i in idx])
-        if m == 1:
-            mat = np.hstack([mat, np.zeros((len(idx), 1))])
-        out.iloc[idx] = _gate.score_features(mat, lengths[idx], min(k, int(m))).to_numpy()
-    return out.astype(float)
+    mat = np.full((len(scores), max(len(s) for s in scores)), -np.inf)
+    for i, s in enumerate(scores):
+        mat[i, : len(s)] = s
+    return _gate.score_features(mat, lengths, k)
 
 
 def _payload_scores(g3, features: pd.DataFrame) -> np.ndarray:

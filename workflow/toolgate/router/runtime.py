@@ -22,7 +22,7 @@ from ..catalog import index_text
 from ..errors import InputError
 from ..pipelines import band_decisions
 from ..rankers import BM25Ranker, build_ranker
-from ..scores import top_order
+from ..scores import route_choice, top_order
 
 FORMAT = 1
 MANIFEST = "router.json"
@@ -92,8 +92,6 @@ class Router:
         self.lexical, self.ranker, self.gate = lexical, ranker, gate
         self.ids = np.array([t["id"] for t in catalog])
         self.actions = np.flatnonzero(np.array([t["kind"] == "action" for t in catalog]))
-        ids = list(self.ids)
-        self.route_cols = (ids.index("chat"), ids.index("delegate"))
         cal, th = manifest["calibrator"], manifest["thresholds"]
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
@@ -150,8 +148,7 @@ class Router:
         prob = platt_probability(gate[:, self.actions].max(1), self.coef, self.intercept)
         acts = rank[:, self.actions]
         top = top_order(acts, self.top_k)
-        chat, dele = self.route_cols
-        route = np.where(lex[:, chat] > lex[:, dele], "chat", "delegate")
+        route = route_choice(lex, self.ids)
         kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
         for i, t in enumerate(texts):
