@@ -137,12 +137,12 @@ def top_actions(s: Scores, rows, u: int = 1) -> np.ndarray:
     return s.action_ids[top_order(s.for_rows(rows).action_scores(), u)]
 
 
-ROUTES = ("chat", "delegate")  # the route entries the route step chooses between
+ROUTE_STEP_IDS = ("chat", "delegate")  # the route entries the route step chooses between
 
 
 def has_routes(tool_ids) -> bool:
     """Does the catalog have the route entries the route step and the standalone pool need?"""
-    return set(ROUTES) <= set(np.asarray(tool_ids).tolist())
+    return set(ROUTE_STEP_IDS) <= set(np.asarray(tool_ids).tolist())
 
 
 ROUTE_NOTE = ("Route step skipped: the catalog has no 'chat' and 'delegate' route entries, so every request the "
