@@ -1,5 +1,6 @@
 """Routing decisions and metrics on hand-built cases."""
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
@@ -71,4 +72,5 @@ def test_no_mutating_flags_says_not_available_never_zero():
     table, _ = baselines_frame({"x": right, "y": right}, g, 50, 0, np.arange(40))
     row = table.set_index("metric").loc["mutating_false_positive"]
     assert list(table["metric"])[:2] == ["delegate_to_skill", "mutating_false_positive"]
-    assert np.isnan(row["x"]) and np.isnan(row["x_count"]) and row["note"].startswith("not available")
+    assert pd.isna(row["x"]) and pd.isna(row["x_count"]) and row["note"].startswith("not available")
+    assert table.set_index("metric").loc["accuracy", "x_count"] == 40  # counts stay integers

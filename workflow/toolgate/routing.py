@@ -176,9 +176,13 @@ def baselines_frame(columns: dict, g: Gold, n_resamples: int, seed: int, cluster
             lo, hi = np.quantile(ra - rb, [0.025, 0.975])
             diffs.append({"metric": metric, "a": a, "b": b, "difference": na.sum() / da.sum() - nb.sum() / db.sum(),
                           "ci_low": lo, "ci_high": hi})
-    if g.mutating is None:  # the row stays, saying why it has no value (never a silent 0)
-        recs.insert(1, {"metric": "mutating_false_positive", "note": io.MUTATING_NOTE})
-    return pd.DataFrame(recs), pd.DataFrame(diffs)
+    table = pd.DataFrame(recs)
+    if g.mutating is None:  # the row stays, saying why it has no value (never a silent 0); counts stay integers
+        table = pd.concat([table.iloc[:1], pd.DataFrame([{"metric": "mutating_false_positive", "note": io.MUTATING_NOTE}]),
+                           table.iloc[1:]], ignore_index=True)
+        counts = [c for c in table if c.endswith(("_count", "_of"))]
+        table[counts] = table[counts].astype("Int64")
+    return table, pd.DataFrame(diffs)
 
 
 # ----------------------------------------------------------------------------- study

@@ -84,6 +84,19 @@ def _checked_file(folder: Path, name: str, entry: dict) -> bytes:
     return data
 
 
+def check_request(text, max_chars: int) -> str:
+    """The text, or RouterError when it is empty, longer than ``max_chars`` or holds control characters."""
+    if not isinstance(text, str) or not text.strip():
+        raise RouterError("empty request: give a non-empty text")
+    if len(text) > max_chars:
+        raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
+                          "(router.max_chars); it is refused, not truncated")
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()]
+    if bad:
+        raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
+    return text
+
+
 class Router:
     """An exported (ranker, gate, band) pipeline, ready to decide."""
 
@@ -133,16 +146,8 @@ class Router:
         return cls(m, cat, lexical, ranker, gate)
 
     def check(self, text) -> str:
-        """The text, or RouterError when it is not a request the router accepts."""
-        if not isinstance(text, str) or not text.strip():
-            raise RouterError("empty request: give a non-empty text")
-        if len(text) > self.max_chars:
-            raise RouterError(f"request of {len(text)} characters exceeds the limit of {self.max_chars} "
-                              "(router.max_chars); it is refused, not truncated")
-        bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()]
-        if bad:
-            raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
-        return text
+        """The text, or RouterError when it is not a request the router accepts (:func:`check_request`)."""
+        return check_request(text, self.max_chars)
 
     def _decisions(self, texts, rank, gate, lex, seconds) -> list[Decision]:
         prob = platt_probability(gate[:, self.actions].max(1), self.coef, self.intercept)
