@@ -86,7 +86,8 @@ def prepare(ext: ExternalSet, opt: Options) -> tuple[list[dict], list[dict], dic
         used.update(cands)
         rows.append(u)
     keep = used | {u["gold_tool"] for u in rows if u["gold_tool"]} if lists else {t["id"] for t in ext.catalog}
-    catalog = [t for t in ext.catalog if t["id"] in keep - removed]
+    keep -= removed
+    catalog = [t for t in ext.catalog if t["id"] in keep]
     clash = sorted({t["id"] for t in catalog} & {r[0] for r in ROUTES})
     if opt.routes and clash:
         raise InputError(ext.dataset, f"tool id '{clash[0]}' is also a route entry; import with --no-routes")
