@@ -1,4 +1,5 @@
-"""Run snakemake from the test interpreter's environment."""
+"""Run snakemake (and the toolgate command) from the test interpreter's environment."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,3 +12,23 @@ def snakemake(*args, cwd, check=True):
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def toolgate(*args, cwd, check=True):
+    """The ``toolgate`` command of the test interpreter's environment, importing the package from ``cwd``."""
+    env = {**os.environ, "PYTHONPATH": str(Path(cwd) / "workflow")}
+    proc = subprocess.run([str(Path(sys.executable).parent / "toolgate"), *args], cwd=cwd, capture_output=True,
+                          text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"toolgate {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def job_counts(dry_run_stdout: str) -> dict[str, int]:
+    """Rule name -> job count, from the 'Job stats' table of a dry run."""
+    counts, table = {}, dry_run_stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    for line in table.splitlines()[3:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
+            counts[parts[0]] = int(parts[1])
+    return counts

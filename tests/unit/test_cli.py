@@ -48,3 +48,13 @@ def test_check_uses_the_config_roles(tmp_path, capsys):
     cfg.write_text("experiment: x\nroles: {encoder: usem3}\n")
     assert main(["check", "--expected", str(exp), "--results", str(tables), "--config", str(cfg)]) == 1
     assert "missing" in capsys.readouterr().out
+
+
+def test_validate_warns_about_what_the_tables_will_not_contain(tmp_path, small_catalog, capsys):
+    no_flags = [{k: v for k, v in t.items() if k != "mutating"} for t in small_catalog if t["kind"] == "action"]
+    cat = write_jsonl(tmp_path / "c.jsonl", no_flags)
+    utts = write_jsonl(tmp_path / "u.jsonl", [{**utterance(1), "candidates": ["set_alarm", "make_call"]}])
+    assert main(["validate", "--catalog", str(cat), "--utterances", str(utts)]) == 0
+    out, err = capsys.readouterr()
+    assert "no mutating flags" in out and "1 with their own candidates" in out
+    assert "warning: no route entries" in err and "warning: mutating false positives: not available" in err

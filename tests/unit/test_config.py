@@ -67,3 +67,37 @@ def test_conda_env_in_step_with_pyproject():
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     norm = lambda s: re.sub(r"\s+", "", s)
     assert sorted(map(norm, pip)) == sorted(map(norm, deps))
+
+
+def test_new_experiments_run_the_main_study_only():
+    cfg = config.resolve({"experiment": "x"})
+    assert not cfg["external"]["enabled"] and not cfg["quantization"]["enabled"] and not cfg["native"]["enabled"]
+    assert cfg["ablation"]["ks"] == "auto"
+    default = config.load(ROOT / "config.yaml")  # the paper's reproduction turns each study on
+    assert default["external"]["enabled"] and default["quantization"]["enabled"] and default["native"]["enabled"]
+    assert default["ablation"]["ks"] == [7, 10, 20, 40, 70]
+
+
+def test_ks_auto_is_a_ladder_up_to_the_catalog_and_a_larger_k_is_an_error():
+    assert config.fit_ks("auto", 70) == [5, 10, 20, 40, 70]
+    assert config.fit_ks("auto", 4076)[-3:] == [1280, 2560, 4076] and config.fit_ks("auto", 3) == [3]
+    assert config.fit_ks([7, 70], 70) == [7, 70]
+    with pytest.raises(InputError) as e:
+        config.fit_ks((5, 71), 70)
+    assert e.value.field == "ablation.ks" and "k=71 is above the catalog's 70 actions" in str(e.value)
+
+
+def test_check_inputs_against_the_catalog_and_utterances(tmp_path, small_catalog):
+    from conftest import utterance, write_jsonl
+
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    rows = [utterance(i, "set_alarm") for i in range(3)] + [utterance(i + 3, None, "delegate", "out") for i in range(2)]
+    utts = write_jsonl(tmp_path / "u.jsonl", rows)
+    cfg = config.resolve({"experiment": "x", "langs": ["en", "ko"], "catalog": str(cat),
+                          "utterances": {"source": "file", "file": str(utts)}, "gate": {"folds": 2}})
+    config.check_inputs(cfg)
+    for key, value, field in (("ablation", {"ks": [2, 4]}, "ablation.ks"), ("gate", {"folds": 3}, "gate.folds")):
+        with pytest.raises(InputError) as e:
+            config.check_inputs(config.resolve({**cfg, key: value}), "my.yaml")
+        assert e.value.field == field and e.value.path == "my.yaml"
+    config.check_inputs(config.resolve({**cfg, "catalog": str(tmp_path / "built_by_a_rule.jsonl")}))  # not yet there

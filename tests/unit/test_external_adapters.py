@@ -1,4 +1,4 @@
-"""toolgate.external.adapters: the three sets in the project's formats, and the FunctionChat experiment."""
+"""toolgate.external.adapters and .experiment: the three sets in the project's formats, and the FunctionChat experiment."""
 from collections import Counter
 
 import numpy as np
@@ -6,6 +6,7 @@ import pytest
 
 from toolgate import io
 from toolgate.external import adapters as A
+from toolgate.external import experiment as E
 from toolgate.external import sources as S
 
 
@@ -89,7 +90,7 @@ def test_bfcl_limit_is_seeded_subsample(mirror):
 
 
 def test_functionchat_experiment_removes_the_reject_tools(mirror):
-    catalog, utts, info = A.functionchat_experiment(seed=13, mirror=mirror)
+    catalog, utts, info = E.functionchat_experiment(seed=13, mirror=mirror)
     ids = {t["id"] for t in catalog}
     assert {"chat", "delegate", "clarify"} <= ids
     assert info["call_rows"] + info["reject_rows"] == info["requests"] == 100
@@ -101,4 +102,4 @@ def test_functionchat_experiment_removes_the_reject_tools(mirror):
     reject_clusters = {c for u, c in zip(cd.utterances, cd.clusters) if u["utterance_id"] in kept_reject}
     assert not {gold_of[c] for c in reject_clusters} & ids
     io.check_utterances(enumerate(utts, 1), catalog, "<fc>", ("ko",))
-    assert A.functionchat_experiment(seed=13, mirror=mirror)[1] == utts
+    assert E.functionchat_experiment(seed=13, mirror=mirror)[1] == utts

@@ -23,3 +23,16 @@ def test_folds_keep_pairs_together():
     y = np.repeat(np.arange(50) % 3 == 0, 2).astype(int)
     for train, test in folds(y, groups, 5, seed=0):
         assert not set(groups[train]) & set(groups[test])
+
+
+def test_score_features_see_only_each_rows_candidates():
+    inf = -np.inf
+    m = np.array([[4.0, inf, 1.0, 3.0], [inf, 2.0, inf, inf], [4.0, 0.5, 1.0, 3.0]])
+    f = score_features(m, np.array([8, 5, 8]), k=5)
+    own = score_features(np.array([[4.0, 1.0, 3.0]]), np.array([8]), k=5).iloc[0]
+    assert np.allclose(f.iloc[0].to_numpy(), own.to_numpy())  # the hidden column counts for nothing
+    one = f.iloc[1]  # a single visible tool: the second score is 0
+    assert (one["top_score"], one["raw_margin"], one["norm_margin"], one["score_over_mean"], one["topk_entropy"]) == (
+        2.0, 2.0, 1.0, 1.0, 0.0)
+    assert np.allclose(f.iloc[2].to_numpy(), score_features(m[2:], np.array([8]), k=5).iloc[0].to_numpy())
+    assert np.isfinite(f.to_numpy()).all()

@@ -145,3 +145,27 @@ def test_summarize_counts(small_catalog):
     s = io.summarize(small_catalog, [utterance(1), utterance(2, None, "chat", "out")])
     assert (s["actions"], s["routes"], s["mutating_actions"]) == (3, 1, 2)
     assert s["by_slice"] == {"match": 1, "out": 1}
+
+
+@pytest.mark.parametrize("cands,field,msg", [
+    (["make_call", "ghost"], "candidates", "unknown candidate 'ghost'"),
+    (["make_call", "chat"], "candidates", "unknown candidate 'chat'"),  # a route entry is not a candidate tool
+    (["make_call"], "candidates", "gold_tool 'set_alarm' is not among the request's candidates"),
+    ([], "candidates", "should be non-empty"),
+])
+def test_candidate_errors(tmp_path, small_catalog, cands, field, msg):
+    path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), {**utterance(2), "candidates": cands}])
+    with pytest.raises(InputError, match=msg) as e:
+        io.load_utterances(path, small_catalog)
+    assert (e.value.line, e.value.field) == (2, field)
+    ok = {**utterance(2, None, "delegate", "out"), "candidates": ["make_call"]}  # cannot answer within its list
+    assert io.load_utterances(write_jsonl(tmp_path / "ok.jsonl", [ok]), small_catalog)[0]["candidates"] == ["make_call"]
+
+
+def test_mutating_flags_for_every_action_or_none(tmp_path, small_catalog):
+    none = [{k: v for k, v in t.items() if k != "mutating"} for t in small_catalog]
+    catalog = io.load_catalog(write_jsonl(tmp_path / "none.jsonl", none))
+    assert not io.mutating_known(catalog) and io.summarize(catalog)["mutating_actions"] is None
+    with pytest.raises(InputError, match="mutating flag missing") as e:
+        io.load_catalog(write_jsonl(tmp_path / "some.jsonl", small_catalog[:1] + none[1:]))
+    assert (e.value.line, e.value.field) == (2, "mutating")

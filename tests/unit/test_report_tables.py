@@ -53,3 +53,12 @@ def test_every_paper_key_cited_by_a_table_note_exists():
     assert len(cited) >= 10
     for prefix in cited:
         assert any(k.startswith(prefix) for k in keys), prefix
+
+
+def test_a_value_not_available_is_said_so():
+    t = {"routing_baselines": pd.DataFrame({"metric": ["accuracy", "mutating_false_positive"], "gated": [0.8, None],
+                                            "note": [None, "not available: the catalog's actions have no mutating flags"]})}
+    spec = {"table": "routing_baselines", "where": {"metric": "mutating_false_positive"}, "column": "gated"}
+    with pytest.raises(KeyError, match="not available: the catalog's actions have no mutating flags"):
+        lookup(t, spec, ROLES)
+    assert lookup(t, {**spec, "where": {"metric": "accuracy"}}, ROLES) == 0.8

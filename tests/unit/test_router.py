@@ -71,3 +71,10 @@ def test_cli_errors_are_one_line_with_exit_2(artifact, capsys):
     assert main(["decide", "wifi on", "--router", str(artifact)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and "truncated" in err
+
+
+def test_router_cost_times_only_requests_the_router_accepts():
+    from toolgate.router.cost import accepted
+
+    texts = ["Turn on", "tab\there", "back\bspace", "", "x" * 11]  # BFCL has requests with a backspace in them
+    assert accepted(texts, max_chars=10) == ["Turn on", "tab\there"]

@@ -1,5 +1,6 @@
 """Routing decisions and metrics on hand-built cases."""
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
@@ -80,3 +81,16 @@ def test_mcc_matches_sklearn():
     assert mcc(y, p, np.ones((1, 100)))[0] == pytest.approx(matthews_corrcoef(y, p))
     w = rng.integers(0, 3, 100)
     assert mcc(y, p, w[None])[0] == pytest.approx(matthews_corrcoef(np.repeat(y, w), np.repeat(p, w)))
+
+
+def test_no_mutating_flags_says_not_available_never_zero():
+    catalog = [{k: v for k, v in t.items() if k != "mutating"} for t in CATALOG]
+    g = Gold(ROWS * 10, catalog)
+    assert g.mutating is None and "mutating_false_positive" not in indicators(np.array(["action"] * 40),
+                                                                           np.array(["a"] * 40), g)
+    right = (np.array(["action", "ask", "delegate", "chat"] * 10), np.array(["a", "b", "", ""] * 10))
+    table, _ = baselines_frame({"x": right, "y": right}, g, 50, 0, np.arange(40))
+    row = table.set_index("metric").loc["mutating_false_positive"]
+    assert list(table["metric"])[:2] == ["delegate_to_skill", "mutating_false_positive"]
+    assert pd.isna(row["x"]) and pd.isna(row["x_count"]) and row["note"].startswith("not available")
+    assert table.set_index("metric").loc["accuracy", "x_count"] == 40  # counts stay integers

@@ -1,8 +1,10 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
-from smk import snakemake
+from import_fixtures import NON_ROUTINE, bfcl_folder
+from smk import job_counts, snakemake, toolgate
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(p.relative_to(ROOT) for p in (ROOT / "config").glob("*.yaml"))
@@ -33,3 +35,25 @@ def test_two_experiments_never_share_outputs(repo_copy):
     b = snakemake("-n", "--configfile", "config/smoke.yaml", cwd=repo_copy).stdout
     assert "results/default/" in a and "results/smoke/" not in a
     assert "results/smoke/" in b and "results/default/" not in b
+
+
+def test_imported_set_with_candidates_runs_the_main_study_only(repo_copy):
+    out = repo_copy / "bfcl_run"
+    toolgate("import", "bfcl", str(bfcl_folder(repo_copy / "src")), "--out", "bfcl_run", cwd=repo_copy)
+    assert yaml.safe_load((out / "config.yaml").read_text())["catalog"] == "bfcl_run/catalog.jsonl"
+    jobs = job_counts(snakemake("-n", "--configfile", "bfcl_run/config.yaml", cwd=repo_copy).stdout)
+    assert jobs["scores"] == 3 and jobs["candidate_ablation"] == 1 and not NON_ROUTINE & set(jobs)
+
+
+def test_catalog_without_routes_is_scheduled(repo_copy):
+    toolgate("import", "bfcl", str(bfcl_folder(repo_copy / "src")), "--out", "bare", "--no-routes", cwd=repo_copy)
+    jobs = job_counts(snakemake("-n", "--configfile", "bare/config.yaml", cwd=repo_copy).stdout)
+    assert jobs["routing_baselines"] == 1 and jobs["export_router"] == 1
+
+
+def test_oversized_k_fails_at_validation_naming_the_key(repo_copy):
+    (repo_copy / "big_k.yaml").write_text("experiment: big_k\nablation:\n  ks: [7, 100]\n")
+    proc = snakemake("-n", "--configfile", "big_k.yaml", cwd=repo_copy, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "field 'ablation.ks': k=100 is above the catalog's 70 actions" in out
+    assert "Job stats" not in out

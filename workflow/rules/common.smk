@@ -5,12 +5,14 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import config_hash, resolve
+from toolgate.config import check_inputs, config_hash, resolve
 from toolgate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
-# defaults; an invalid value stops the workflow naming the key.
+# defaults, then against its catalog and utterances where they exist (ablation.ks,
+# gate.folds); an invalid value stops the workflow naming the key.
 config.update(resolve(config))
+check_inputs(config)
 
 EXP = config["experiment"]
 RES = f"results/{EXP}"
@@ -58,7 +60,7 @@ def gate_signals():
     return studied_gates(registry(**SIGNALS))
 
 
-TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "quant_retention", "gate_auc", "bootstrap",
+TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "gate_auc", "bootstrap",
           "calibration", "operating_points", "routing_baselines", "pipelines", "pipeline_cost", "signal_diversity",
           "candidate_ablation", "crossover", "gate_by_overlap", "annotation_agreement", "gate_comparison", "gate_transfer"]
 FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation", "fig_gate_by_overlap",
@@ -68,6 +70,8 @@ FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"
 def optional_tables():
     """Tables of the stages a config can switch off."""
     out = []
+    if config["quantization"]["enabled"]:
+        out += ["quant_retention"]
     if config["external"]["enabled"]:
         out += ["external_selection", "external_gate", "jaccard_external"]
     if config["native"]["enabled"]:

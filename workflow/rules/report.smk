@@ -6,6 +6,8 @@ rule report:
         tables=[f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()],
         figures=[f"{FIG}/{f}.png" for f in all_figures()],
         reported=config["report"]["reported"],
+        catalog=config["catalog"],
+        utterances=utterances_path(),
     output:
         md=f"{RES}/report.md",
         html=report(f"{RES}/report.html", caption="../report/report.rst", category="Report"),

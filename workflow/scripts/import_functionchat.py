@@ -1,4 +1,4 @@
-from toolgate.external.adapters import write_functionchat_experiment
+from toolgate.external.experiment import write_functionchat_experiment
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

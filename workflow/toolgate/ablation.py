@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .config import Ablation, Roles, Run
-from .scores import Scores, load_scores
+from .config import Ablation, Roles, Run, fit_ks
+from .scores import Scores, load_scores, mode_note
 from .selection import by_lang_slice
 from .tables import write_table
 
@@ -90,12 +90,14 @@ def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], lang: 
 def write_ablation(catalog_path, utterances_path, score_paths: dict, roles: Roles, encoders, outputs, ablation: Ablation,
                    run: Run):
     """``outputs``: (ablation table, crossover table) paths; ``encoders``: the dense rankers compared with BM25."""
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     out_csv, crossover_csv = outputs
     seeds, seed = ablation.seeds, run.seed
-    abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ablation.ks, seeds, seed)
+    ks = fit_ks(ablation.ks, sum(t["kind"] == "action" for t in catalog))
+    abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ks, seeds, seed)
     write_table(abl, out_csv, "Candidate-count ablation: top-1 among k candidates",
-                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds).", seed,
+                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
+                f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
                 paper=("language.",))
     cross = crossover_frame(abl, roles.lexical, encoders)
     write_table(cross, crossover_csv, "Crossover match share p* between BM25 and each encoder (paper Table 8)",

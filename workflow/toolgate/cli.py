@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,14 +16,50 @@ from .errors import InputError
 def _validate(args) -> int:
     catalog = io.load_catalog(args.catalog)
     rows = io.load_utterances(args.utterances, catalog) if args.utterances else None
+    _summary(args.catalog, catalog, args.utterances, rows)
+    return 0
+
+
+def _summary(catalog_path, catalog, utterances_path, rows) -> None:
+    """Counts of a validated catalog (and utterances), and warnings for what the tables will not contain."""
+    from .scores import ROUTE_NOTE, has_routes
+
     s = io.summarize(catalog, rows)
-    print(f"catalog {args.catalog}: {s['tools']} tools ({s['actions']} actions, {s['routes']} routes), "
-          f"{s['mutating_actions']} mutating actions")
+    mutating = "no mutating flags" if s["mutating_actions"] is None else f"{s['mutating_actions']} mutating actions"
+    print(f"catalog {catalog_path}: {s['tools']} tools ({s['actions']} actions, {s['routes']} routes), {mutating}")
+    if not has_routes([t["id"] for t in catalog]):
+        print(f"warning: no route entries: the standalone baseline is skipped. {ROUTE_NOTE}", file=sys.stderr)
+    if s["mutating_actions"] is None:
+        print(f"warning: mutating false positives: {io.MUTATING_NOTE}", file=sys.stderr)
     if rows is not None:
-        print(f"utterances {args.utterances}: {s['utterances']} rows, {s['pairs']} pairs")
+        print(f"utterances {utterances_path}: {s['utterances']} rows, {s['pairs']} pairs, "
+              f"{s['with_candidates']} with their own candidates")
         for key in ("slice", "gold_outcome", "lang", "subtype"):
             print(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in s[f"by_{key}"].items()))
+
+
+def _import(args) -> int:
+    from .importers import Options, import_set
+
+    opt = Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
+                  candidates=not args.no_candidates, routes=not args.no_routes)
+    command = shlex.join(["toolgate", *args.argv])
+    info = import_set(args.format, args.sources, args.out, opt, args.lang, command)
+    out = Path(args.out)
+    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", (info["lang"],))
+    _summary(out / "catalog.jsonl", catalog, out / "utterances.jsonl", rows)
+    for why, n in info["dropped"].items():
+        print(f"dropped {n} requests: {why}")
+    print(f"wrote {out / 'config.yaml'} (experiment '{info['experiment']}'); run: "
+          f"snakemake --configfile {out / 'config.yaml'} --cores 2")
     return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction in [0, 1)")
+    return value
 
 
 def _route(args) -> int:
@@ -44,7 +81,7 @@ def _route(args) -> int:
     for rank, i in enumerate(order[: args.top], start=1):
         t = catalog[i]
         name = t["names"].get(lang) or next(iter(t["names"].values()))
-        print(f"{rank:>3}. {scores[i]:9.4f}  {t['id']:<22} {name}{'  [mutating]' if t['mutating'] else ''}")
+        print(f"{rank:>3}. {scores[i]:9.4f}  {t['id']:<22} {name}{'  [mutating]' if t.get('mutating') else ''}")
     return 0
 
 
@@ -160,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", required=True, help="catalog JSONL")
     p.add_argument("--utterances", help="utterances JSONL")
     p.set_defaults(func=_validate)
+    _import_parser(sub)
     p = sub.add_parser("route", help="rank the catalog for one request and print the top candidates")
     p.add_argument("text", help="the request, Korean or English")
     p.add_argument("--ranker", default="bm25", help="a ranker named in the config (default: bm25)")
@@ -197,8 +235,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _import_parser(sub) -> None:
+    from .importers import FORMATS
+
+    p = sub.add_parser("import", help="convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml",
+                       description="Write DIR/catalog.jsonl, DIR/utterances.jsonl, DIR/config.yaml (experiment name: "
+                                   "DIR's name) and DIR/import.json, validated; then run snakemake --configfile "
+                                   "DIR/config.yaml. Formats: docs/formats.md, 'Import formats'.")
+    p.add_argument("format", choices=FORMATS, help="openai-tools: TOOLS.json REQUESTS.jsonl; bfcl: a folder or "
+                   "BFCL_v4_<subset>.json files; functionchat: a folder or FunctionChat-{Singlecall,CallDecision}.jsonl; "
+                   "beir: a folder or corpus.jsonl queries.jsonl qrels.tsv")
+    p.add_argument("sources", nargs="+", metavar="SRC", help="input files or a folder, by format")
+    p.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write")
+    p.add_argument("--lang", choices=io.LANGS, help="language of the texts (openai-tools, beir; default en)")
+    p.add_argument("--sample", type=int, default=0, metavar="N", help="at most N requests, drawn with --seed (0: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample and the tool split (default 0)")
+    p.add_argument("--holdout-tools", type=_fraction, default=0.0, metavar="FRACTION",
+                   help="remove this share of the gold tools from the catalog; their requests become out of catalog")
+    p.add_argument("--subsets", nargs="+", metavar="NAME", help="keep only these subsets (bfcl: multiple, "
+                   "live_multiple, irrelevance, live_irrelevance; functionchat: exact, 4_random, ..., call, reject)")
+    p.add_argument("--no-candidates", action="store_true",
+                   help="pool every request's tools into one catalog instead of keeping each request's own list")
+    p.add_argument("--no-routes", action="store_true", help="do not add the route entries chat, delegate, clarify")
+    p.set_defaults(func=_import)
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except InputError as exc:

@@ -5,6 +5,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, fields, make_dataclass
+from pathlib import Path
 
 import jsonschema
 import yaml
@@ -40,6 +41,45 @@ def resolve(config: dict, source: str = "config") -> dict:
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
     return out
+
+
+def fit_ks(ks, n_actions: int, source: str = "config") -> list[int]:
+    """``ablation.ks`` for a catalog of ``n_actions`` actions.
+
+    ``auto`` is a geometric ladder, 5, 10, 20, 40, ... below the action count,
+    then the action count (the full catalog). A listed k above the action count
+    raises InputError naming ``ablation.ks``.
+    """
+    if ks == "auto":
+        ladder = [5 * 2**i for i in range(max(n_actions, 1).bit_length()) if 5 * 2**i < n_actions]
+        return ladder + [max(n_actions, 2)]
+    above = [k for k in ks if k > n_actions]
+    if above:
+        raise InputError(source, f"k={above[0]} is above the catalog's {n_actions} actions (use 'auto' or ks up to "
+                                 f"{n_actions})", field="ablation.ks")
+    return list(ks)
+
+
+def check_inputs(cfg: dict, source: str = "config") -> None:
+    """Checks of a resolved config against its catalog and utterance file, where they already exist.
+
+    Called when the workflow starts, so a config that does not fit its inputs stops before any job:
+    ``ablation.ks`` against the action count; ``gate.folds`` against the in- and out-of-catalog request
+    groups of a prepared utterance file. Inputs built by a rule are checked by the rules that read them.
+    """
+    if not Path(cfg["catalog"]).is_file():
+        return
+    catalog = io.load_catalog(cfg["catalog"], tuple(cfg["langs"]))
+    fit_ks(cfg["ablation"]["ks"], sum(t["kind"] == "action" for t in catalog), source)
+    path = cfg["utterances"]["file"]
+    if cfg["utterances"]["source"] != "file" or not Path(path).is_file():
+        return
+    rows = io.main_set(io.load_utterances(path, catalog, tuple(cfg["langs"])))
+    for label, inside in (("in-catalog", True), ("out-of-catalog", False)):
+        groups = len({r["pair_id"] for r in rows if (r["gold_outcome"] in io.IN_CATALOG) == inside})
+        if groups < cfg["gate"]["folds"]:
+            raise InputError(source, f"{cfg['gate']['folds']} folds need at least as many {label} request groups "
+                                     f"(pair_id); {path} has {groups}", field="gate.folds")
 
 
 def config_hash(cfg: dict) -> str:

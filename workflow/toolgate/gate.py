@@ -39,7 +39,7 @@ from .gate_inputs import agreement_frame, encoder_frame, exemplar_frame, exempla
 from .gate_models import fit_signals, main_folds, payloads
 from .metrics import auc
 from .rankers import query_embeddings
-from .scores import Scores, load_scores
+from .scores import Scores, load_scores, mode_note
 from .signals import FEATURES, Signal, registry
 from .tables import write_table
 from .text import char_ngrams
@@ -49,7 +49,32 @@ PAPER_KEYS = ("gate.",)
 
 
 def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
-    """The six BM25 score features and length, one row per query."""
+    """The six BM25 score features and length, one row per query.
+
+    ``-inf`` marks a tool the request does not see (per-request candidates,
+    :mod:`toolgate.scores`): each row's features use only its finite scores,
+    with ``k = min(k, m)`` for a row of m visible tools. A row with a single
+    visible tool gets a zero second score (a BM25 score is never negative, so an
+    absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
+    mean = 1, entropy = 0.
+    """
+    action_scores = np.asarray(action_scores, float)
+    finite = np.isfinite(action_scores)
+    if finite.all() and action_scores.shape[1] > 1:
+        return _features(action_scores, lengths, k)
+    lengths = np.asarray(lengths, float)
+    out = pd.DataFrame(index=range(len(action_scores)), columns=list(FEATURES), dtype=float)
+    sizes = finite.sum(1)
+    for m in np.unique(sizes):
+        idx = np.flatnonzero(sizes == m)
+        mat = action_scores[idx][finite[idx]].reshape(len(idx), int(m))
+        if m == 1:
+            mat = np.hstack([mat, np.zeros((len(idx), 1))])
+        out.iloc[idx] = _features(mat, lengths[idx], min(k, int(m))).to_numpy()
+    return out.astype(float)
+
+
+def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
     s = -np.sort(-action_scores, axis=1)
     s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -193,5 +218,6 @@ def write_gate_auc(study: GateStudy, out_csv, payload_path, gates_path) -> pd.Da
                 "length within each language, since length separates the slices partly by construction. "
                 "Fitted models are out of fold (folds grouped by pair); gate study v2's signals follow the paper's. "
                 f"G3 payload: {len(FEATURES) + 1} parameters, "
-                f"{n_bytes} bytes as compact JSON.", study.seed, paper=PAPER_KEYS)
+                f"{n_bytes} bytes as compact JSON. Score features and encoder gates over the tools each request sees: "
+                f"{mode_note(study.rows)}", study.seed, paper=PAPER_KEYS)
     return df

@@ -108,7 +108,19 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
         tools.append(obj)
     if not any(t["kind"] == "action" for t in tools):
         raise InputError(path, "catalog has no tool of kind 'action'")
+    flagged = ["mutating" in t for t in tools if t["kind"] == "action"]
+    if any(flagged) and not all(flagged):
+        lineno = [seen[t["id"]] for t in tools if t["kind"] == "action" and "mutating" not in t][0]
+        raise InputError(path, "mutating flag missing (give it for every action or for none)", lineno, "mutating")
     return tools
+
+
+def mutating_known(catalog: list[dict]) -> bool:
+    """Do the catalog's actions carry ``mutating`` flags? (All or none do; see load_catalog.)"""
+    return all("mutating" in t for t in catalog if t["kind"] == "action")
+
+
+MUTATING_NOTE = "not available: the catalog's actions have no mutating flags"
 
 
 def load_utterances(path, catalog: list[dict], langs=LANGS) -> list[dict]:
@@ -158,6 +170,7 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
                 raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
             if obj["slice"] != "out":
                 raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
+        _check_candidates(path, lineno, obj, actions)
         missing = obj["missing_slots"]
         if (outcome == "ask") != bool(missing):
             raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
@@ -168,6 +181,19 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
                 raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
         rows.append(obj)
     return rows
+
+
+def _check_candidates(path, lineno: int, obj: dict, actions: dict) -> None:
+    """A request's own candidate list names catalog actions and holds its gold tool."""
+    cands = obj.get("candidates")
+    if cands is None:
+        return
+    unknown = [c for c in cands if c not in actions]
+    if unknown:
+        raise InputError(path, f"unknown candidate '{unknown[0]}' (not an action in the catalog)", lineno, "candidates")
+    if obj["gold_tool"] is not None and obj["gold_tool"] not in cands:
+        raise InputError(path, f"gold_tool '{obj['gold_tool']}' is not among the request's candidates", lineno,
+                         "candidates")
 
 
 _UMASK = os.umask(0)
@@ -203,7 +229,7 @@ def import_openai_tools(objs, lang: str = "en", group: str = "skill", domain: st
     Accepts ``{"type": "function", "function": {...}}`` or the bare
     ``{name, description, parameters}``. Names are kept as ids when they are
     snake_case; other characters (BFCL's dotted names) become underscores.
-    ``mutating`` is unknown for foreign tools and set to False.
+    ``mutating`` is unknown for foreign tools and left out.
     """
     rows = []
     for i, obj in enumerate(objs):
@@ -224,7 +250,6 @@ def import_openai_tools(objs, lang: str = "en", group: str = "skill", domain: st
             "kind": "action",
             "group": group,
             "domain": domain,
-            "mutating": False,
             "names": {lang: fn["name"]},
             "descriptions": {lang: desc},
             "parameters": {"type": "object", "properties": props,
@@ -244,10 +269,11 @@ def summarize(catalog: list[dict], rows: list[dict] | None = None) -> dict:
     """Counts of a catalog and (optionally) an utterance set, for reports and logs."""
     actions = [t for t in catalog if t["kind"] == "action"]
     out = {"tools": len(catalog), "actions": len(actions), "routes": len(catalog) - len(actions),
-           "mutating_actions": sum(t["mutating"] for t in actions)}
+           "mutating_actions": sum(t["mutating"] for t in actions) if mutating_known(catalog) else None}
     if rows is not None:
         out["utterances"] = len(rows)
         out["pairs"] = len({r["pair_id"] for r in rows})
+        out["with_candidates"] = sum("candidates" in r for r in rows)
         for key in ("slice", "gold_outcome", "lang", "subtype"):
             out[f"by_{key}"] = dict(sorted(Counter(r[key] for r in rows).items()))
     return out

@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import io
 from .config import Run
-from .scores import Scores, load_scores, route_step, top_actions
+from .scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from .signals import Signal, signal_rows, studied_gates
 from .tables import write_table
 
@@ -112,10 +112,12 @@ def write_operating_points(catalog_path, utterances_path, lexical_path, signals_
     out_csv, curves_csv = outputs
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    table, curves = operating_frames(rows, load_scores(lexical_path), pd.read_csv(signals_csv), studied_gates(reg), budget)
-    write_table(table, out_csv, "Operating points of each gate (paper Figure 2)",
-                f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
-                "danger rate at which G3's best coverage exceeds this gate's (empty: never).", run.seed,
+    lexical = load_scores(lexical_path)
+    table, curves = operating_frames(rows, lexical, pd.read_csv(signals_csv), studied_gates(reg), budget)
+    note = (f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
+            f"danger rate at which G3's best coverage exceeds this gate's (empty: never). {mode_note(rows)} "
+            + route_note(lexical))
+    write_table(table, out_csv, "Operating points of each gate (paper Figure 2)", note.rstrip(), run.seed,
                 paper=("operating.",))
     write_table(curves, curves_csv, "Operating-point sweep (data of figure 2)", "", run.seed)
     return table

@@ -17,7 +17,7 @@ from .bootstrap import cluster_weights, paired_differences
 from .config import Gate, Run
 from .datacard import jaccard_frame
 from .metrics import weighted_auc
-from .scores import gold_ranks, load_scores
+from .scores import gold_ranks, load_scores, mode_note
 from .signals import Signal, of_kind
 from .tables import write_table
 
@@ -94,6 +94,6 @@ def write_gate_by_overlap(catalog_path, utterances_path, signals_csv, score_path
                 f"{run.text.ngram}-gram Jaccard with the gold action's name + description (edges: jaccard_low, "
                 "jaccard_high; tied edges merge bins); each bin's items against every out-of-catalog item. "
                 f"auc: each gate; auc difference: encoder gate minus G3, paired; {gate.resamples} utterance-cluster "
-                f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the 70 actions. "
-                + separation_sentence(table), run.seed)
+                f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the catalog's actions. "
+                + separation_sentence(table) + " " + mode_note(rows), run.seed)
     return table

@@ -17,7 +17,7 @@ from .config import Cost, Routing
 from .cost import pipeline_cost_frame
 from .routing import (Gold, Study, baselines_frame, choose, correct, gate_probability, oof_decisions, quantile_grid,
                       study_ladder)
-from .scores import Scores, load_scores, route_step, top_actions
+from .scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from .signals import gate_signal
 from .tables import write_table
 
@@ -147,8 +147,8 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
                 "delegates; metrics are expectations. danger_ok/ask_ok re-check the rules on the pooled out-of-fold "
                 "decisions. Routing guard: ladder_accuracy is routing_baselines' single-pool ladder (same folds and "
                 "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
-                f"{resamples} utterance-cluster bootstrap resamples.", seed,
-                paper=("pipelines.coverage", "pipelines.confirmation_band"))
+                f"{resamples} utterance-cluster bootstrap resamples. "
+                f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
     write_table(costs, cost_csv, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "

@@ -21,7 +21,7 @@ from .catalog import actions as catalog_actions, index_text
 from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
 from .errors import MissingExtra
 from .rankers import encoder_kwargs
-from .scores import gold_rank
+from .scores import candidate_mask, gold_rank, mode_note
 from .tables import write_table
 
 log = logging.getLogger(__name__)
@@ -38,8 +38,12 @@ def binarize(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1.0, -1.0).astype(np.float32)
 
 
-def task_metrics(q: np.ndarray, d: np.ndarray, gold: np.ndarray) -> dict:
-    ranks = gold_rank(q @ d.T, gold)
+def task_metrics(q: np.ndarray, d: np.ndarray, gold: np.ndarray, hidden: np.ndarray | None = None) -> dict:
+    """Top-1, top-5 and NDCG@10 of the gold column; ``hidden`` (rows x docs, True: not a candidate) scores -inf."""
+    scores = q @ d.T
+    if hidden is not None:
+        scores[hidden] = -np.inf
+    ranks = gold_rank(scores, gold)
     return {"top1": float((ranks == 1).mean()), "top5": float((ranks <= 5).mean()),
             "ndcg10": float(np.where(ranks <= 10, 1 / np.log2(ranks + 1), 0).mean())}
 
@@ -65,6 +69,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     inrows = io.in_catalog(rows)
     gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
     texts = [r["text"] for r in inrows]
+    hidden = candidate_mask(inrows, ids, ["action"] * len(ids))
     recs = []
     for name, spec in rankers.items():
         if spec["type"] != "dense":
@@ -72,10 +77,11 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
         enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
         d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in acts])
         q = enc.encode_queries(texts)
-        ref = task_metrics(q, d, gold)
+        ref = task_metrics(q, d, gold, hidden)
         for variant, fn in (("int8-vectors", quantize_int8), ("binary-vectors", binarize)):
             qv, dv = fn(q), fn(d)
-            recs.append(_row(name, variant, "float32 vectors", variant, ref, task_metrics(qv, dv, gold), mean_cosine(q, qv)))
+            recs.append(_row(name, variant, "float32 vectors", variant, ref, task_metrics(qv, dv, gold, hidden),
+                             mean_cosine(q, qv)))
     if onnx_model:
         try:
             docs = [index_text(t, "E1", langs) for t in acts]
@@ -85,7 +91,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
                 out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
             (q32, d32), (q8, d8) = out[False], out[True]
             recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32", "onnx-int8",
-                             task_metrics(q32, d32, gold), task_metrics(q8, d8, gold), mean_cosine(q32, q8)))
+                             task_metrics(q32, d32, gold, hidden), task_metrics(q8, d8, gold, hidden), mean_cosine(q32, q8)))
         except (MissingExtra, ModelUnavailable) as exc:
             log.warning("ONNX retention not computed: %s", exc)
             recs.append({"encoder": f"onnx:{onnx_model}", "variant": "onnx-int8", "reference": f"not computed: {exc}"})
@@ -97,5 +103,6 @@ def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     df = retention_frame(catalog, rows, rankers, run, onnx_model)
     write_table(df, out_csv, "Quantization retention on the routing task",
-                "In-catalog utterances against the catalog's actions. retention = variant / reference.", run.seed)
+                "In-catalog utterances against the catalog's actions. retention = variant / reference. "
+                + mode_note(rows), run.seed)
     return df

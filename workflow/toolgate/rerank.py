@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import io
 from .config import Run
-from .scores import Scores, load_scores, top_order
+from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
 from .tables import write_table
 
@@ -51,6 +51,7 @@ def write_rerank(catalog_path, utterances_path, lexical_path, reranker_paths: di
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     df = rerank_frame(rows, load_scores(lexical_path), {n: load_scores(p) for n, p in reranker_paths.items()}, k)
     write_table(df, out_csv, f"Reranking the lexical top-{k} shortlist",
-                "recovered_share = (top1_reranked - top1_lexical) / (topk_lexical - top1_lexical).", run.seed,
+                "recovered_share = (top1_reranked - top1_lexical) / (topk_lexical - top1_lexical). " + mode_note(rows),
+                run.seed,
                 paper=("rerank.",))
     return df

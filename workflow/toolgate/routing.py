@@ -29,7 +29,7 @@ from . import io
 from .bootstrap import cluster_weights
 from .calibration import calibrate_oof
 from .config import Gate, Routing, Run
-from .scores import Scores, load_scores, route_step, top_actions
+from .scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
 from .signals import Signal, gate_signal, signal_rows
 from .tables import write_table
 
@@ -55,7 +55,9 @@ class Gold:
         self.delegate = self.outcome == "delegate"
         self.chat = self.outcome == "chat"
         self.n = len(rows)
-        self.mutating = {t["id"] for t in catalog if t["kind"] == "action" and t["mutating"]}
+        # None when the catalog's actions carry no mutating flags: the mutating rows are then "not available"
+        self.mutating = ({t["id"] for t in catalog if t["kind"] == "action" and t["mutating"]}
+                         if io.mutating_known(catalog) else None)
 
 
 # ----------------------------------------------------------------------------- decision metrics
@@ -65,16 +67,17 @@ def correct(kind: np.ndarray, tool: np.ndarray, g: Gold) -> np.ndarray:
 
 
 def indicators(kind, tool, g: Gold) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per-utterance (numerator, denominator) indicators of Table 1's rows."""
+    """Per-utterance (numerator, denominator) indicators of Table 1's rows (none for the mutating row when the
+    catalog has no mutating flags)."""
     executed = kind == "action"
     ones = np.ones(g.n)
-    mut = np.array([t in g.mutating for t in tool])
-    return {
-        "delegate_to_skill": (g.delegate & executed, g.delegate.astype(float)),
-        "mutating_false_positive": (executed & mut & (tool != g.tool), ones),
-        "delegations": (kind == "delegate", ones),
-        "accuracy": (correct(kind, tool, g), ones),
-    }
+    out = {"delegate_to_skill": (g.delegate & executed, g.delegate.astype(float))}
+    if g.mutating is not None:
+        mut = np.array([t in g.mutating for t in tool])
+        out["mutating_false_positive"] = (executed & mut & (tool != g.tool), ones)
+    out["delegations"] = (kind == "delegate", ones)
+    out["accuracy"] = (correct(kind, tool, g), ones)
+    return out
 
 
 # ----------------------------------------------------------------------------- baselines
@@ -179,7 +182,13 @@ def baselines_frame(columns: dict, g: Gold, n_resamples: int, seed: int, cluster
             lo, hi = np.quantile(ra - rb, [0.025, 0.975])
             diffs.append({"metric": metric, "a": a, "b": b, "difference": na.sum() / da.sum() - nb.sum() / db.sum(),
                           "ci_low": lo, "ci_high": hi})
-    return pd.DataFrame(recs), pd.DataFrame(diffs)
+    table = pd.DataFrame(recs)
+    if g.mutating is None:  # the row stays, saying why it has no value (never a silent 0); counts stay integers
+        table = pd.concat([table.iloc[:1], pd.DataFrame([{"metric": "mutating_false_positive", "note": io.MUTATING_NOTE}]),
+                           table.iloc[1:]], ignore_index=True)
+        counts = [c for c in table if c.endswith(("_count", "_of"))]
+        table[counts] = table[counts].astype("Int64")
+    return table, pd.DataFrame(diffs)
 
 
 # ----------------------------------------------------------------------------- study
@@ -199,7 +208,8 @@ def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, ou
     prob, fold = gate_probability(signals, rows, gate)
     lk, lt, lch = study_ladder(lexical, rows, g, signals, study)
     gk, gt, gch = gated(lexical, rows, g, prob, fold, budget, grid)
-    columns = {"standalone_bm25": standalone(lexical, rows), "single_pool_ladder": (lk, lt), "gated": (gk, gt)}
+    columns = {"standalone_bm25": standalone(lexical, rows)} if has_routes(lexical.tool_ids) else {}
+    columns.update({"single_pool_ladder": (lk, lt), "gated": (gk, gt)})
     table, diffs = baselines_frame(columns, g, resamples, seed, np.array([r["utterance_id"] for r in rows]))
     for _, d in diffs.iterrows():
         key = f"{d['a']}_minus_{d['b']}"
@@ -210,6 +220,8 @@ def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, ou
     note = (f"Out-of-fold thresholds (folds grouped by pair). Ladder (lo, hi) per fold: "
             f"{ {k: tuple(round(float(x), 4) for x in v) for k, v in lch.items()} }; gate '{study.routing.gate}' (Platt, out of fold) "
             f"threshold per fold: { {k: round(float(v), 4) for k, v in gch.items()} }. Danger budget {budget}. "
-            f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile.")
+            f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile. {mode_note(rows)}")
+    if not has_routes(lexical.tool_ids):
+        note += f" Standalone baseline skipped (it needs the route entries in its pool). {ROUTE_NOTE}"
     write_table(table, out_csv, "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
     return table

@@ -2,6 +2,13 @@
 
 Every stage reads rankers through this module: rows aligned to an utterance list,
 gold columns, top-k shortlists (ties in catalog order) and the route step.
+
+Per-request candidates live here too: when an utterance row carries
+``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
+every action outside that list to ``-inf``, so ranking, shortlists, gate
+features (:func:`toolgate.gate.score_features` drops ``-inf``) and routing see
+only the request's own tools. Route entries stay visible to every request.
+The saved matrix is always the whole catalog.
 """
 from __future__ import annotations
 
@@ -41,10 +48,42 @@ class Scores:
         return self.matrix[:, self.actions]
 
     def for_rows(self, rows) -> "Scores":
-        """The same scores with rows in the order of ``rows`` (utterance dicts or ids)."""
+        """The same scores with rows in the order of ``rows`` (utterance dicts or ids).
+
+        Utterance dicts with ``candidates`` see only those actions: the others score ``-inf``.
+        """
         pos = {u: i for i, u in enumerate(self.utterance_ids)}
         idx = [pos[r["utterance_id"] if isinstance(r, dict) else r] for r in rows]
-        return Scores(self.utterance_ids[idx], self.tool_ids, self.kinds, self.matrix[idx])
+        matrix = self.matrix[idx]
+        hidden = candidate_mask(rows, self.tool_ids, self.kinds)
+        if hidden is not None:
+            matrix[hidden] = -np.inf
+        return Scores(self.utterance_ids[idx], self.tool_ids, self.kinds, matrix)
+
+
+def candidate_mask(rows, tool_ids, kinds) -> np.ndarray | None:
+    """(rows x tools) True where an action is outside the row's ``candidates``; None when no row has a list."""
+    lists = [r.get("candidates") if isinstance(r, dict) else None for r in rows]
+    if not any(lists):
+        return None
+    col = {t: j for j, t in enumerate(tool_ids)}
+    hidden = np.broadcast_to(np.asarray(kinds) == "action", (len(rows), len(tool_ids))).copy()
+    for i, cands in enumerate(lists):
+        if cands:
+            hidden[i, [col[c] for c in cands]] = False
+        else:
+            hidden[i] = False
+    return hidden
+
+
+def mode_note(rows) -> str:
+    """One sentence for a table's note: which tools each request was scored against."""
+    n = sum(bool(r.get("candidates")) for r in rows)
+    if not n:
+        return "Candidates: the whole catalog."
+    sizes = [len(r["candidates"]) for r in rows if r.get("candidates")]
+    return (f"Candidates: each request's own list ({n} of {len(rows)} requests, mean {np.mean(sizes):.1f} tools; "
+            "the others see the whole catalog).")
 
 
 def save_scores(path, s: Scores) -> None:
@@ -98,7 +137,32 @@ def top_actions(s: Scores, rows, u: int = 1) -> np.ndarray:
     return s.action_ids[top_order(s.for_rows(rows).action_scores(), u)]
 
 
+ROUTE_STEP_IDS = ("chat", "delegate")  # the route entries the route step chooses between
+
+
+def has_routes(tool_ids) -> bool:
+    """Does the catalog have the route entries the route step and the standalone pool need?"""
+    return set(ROUTE_STEP_IDS) <= set(np.asarray(tool_ids).tolist())
+
+
+ROUTE_NOTE = ("Route step skipped: the catalog has no 'chat' and 'delegate' route entries, so every request the "
+              "gate turns away is delegated.")
+
+
+def route_choice(matrix: np.ndarray, tool_ids) -> np.ndarray:
+    """'chat' or 'delegate' per row of a (rows x catalog) matrix, whichever route entry scores higher;
+    'delegate' for every row when the catalog has no route entries (:data:`ROUTE_NOTE`)."""
+    if not has_routes(tool_ids):
+        return np.full(len(matrix), "delegate")
+    ids = list(np.asarray(tool_ids))
+    return np.where(matrix[:, ids.index("chat")] > matrix[:, ids.index("delegate")], "chat", "delegate")
+
+
 def route_step(lexical: Scores, rows) -> np.ndarray:
-    """'chat' or 'delegate' per row, whichever route entry the lexical ranker scores higher."""
-    m, ids = lexical.for_rows(rows).matrix, list(lexical.tool_ids)
-    return np.where(m[:, ids.index("chat")] > m[:, ids.index("delegate")], "chat", "delegate")
+    """'chat' or 'delegate' per row, whichever route entry the lexical ranker scores higher (see route_choice)."""
+    return route_choice(lexical.for_rows(rows).matrix, lexical.tool_ids)
+
+
+def route_note(s: Scores) -> str:
+    """The sentence a table's note carries when the route step was skipped; empty otherwise."""
+    return "" if has_routes(s.tool_ids) else ROUTE_NOTE

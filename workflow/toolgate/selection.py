@@ -5,7 +5,7 @@ import pandas as pd
 
 from . import io
 from .config import Run
-from .scores import Scores, gold_ranks, load_scores
+from .scores import Scores, gold_ranks, load_scores, mode_note
 from .tables import write_table
 
 
@@ -42,5 +42,5 @@ def write_selection(catalog_path, utterances_path, score_paths: dict, out_csv, t
     df = selection_frame(rows, {k: load_scores(v) for k, v in score_paths.items()}, top_k)
     write_table(df, out_csv, "Selection over the catalog's actions (paper Table 3)",
                 f"In-catalog utterances (gold action or ask). Route entries excluded. top{top_k} is recall at {top_k}; "
-                "ties keep catalog order.", run.seed)
+                f"ties keep catalog order. {mode_note(rows)}", run.seed)
     return df

@@ -20,14 +20,14 @@ Conventions:
   back to the original function name. A row's gold is resolved among that row's
   own candidates.
 
-:func:`functionchat_experiment` turns CallDecision into a main-pipeline
-experiment (catalog + utterances) for the data stage.
+:func:`toolgate.external.experiment.functionchat_experiment` turns CallDecision
+into a main-pipeline experiment (catalog + utterances) for the data stage.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,6 +117,19 @@ class _Rows:
         return ExternalSet(dataset, lang, tools.rows, self.utts, self.cands, self.clusters, self.conds, tools.names)
 
 
+@contextlib.contextmanager
+def _record(path, lineno: int):
+    """A record of an unexpected shape (a missing field, a wrong type) as an InputError naming file and line."""
+    try:
+        yield
+    except InputError:
+        raise
+    except KeyError as exc:
+        raise InputError(path, "missing field", lineno, str(exc.args[0])) from None
+    except (TypeError, IndexError, AttributeError, ValueError) as exc:
+        raise InputError(path, f"unexpected record shape ({type(exc).__name__}: {exc})", lineno) from None
+
+
 def _last_user(messages) -> str:
     for m in reversed(messages):
         if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].strip():
@@ -138,37 +151,44 @@ def _gold_in(cands: list[str], tools: _Tools, name: str, where: str) -> str:
     raise InputError(where, f"gold function '{name}' is not among the row's candidates")
 
 
-def functionchat_singlecall(folder=None) -> ExternalSet:
+def functionchat_singlecall(folder=None, tools: _Tools | None = None) -> ExternalSet:
     """FunctionChat-Bench Singlecall: 25 tools x 4 requests x 5 candidate conditions = 500 rows.
 
     One catalog of every distinct tool of every condition; one utterance per
     request and condition (``exact``: the gold alone; ``4_random``/``8_random``:
     random distractors; ``4_close``/``8_close``: similar-domain distractors),
     pair id and cluster id shared by the five conditions of one request.
+    ``tools``: a tool registry shared with another set (default: a new one).
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-Singlecall.jsonl"])
     path = folder / "FunctionChat-Singlecall.jsonl"
-    tools, out = _Tools("ko", "functionchat"), _Rows()
+    tools, out = tools or _Tools("ko", "functionchat"), _Rows()
     for lineno, rec in io.read_jsonl(path):
-        sets = {t["type"]: t["content"] for t in rec["tools"]}
-        missing = [c for c in SINGLECALL_CONDITIONS if c not in sets]
-        if missing:
-            raise InputError(path, f"no candidate set '{missing[0]}'", lineno, "tools")
-        gold_def = sets["exact"][0]
-        gold_key = json.dumps(gold_def.get("function", gold_def), sort_keys=True, ensure_ascii=False)
-        gold_id = tools.add(gold_def)
-        truths = {g["serial_num"]: json.loads(g["content"])["name"] for g in rec["ground_truth"]}
-        for q in rec["query"]:
-            if truths.get(q["serial_num"], rec["function_name"]) != tools.names[gold_id]:
-                raise InputError(path, f"ground truth of request {q['serial_num']} is not the exact tool", lineno, "ground_truth")
-            for cond in SINGLECALL_CONDITIONS:
-                ids = tools.add_all(sets[cond])
-                if gold_id not in ids:
-                    raise InputError(path, f"condition '{cond}' lacks the gold tool {gold_key[:60]}", lineno, "tools")
-                sid = f"{q['serial_num']:03d}"
-                utt = _utt(f"fcs-{sid}-{cond}", f"fcs-{sid}", "ko", q["content"], gold_id, f"singlecall:{cond}")
-                out.add(utt, ids, q["content"], cond)
+        with _record(path, lineno):
+            _singlecall_record(rec, tools, out, path, lineno)
     return out.done("functionchat_singlecall", "ko", tools)
+
+
+def _singlecall_record(rec: dict, tools: _Tools, out: _Rows, path, lineno: int) -> None:
+    """One Singlecall line: its requests, each under the five candidate conditions."""
+    sets = {t["type"]: t["content"] for t in rec["tools"]}
+    missing = [c for c in SINGLECALL_CONDITIONS if c not in sets]
+    if missing:
+        raise InputError(path, f"no candidate set '{missing[0]}'", lineno, "tools")
+    gold_def = sets["exact"][0]
+    gold_key = json.dumps(gold_def.get("function", gold_def), sort_keys=True, ensure_ascii=False)
+    gold_id = tools.add(gold_def)
+    truths = {g["serial_num"]: json.loads(g["content"])["name"] for g in rec["ground_truth"]}
+    for q in rec["query"]:
+        if truths.get(q["serial_num"], rec["function_name"]) != tools.names[gold_id]:
+            raise InputError(path, f"ground truth of request {q['serial_num']} is not the exact tool", lineno, "ground_truth")
+        for cond in SINGLECALL_CONDITIONS:
+            ids = tools.add_all(sets[cond])
+            if gold_id not in ids:
+                raise InputError(path, f"condition '{cond}' lacks the gold tool {gold_key[:60]}", lineno, "tools")
+            sid = f"{q['serial_num']:03d}"
+            utt = _utt(f"fcs-{sid}-{cond}", f"fcs-{sid}", "ko", q["content"], gold_id, f"singlecall:{cond}")
+            out.add(utt, ids, q["content"], cond)
 
 
 def _reject_cluster(rec: dict, calls: dict, call_by_text: dict, path, lineno: int) -> str:
@@ -182,7 +202,7 @@ def _reject_cluster(rec: dict, calls: dict, call_by_text: dict, path, lineno: in
     return _last_user(partner["input_messages"])
 
 
-def functionchat_calldecision(folder=None) -> ExternalSet:
+def functionchat_calldecision(folder=None, tools: _Tools | None = None) -> ExternalSet:
     """FunctionChat-Bench CallDecision: 100 CALL rows (in catalog) and 100 REJECT rows (out of catalog).
 
     Every row has its own 5 candidate tools; a REJECT row is a CALL request
@@ -194,25 +214,32 @@ def functionchat_calldecision(folder=None) -> ExternalSet:
     cluster (and ``pair_id``) of both is the CALL request text. SLOT rows
     (SLOT-some, SLOT-all: a required argument is missing, 406 rows) are
     ignored: they test slot filling, not selection or abstention.
+    ``tools``: a tool registry shared with another set (default: a new one).
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-CallDecision.jsonl"])
     path = folder / "FunctionChat-CallDecision.jsonl"
-    tools, out = _Tools("ko", "functionchat"), _Rows()
+    tools, out = tools or _Tools("ko", "functionchat"), _Rows()
     rows = io.read_jsonl(path)
-    calls = {rec["serial_num"]: rec for _, rec in rows if rec["category"] == "CALL"}
+    calls = {}
+    for lineno, rec in rows:
+        with _record(path, lineno):
+            if rec["category"] == "CALL":
+                calls[rec["serial_num"]] = rec
     call_by_text = {_last_user(rec["input_messages"]): rec for rec in calls.values()}
     for lineno, rec in rows:
         cat = rec["category"]
         if cat not in ("CALL", "REJECT"):
             continue
-        text = _last_user(rec["input_messages"])
-        ids = tools.add_all(rec["input_tools"])
-        if cat == "CALL":
-            gold = _gold_in(ids, tools, rec["ground_truth"]["tool_calls"][0]["function"]["name"], f"{path}:{lineno}")
-            cluster = text
-        else:
-            gold, cluster = None, _reject_cluster(rec, calls, call_by_text, path, lineno)
-        out.add(_utt(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster, cat.lower())
+        with _record(path, lineno):
+            text = _last_user(rec["input_messages"])
+            ids = tools.add_all(rec["input_tools"])
+            if cat == "CALL":
+                gold = _gold_in(ids, tools, rec["ground_truth"]["tool_calls"][0]["function"]["name"], f"{path}:{lineno}")
+                cluster = text
+            else:
+                gold, cluster = None, _reject_cluster(rec, calls, call_by_text, path, lineno)
+            out.add(_utt(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster,
+                    cat.lower())
     return out.done("functionchat_calldecision", "ko", tools)
 
 
@@ -242,20 +269,23 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
         answers = {}
         if sub in BFCL_RELEVANT:
             apath = folder / "possible_answer" / f"BFCL_v4_{sub}.json"
-            answers = {a["id"]: next(iter(a["ground_truth"][0])) for _, a in io.read_jsonl(apath)}
+            for alineno, a in io.read_jsonl(apath):
+                with _record(apath, alineno):
+                    answers[a["id"]] = next(iter(a["ground_truth"][0]))
         recs = [(lineno, rec) for lineno, rec in io.read_jsonl(path) if rec.get("function")]
         if limit is not None and len(recs) > limit:
             keep = np.sort(np.random.default_rng(seed).choice(len(recs), limit, replace=False))
             recs = [recs[i] for i in keep]
         for lineno, rec in recs:
-            text = _last_user([m for turn in rec["question"] for m in turn])
-            ids = tools.add_all(rec["function"])
-            gold = None
-            if sub in BFCL_RELEVANT:
-                if rec["id"] not in answers:
-                    raise InputError(path, f"no possible answer for '{rec['id']}'", lineno, "id")
-                gold = _gold_in(ids, tools, answers[rec["id"]], f"{path}:{lineno}")
-            out.add(_utt(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
+            with _record(path, lineno):
+                text = _last_user([m for turn in rec["question"] for m in turn])
+                ids = tools.add_all(rec["function"])
+                gold = None
+                if sub in BFCL_RELEVANT:
+                    if rec["id"] not in answers:
+                        raise InputError(path, f"no possible answer for '{rec['id']}'", lineno, "id")
+                    gold = _gold_in(ids, tools, answers[rec["id"]], f"{path}:{lineno}")
+                out.add(_utt(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
     return out.done("bfcl", "en", tools)
 
 
@@ -265,68 +295,3 @@ def load_all(external: External, seed: int) -> dict[str, ExternalSet]:
     sets = [functionchat_singlecall(fc), functionchat_calldecision(fc),
             bfcl(bf, limit=external.bfcl_limit or None, seed=seed)]
     return {s.dataset: s for s in sets}
-
-
-# ----------------------------------------------------------------------------------------------- data stage source
-
-ROUTES = [  # the route entries of the 73-way pool, for catalogs built from external sets
-    ("chat", {"ko": "대화", "en": "Chat"},
-     {"ko": "실행할 기능 없이 대화로 답합니다.", "en": "Reply conversationally without running an action."}),
-    ("delegate", {"ko": "서버에 위임", "en": "Delegate to server"},
-     {"ko": "기기에서 처리할 수 없는 요청을 서버로 넘깁니다.", "en": "Hand a request the device cannot serve to the server."}),
-    ("clarify", {"ko": "되묻기", "en": "Clarify"},
-     {"ko": "필요한 정보가 빠졌을 때 사용자에게 되묻습니다.", "en": "Ask the user for missing information."}),
-]
-
-
-def route_rows(lang: str) -> list[dict]:
-    return [{"id": rid, "kind": "route", "group": "route", "domain": "route", "mutating": False,
-             "names": {lang: names[lang]}, "descriptions": {lang: descs[lang]},
-             "parameters": {"type": "object", "properties": {}, "required": []}, "keywords": {}}
-            for rid, names, descs in ROUTES]
-
-
-def functionchat_experiment(seed: int, mirror=None) -> tuple[list[dict], list[dict], dict]:
-    """FunctionChat-Bench CallDecision as a main-pipeline experiment: (catalog, utterances, info).
-
-    A CALL request and its REJECT twin cannot both be asked of one catalog, so
-    the distinct gold tools are split in two halves by ``seed``: a request whose
-    gold tool falls in the removed half contributes its REJECT row (out of
-    catalog, gold delegate), every other request its CALL row (in catalog).
-    The catalog holds every distinct candidate tool of the kept rows minus the
-    removed tools, so the REJECT requests really have no tool. There are no
-    translations (each request is its own pair) and no match/mismatch split
-    (``slice: in``). Route entries are added.
-    """
-    folder = locate("functionchat", mirror, files=["FunctionChat-CallDecision.jsonl"])
-    cd = functionchat_calldecision(folder)
-    gold_of = {c: u["gold_tool"] for u, c in zip(cd.utterances, cd.clusters) if u["gold_tool"]}
-    golds = sorted(set(gold_of.values()))
-    random.Random(seed).shuffle(golds)
-    removed = set(golds[: len(golds) // 2])
-    out_clusters = {c for c, g in gold_of.items() if g in removed}
-    keep = [i for i, (u, c) in enumerate(zip(cd.utterances, cd.clusters))
-            if (u["subtype"] == "reject") == (c in out_clusters)]
-    used = {t for i in keep for t in cd.candidates[i]} - removed
-    catalog = [t for t in cd.catalog if t["id"] in used] + route_rows("ko")
-    utts = []
-    for i in keep:
-        u = dict(cd.utterances[i])
-        u["pair_id"] = u["utterance_id"]
-        if u["gold_tool"]:
-            u["slice"] = "in"
-        utts.append(u)
-    info = {"requests": len(gold_of), "call_rows": sum(u["gold_tool"] is not None for u in utts),
-            "reject_rows": sum(u["gold_tool"] is None for u in utts), "removed_tools": len(removed),
-            "actions": len(catalog) - len(ROUTES), "seed": seed}
-    return catalog, utts, info
-
-
-def write_functionchat_experiment(catalog_path, utterances_path, meta_path, seed: int, external: External) -> None:
-    """The experiment's catalog, utterances (checked as any utterance file) and a summary beside them."""
-    catalog, utts, info = functionchat_experiment(seed, external.mirror)
-    io.check_utterances(enumerate(utts, start=1), catalog, utterances_path, ("ko",))
-    io.write_atomic(catalog_path, io.dumps_jsonl(catalog))
-    io.write_atomic(utterances_path, io.dumps_jsonl(utts))
-    io.write_json(meta_path, info)
-    log.info("FunctionChat experiment: %s", info)

@@ -25,18 +25,21 @@ LANG_MODES = ("utterance", "both")
 
 
 def shortlists(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> dict[str, list[str]]:
-    """The lexical top-k actions per utterance (ties keep catalog order, as in :mod:`toolgate.rerank`)."""
+    """The lexical top-k actions per utterance (ties keep catalog order, as in :mod:`toolgate.rerank`); a request
+    with its own candidates gets at most those."""
     known = set(lexical.utterance_ids)
     missing = [r["utterance_id"] for r in rows if r["utterance_id"] not in known]
     if missing:
         raise InputError("lexical scores", f"no scores for utterance '{missing[0]}' ({len(missing)} missing)")
     top = top_actions(lexical, rows, k)
-    return {r["utterance_id"]: [str(i) for i in ids] for r, ids in zip(rows, top)}
+    return {r["utterance_id"]: [str(i) for i in ids if not r.get("candidates") or i in r["candidates"]]
+            for r, ids in zip(rows, top)}
 
 
 def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition: str, model: str, lang_mode: str,
                chat_template_kwargs: dict | None = None, checkpoint: str = "") -> list[dict]:
-    """One request per utterance: ``full`` offers every action (catalog order), ``top5`` the shortlist (rank order)."""
+    """One request per utterance: ``full`` offers every action (catalog order; a request's own candidates when it
+    has them), ``top5`` the shortlist (rank order)."""
     if condition not in CONDITIONS:
         raise InputError("config", f"unknown condition '{condition}' (known: {', '.join(CONDITIONS)})", field="native.conditions")
     if lang_mode not in LANG_MODES:
@@ -47,8 +50,10 @@ def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition
     jobs = []
     for r in rows:
         tools = by_lang[r["lang"] if lang_mode == "utterance" else "both"]
+        by_id = {t["function"]["name"]: t for t in tools}
+        if r.get("candidates"):
+            tools = [by_id[i] for i in r["candidates"]]
         if condition == "top5":
-            by_id = {t["function"]["name"]: t for t in tools}
             unknown = [i for i in shortlist.get(r["utterance_id"], []) if i not in by_id]
             if r["utterance_id"] not in shortlist or unknown:
                 raise InputError("shortlist", f"no usable shortlist for '{r['utterance_id']}'")

@@ -12,6 +12,7 @@ from .. import __version__, io
 from ..config import section
 from ..gate_transfer import closing_sentences
 from ..overlap import separation_sentence
+from ..scores import has_routes, mode_note
 from ..signals import registry
 from ..tables import to_markdown
 from .claims import ledger
@@ -37,11 +38,31 @@ FIGURES = [
 ]
 
 
-def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict) -> list[tuple]:
-    """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("fig", path, caption)."""
+def scope_sentences(catalog: list[dict], rows: list[dict]) -> list[str]:
+    """What this experiment's inputs let the tables compute: candidate mode, route entries, mutating flags, slices."""
+    out = [mode_note(rows)]
+    if not has_routes([t["id"] for t in catalog]):
+        out.append("The catalog has no route entries: the standalone baseline is skipped and every request the gate "
+                   "turns away is delegated (route step skipped).")
+    if not io.mutating_known(catalog):
+        out.append("Mutating false positives: " + io.MUTATING_NOTE + ".")
+    if not {"match", "mismatch"} <= {r["slice"] for r in rows}:
+        out.append("No match/mismatch split: the crossover, the mismatch-slice gate statistics and the claims that "
+                   "need them are not computable.")
+    if len({r["lang"] for r in rows}) < 2:
+        out.append("One language: no Korean/English pair statistics.")
+    return out
+
+
+def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict) -> list[tuple]:
+    """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("fig", path, caption).
+
+    ``inputs``: (reported values, catalog, utterances) paths."""
+    reported_path, catalog_path, utterances_path = inputs
     tables = load_tables(tables_dir)
     with open(reported_path, encoding="utf-8") as fh:
         reported = yaml.safe_load(fh)
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, tuple(config.get("langs", io.LANGS)))
     roles = section("roles", config.get("roles"))
     dense = [n for n, spec in config.get("rankers", {}).items() if spec["type"] == "dense"]
     sbs = side_by_side(reported, tables, roles)
@@ -60,6 +81,7 @@ def build(experiment: str, tables_dir, figures_dir, reported_path, config: dict)
               "4-bit multilingual-e5-small)."),
         ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
+        ("p", "Scope: " + " ".join(scope_sentences(catalog, io.main_set(rows)))),
         ("h", 2, "Claims ledger"),
         ("p", "Each claim of the paper as a checkable statement, the test applied to this experiment's tables, and "
               "the verdict on our data."),
@@ -134,7 +156,8 @@ def to_html(blocks, title) -> str:
     return "\n".join(parts)
 
 
-def write_report(experiment, tables_dir, figures_dir, reported_path, config, md_path, html_path) -> None:
-    blocks = build(experiment, tables_dir, figures_dir, reported_path, config)
+def write_report(experiment, tables_dir, figures_dir, inputs: tuple, config, md_path, html_path) -> None:
+    """``inputs``: (reported values, catalog, utterances) paths."""
+    blocks = build(experiment, tables_dir, figures_dir, inputs, config)
     io.write_atomic(md_path, to_md(blocks, md_path))
     io.write_atomic(html_path, to_html(blocks, f"toolgate report: {experiment}"))

@@ -45,6 +45,9 @@ def lookup(tables: dict, spec: dict, roles: Roles):
     if spec["column"] not in rows:
         raise KeyError(f"table '{name}' has no column '{spec['column']}'")
     value = rows[spec["column"]].iloc[0]
+    note = rows["note"].iloc[0] if "note" in rows else None
+    if pd.isna(value) and isinstance(note, str) and note.startswith("not available"):
+        raise KeyError(f"table '{name}': {note}")
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         return float(value) * spec.get("scale", 1)
     return value

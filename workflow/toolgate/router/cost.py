@@ -21,7 +21,7 @@ from .. import io
 from ..config import Run
 from ..cost import time_queries, run_jobs
 from ..tables import write_table
-from .runtime import MANIFEST, Router
+from .runtime import MANIFEST, Router, RouterError, check_request
 
 GOALS = {"p50_ms": 8.0, "p95_ms": 15.0, "peak_rss_mb": 400.0}
 
@@ -50,8 +50,19 @@ def _bench(job: dict) -> dict:
             "catalog_kb": m["files"]["catalog.jsonl"]["bytes"] / 1024, "queries_timed": len(queries)}
 
 
+def accepted(texts, max_chars: int) -> list[str]:
+    """The requests a router accepts (:func:`toolgate.router.runtime.check_request`), in order."""
+    out = []
+    for t in texts:
+        try:
+            out.append(check_request(t, max_chars))
+        except RouterError:
+            pass
+    return out
+
+
 def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
-    texts = [r["text"] for r in rows]
+    texts = accepted([r["text"] for r in rows], settings.max_chars)
     base = {"queries": texts[: settings.queries], "all_queries": texts, "warmup": settings.warmup}
     jobs = [{**base, "name": str(d), "router": str(d), "threads": t} for d in router_dirs for t in (None, 1)]
     df = pd.DataFrame(run_jobs(jobs, module="toolgate.router.cost"))
@@ -63,7 +74,9 @@ def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
 def write_router_cost(manifests, catalog_path, utterances_path, out_csv, settings, run: Run) -> pd.DataFrame:
     """``manifests``: each exported router's router.json; timed on the experiment's main-set requests."""
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    df = router_cost_frame([Path(m).parent for m in manifests], io.main_set(rows), settings, run)
+    rows = io.main_set(rows)
+    df = router_cost_frame([Path(m).parent for m in manifests], rows, settings, run)
+    refused = len(rows) - len(accepted([r["text"] for r in rows], settings.max_chars))
     write_table(df, out_csv, "Cost of the exported routers (one request at a time, CPU)",
                 "load_s: Router.load (catalog re-encoded by the gate's encoder). p50/p95: one decide() call "
                 "(rank + gate + band) after warm-up; lexical/ranker/gate_ms: median of each stage alone. "
@@ -71,7 +84,9 @@ def write_router_cost(manifests, catalog_path, utterances_path, out_csv, setting
                 "index + manifest (calibrator, thresholds); encoder weights are referenced by id, not shipped. "
                 "encoder_threads: the encoders' thread count (default: the backend's). Goals for P1 on 2 cores: "
                 f"p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= {GOALS['peak_rss_mb']} MB. "
-                "A measurement: it varies run to run.", run.seed)
+                "A measurement: it varies run to run."
+                + (f" {refused} requests the router refuses (control characters, over router.max_chars) are not "
+                   "timed." if refused else ""), run.seed)
     return df
 
 

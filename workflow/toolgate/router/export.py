@@ -25,7 +25,7 @@ from ..config import ranker_spec
 from ..pipelines import band_decisions, fit_band
 from ..rankers import fit_ranker
 from ..routing import Gold, Study
-from ..scores import load_scores, route_step, top_actions
+from ..scores import load_scores, mode_note, route_step, top_actions
 from ..signals import gate_signal, signal_rows
 from .runtime import FORMAT, MANIFEST
 
@@ -79,6 +79,7 @@ def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rank
         "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(catalog_path),
                     "actions": sum(t["kind"] == "action" for t in catalog),
                     "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
+        "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
         "limits": provenance["limits"],
         "files": {"bm25.index": _entry(index), "catalog.jsonl": _entry(cat_bytes)},
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__},

@@ -22,7 +22,7 @@ from ..catalog import index_text
 from ..errors import InputError
 from ..pipelines import band_decisions
 from ..rankers import BM25Ranker, build_ranker
-from ..scores import top_order
+from ..scores import route_choice, top_order
 
 FORMAT = 1
 MANIFEST = "router.json"
@@ -84,6 +84,19 @@ def _checked_file(folder: Path, name: str, entry: dict) -> bytes:
     return data
 
 
+def check_request(text, max_chars: int) -> str:
+    """The text, or RouterError when it is empty, longer than ``max_chars`` or holds control characters."""
+    if not isinstance(text, str) or not text.strip():
+        raise RouterError("empty request: give a non-empty text")
+    if len(text) > max_chars:
+        raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
+                          "(router.max_chars); it is refused, not truncated")
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()]
+    if bad:
+        raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
+    return text
+
+
 class Router:
     """An exported (ranker, gate, band) pipeline, ready to decide."""
 
@@ -92,8 +105,6 @@ class Router:
         self.lexical, self.ranker, self.gate = lexical, ranker, gate
         self.ids = np.array([t["id"] for t in catalog])
         self.actions = np.flatnonzero(np.array([t["kind"] == "action" for t in catalog]))
-        ids = list(self.ids)
-        self.route_cols = (ids.index("chat"), ids.index("delegate"))
         cal, th = manifest["calibrator"], manifest["thresholds"]
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
@@ -135,23 +146,14 @@ class Router:
         return cls(m, cat, lexical, ranker, gate)
 
     def check(self, text) -> str:
-        """The text, or RouterError when it is not a request the router accepts."""
-        if not isinstance(text, str) or not text.strip():
-            raise RouterError("empty request: give a non-empty text")
-        if len(text) > self.max_chars:
-            raise RouterError(f"request of {len(text)} characters exceeds the limit of {self.max_chars} "
-                              "(router.max_chars); it is refused, not truncated")
-        bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()]
-        if bad:
-            raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
-        return text
+        """The text, or RouterError when it is not a request the router accepts (:func:`check_request`)."""
+        return check_request(text, self.max_chars)
 
     def _decisions(self, texts, rank, gate, lex, seconds) -> list[Decision]:
         prob = platt_probability(gate[:, self.actions].max(1), self.coef, self.intercept)
         acts = rank[:, self.actions]
         top = top_order(acts, self.top_k)
-        chat, dele = self.route_cols
-        route = np.where(lex[:, chat] > lex[:, dele], "chat", "delegate")
+        route = route_choice(lex, self.ids)
         kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
         for i, t in enumerate(texts):

@@ -1,0 +1,85 @@
+"""Small source files in each importable format (BFCL, FunctionChat-Bench, BEIR), written into a test's folder."""
+import json
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "smarthome"
+
+
+def _jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def fn(name, desc, required=("x",)):
+    return {"name": name, "description": desc,
+            "parameters": {"type": "dict", "properties": {"x": {"type": "string", "description": "an argument"}},
+                           "required": list(required)}}
+
+
+BFCL_TOOLS = [fn("math.gcd", "Greatest common divisor of two numbers."), fn("math.lcm", "Least common multiple."),
+              fn("weather.get", "Current weather of a city."), fn("stock.price", "Price of a stock."),
+              fn("flight.book", "Book a flight."), fn("hotel.book", "Book a hotel room.")]
+
+
+def bfcl_folder(root: Path, n: int = 6) -> Path:
+    """multiple (n rows, 3 functions each, gold first call) + irrelevance (n rows, 1 function each)."""
+    folder = root / "bfcl"
+    q, a, irr = [], [], []
+    for i in range(n):
+        funcs = [BFCL_TOOLS[(i + j) % len(BFCL_TOOLS)] for j in range(3)]
+        gold = funcs[i % 3]
+        q.append({"id": f"multiple_{i}", "question": [[{"role": "user", "content": f"please {gold['description']} #{i}"}]],
+                  "function": funcs})
+        a.append({"id": f"multiple_{i}", "ground_truth": [{gold["name"]: {"x": ["1"]}}]})
+        irr.append({"id": f"irrelevance_{i}", "question": [[{"role": "user", "content": f"write a poem about cats {i}"}]],
+                    "function": [BFCL_TOOLS[i % len(BFCL_TOOLS)]]})
+    _jsonl(folder / "BFCL_v4_multiple.json", q)
+    _jsonl(folder / "possible_answer" / "BFCL_v4_multiple.json", a)
+    _jsonl(folder / "BFCL_v4_irrelevance.json", irr)
+    return folder
+
+
+FC_TOOLS = [{"type": "function", "function": fn(f"tool_{k}", f"{k}번 기능을 실행합니다.")} for k in range(8)]
+
+
+def functionchat_folder(root: Path, n: int = 6) -> Path:
+    """CallDecision: n CALL rows and their n REJECT twins (serial + 100), 3 candidates each."""
+    folder = root / "functionchat"
+    rows = []
+    for i in range(n):
+        cands = [FC_TOOLS[(i + j) % len(FC_TOOLS)] for j in range(3)]
+        gold = cands[0]["function"]["name"]
+        msgs = [{"role": "user", "content": f"{i}번 요청: {gold} 실행해 줘"}]
+        rows.append({"serial_num": i + 1, "category": "CALL", "input_messages": msgs, "input_tools": cands,
+                     "ground_truth": {"tool_calls": [{"function": {"name": gold, "arguments": "{}"}}]}})
+    for i in range(n):
+        cands = [FC_TOOLS[(i + j) % len(FC_TOOLS)] for j in range(1, 4)]  # the gold tool replaced
+        msgs = [{"role": "user", "content": f"{i}번 요청: {FC_TOOLS[i % len(FC_TOOLS)]['function']['name']} 실행해 줘"}]
+        rows.append({"serial_num": i + 101, "category": "REJECT", "input_messages": msgs, "input_tools": cands,
+                     "ground_truth": {"content": "그 기능은 없습니다."}})
+    _jsonl(folder / "FunctionChat-CallDecision.jsonl", rows)
+    return folder
+
+
+def beir_folder(root: Path) -> Path:
+    """8 tools, 8 judged queries (one with two relevant tools) and one unjudged query."""
+    folder = root / "beir"
+    names = ["alarm", "timer", "weather", "music", "lights", "camera", "calendar", "notes"]
+    _jsonl(folder / "corpus.jsonl", [{"_id": f"d{i}", "title": n, "text": f"Manage the {n} of the device."}
+                                     for i, n in enumerate(names)])
+    _jsonl(folder / "queries.jsonl", [{"_id": f"q{i}", "text": f"I need help with my {n} please"}
+                                      for i, n in enumerate(names + ["nothing"])])
+    lines = ["query-id\tcorpus-id\tscore"] + [f"q{i}\td{i}\t1" for i in range(len(names))] + ["q0\td1\t2"]
+    (folder / "qrels.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "new-catalog.md"
+NON_ROUTINE = {"external", "fig_jaccard", "quant_retention", "native_calls", "native_tables", "import_functionchat"}
+
+
+def doc_commands() -> list[list[str]]:
+    """The commands of docs/new-catalog.md's first bash block, as argument lists."""
+    block = DOC.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split() for line in block.splitlines() if line.strip()]

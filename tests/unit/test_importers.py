@@ -1,0 +1,150 @@
+"""toolgate import: each format on a small fixture (BFCL and FunctionChat also on ../shared/external), the
+options (sample, tool split, pooled candidates, routes, language) and one-line errors without half-written output."""
+import json
+
+import pytest
+import yaml
+
+from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_folder
+from toolgate import io
+from toolgate.cli import main
+from toolgate.config import load
+from toolgate.importers import Options, import_set
+
+
+def _read(out):
+    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(load(out / "config.yaml")["langs"]))
+    return catalog, rows, json.loads((out / "import.json").read_text())
+
+
+def test_openai_tools_example_writes_a_ready_experiment(tmp_path, capsys):
+    out = tmp_path / "my run"
+    assert main(["import", "openai-tools", str(EXAMPLE / "tools.json"), str(EXAMPLE / "requests.jsonl"),
+                 "--out", str(out)]) == 0
+    catalog, rows, info = _read(out)
+    cfg = load(out / "config.yaml")
+    assert cfg["experiment"] == "my_run" and cfg["langs"] == ["en"] and cfg["ablation"]["ks"] == "auto"
+    assert not cfg["external"]["enabled"] and not cfg["quantization"]["enabled"] and not cfg["native"]["enabled"]
+    assert [t["id"] for t in catalog if t["kind"] == "route"] == ["chat", "delegate", "clarify"]
+    assert sum(t["kind"] == "action" for t in catalog) == 12 and not io.mutating_known(catalog)
+    outcomes = [r["gold_outcome"] for r in rows]
+    assert outcomes.count("action") == 48 and outcomes.count("ask") == 1 and outcomes.count("chat") == 3
+    assert {r["slice"] for r in rows} == {"in", "out"} and not any("candidates" in r for r in rows)
+    assert info["in_catalog"] == 49 and info["out_of_catalog"] == 14
+    printed = capsys.readouterr()
+    assert "snakemake --configfile" in printed.out and "no mutating flags" in printed.out
+
+
+def test_bfcl_fixture_keeps_each_rows_candidates(tmp_path):
+    out = tmp_path / "bfcl_run"
+    import_set("bfcl", [bfcl_folder(tmp_path)], out, Options())
+    catalog, rows, info = _read(out)
+    assert info["in_catalog"] == 6 and info["out_of_catalog"] == 6 and info["with_candidates"] == 12
+    assert all(r["gold_tool"] in r["candidates"] for r in rows if r["gold_tool"])
+    assert [len(r["candidates"]) for r in rows] == [3] * 6 + [1] * 6
+    assert "math_gcd" in {t["id"] for t in catalog}  # BFCL's dotted names as snake_case ids
+    assert load(out / "config.yaml")["gate"]["folds"] == 5
+
+
+def test_functionchat_fixture_keeps_call_and_reject_of_one_request(tmp_path):
+    out = tmp_path / "fc"
+    import_set("functionchat", [functionchat_folder(tmp_path)], out, Options())
+    catalog, rows, _ = _read(out)
+    call = {r["pair_id"]: r for r in rows if r["subtype"] == "call"}
+    reject = [r for r in rows if r["subtype"] == "reject"]
+    assert len(call) == len(reject) == 6
+    for r in reject:  # the cannot-answer request stays unanswerable: its tool is not among its candidates
+        twin = call[r["pair_id"]]
+        assert r["gold_tool"] is None and twin["gold_tool"] not in r["candidates"]
+        assert twin["gold_tool"] in {t["id"] for t in catalog}  # ... although the catalog holds it
+
+
+def test_pooling_drops_cannot_answer_rows_that_only_their_list_made(tmp_path):
+    out = tmp_path / "fc_pooled"
+    info = import_set("functionchat", [functionchat_folder(tmp_path)], out, Options(candidates=False, holdout=0.5))
+    _, rows, _ = _read(out)
+    assert info["dropped"] == {"out of catalog only within its own list (pooled)": 6}
+    assert not any("candidates" in r for r in rows)
+    assert {r["subtype"] for r in rows if r["gold_tool"] is None} == {"holdout:call"}
+
+
+def test_beir_gold_is_the_highest_scored_tool(tmp_path):
+    out = tmp_path / "beir_run"
+    import_set("beir", [beir_folder(tmp_path)], out, Options(holdout=0.5, seed=3))
+    catalog, rows, info = _read(out)
+    by_id = {r["utterance_id"]: r for r in rows}
+    assert info["requests"] == 8 and "q-q8" not in by_id  # the unjudged query is left out
+    # d1 (timer) scored 2 beats d0 (alarm) scored 1: q0 and q1 share their gold tool and its fate in the split
+    assert by_id["q-q0"]["gold_tool"] == by_id["q-q1"]["gold_tool"] in ("timer", None)
+    assert info["removed_tools"] == 3  # int(0.5 x 7 distinct gold tools)
+    assert sum(t["kind"] == "action" for t in catalog) == 8 - 3  # one pooled catalog, minus the removed tools
+    assert {r["subtype"] for r in rows if r["gold_tool"] is None} == {"holdout:query"}
+    assert info["out_of_catalog"] == sum(r["gold_tool"] is None for r in rows) >= 3
+    assert load(out / "config.yaml")["gate"]["folds"] == info["out_of_catalog"] < 5  # fewer groups than the default
+
+
+def test_sample_and_seed(tmp_path):
+    a = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "a", Options(sample=8, seed=1))
+    b = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "b", Options(sample=8, seed=1))
+    assert a["requests"] == 8 and (tmp_path / "a" / "utterances.jsonl").read_text() == (
+        tmp_path / "b" / "utterances.jsonl").read_text()
+    used = {c for r in _read(tmp_path / "a")[1] for c in r["candidates"]}
+    assert used == {t["id"] for t in _read(tmp_path / "a")[0] if t["kind"] == "action"}  # catalog = kept lists
+
+
+def test_no_routes_and_language(tmp_path):
+    out = tmp_path / "ko"
+    import_set("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], out, Options(routes=False), "ko")
+    catalog, rows, _ = _read(out)
+    assert not any(t["kind"] == "route" for t in catalog) and {r["lang"] for r in rows} == {"ko"}
+    assert catalog[0]["descriptions"] == {"ko": "Set the target temperature of the home thermostat."}
+
+
+@pytest.mark.parametrize("line, field", [
+    ({"text": "hi", "tool": "nope"}, "tool"),
+    ({"text": "hi", "tool": "set_timer", "candidates": ["open_garage"]}, "candidates"),
+    ({"text": " ", "tool": None}, "text"),
+    ({"text": "hi", "tool": "set_timer", "missing_slots": ["room"]}, "missing_slots"),
+    ({"txt": "hi", "tool": None}, "txt"),
+])
+def test_bad_request_is_one_line_naming_file_line_field(tmp_path, capsys, line, field):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text((EXAMPLE / "requests.jsonl").read_text() + json.dumps(line) + "\n")
+    out = tmp_path / "out"
+    assert main(["import", "openai-tools", str(EXAMPLE / "tools.json"), str(requests), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == err.splitlines()[0] and f"{requests}:64: field '{field}'" in err
+    assert not out.exists() and not (tmp_path / "out.partial").exists()
+
+
+def test_errors_before_any_output(tmp_path, capsys):
+    folder = bfcl_folder(tmp_path)
+    assert main(["import", "bfcl", str(folder), "--out", str(tmp_path / "x"), "--lang", "ko"]) == 2
+    assert "bfcl is in 'en'" in capsys.readouterr().err
+    assert main(["import", "bfcl", str(folder), "--out", str(tmp_path / "x"), "--subsets", "multiple"]) == 2
+    assert "out-of-catalog request groups" in capsys.readouterr().err  # no out-of-catalog request left
+    (folder / "BFCL_v4_multiple.json").write_text('{"id": "multiple_0", "function": [{"name": "f"}]}\n')
+    assert main(["import", "bfcl", str(folder), "--out", str(tmp_path / "x")]) == 2
+    assert "BFCL_v4_multiple.json:1: field 'question': missing field" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(SystemExit):
+        main(["import", "beir", str(folder), "--out", str(tmp_path / "x"), "--holdout-tools", "1.5"])
+
+
+def test_bfcl_on_the_mirror(mirror, tmp_path):
+    out = tmp_path / "bfcl_mirror"
+    info = import_set("bfcl", [mirror / "bfcl"], out, Options(sample=40, seed=2))
+    catalog, rows, _ = _read(out)
+    assert info["requests"] == 40 and info["with_candidates"] == 40 and info["in_catalog"] and info["out_of_catalog"]
+    assert {r["subtype"] for r in rows} <= {"multiple", "live_multiple", "irrelevance", "live_irrelevance"}
+    assert yaml.safe_load((out / "config.yaml").read_text())["catalog"] == f"{out.as_posix()}/catalog.jsonl"
+
+
+def test_functionchat_on_the_mirror(mirror, tmp_path):
+    out = tmp_path / "fc_mirror"
+    info = import_set("functionchat", [mirror / "functionchat" / "FunctionChat-CallDecision.jsonl"], out, Options())
+    _, rows, _ = _read(out)
+    assert info["in_catalog"] == info["out_of_catalog"] == 100 and info["with_candidates"] == 200
+    assert len({r["pair_id"] for r in rows}) == 100  # a REJECT row shares its CALL twin's pair
+    single = import_set("functionchat", [mirror / "functionchat"], tmp_path / "fc_all", Options(subsets=("4_close", "call", "reject")))
+    assert single["requests"] == 300

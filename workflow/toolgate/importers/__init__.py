@@ -1,0 +1,19 @@
+"""``toolgate import FORMAT SRC... --out DIR``: any tool benchmark as an experiment folder.
+
+* :mod:`.readers`: the formats (openai-tools, bfcl, functionchat, beir), each read into an
+  :class:`~toolgate.external.adapters.ExternalSet` (BFCL and FunctionChat through the adapters
+  of the external cross-checks);
+* :mod:`.build`: sample, tool split, candidate lists and route entries, then ``catalog.jsonl``,
+  ``utterances.jsonl``, ``config.yaml`` and ``import.json``, validated before they appear.
+"""
+from __future__ import annotations
+
+from .build import Options, write_import
+from .readers import FORMATS, read
+
+__all__ = ["FORMATS", "Options", "import_set", "read", "write_import"]
+
+
+def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "") -> dict:
+    """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
+    return write_import(read(fmt, sources, lang, options.subsets), options, out_dir, command)

@@ -1,0 +1,156 @@
+"""From an imported set to an experiment folder: options, then catalog.jsonl, utterances.jsonl, config.yaml.
+
+Order of the options: keep the chosen subsets, draw the sample, split the tools
+(``--holdout-tools``: the removed tools leave the catalog and every candidate
+list, and their requests become out-of-catalog items, as in the FunctionChat
+experiment), then pool or keep each request's own candidates, and add the route
+entries. Everything is written to ``DIR.partial``, validated as any input
+(catalog, utterances, config against both), and only then moved into ``DIR``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .. import io
+from ..config import check_inputs, resolve
+from ..errors import InputError
+from ..external.adapters import ExternalSet
+from ..external.experiment import ROUTES, holdout_tools, route_rows
+
+FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
+HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.
+# Run: snakemake --configfile {config} --cores 2
+# Every key left out takes its default from workflow/schemas/config.schema.yaml: the main study
+# only (the external cross-checks, quantization and native tool calling are off).
+"""
+
+
+@dataclass(frozen=True)
+class Options:
+    """``toolgate import`` options (see ``toolgate import --help``)."""
+    sample: int = 0              # at most this many requests, drawn uniformly with seed (0: all)
+    seed: int = 0
+    holdout: float = 0.0         # share of the gold tools removed from the catalog
+    subsets: tuple = ()          # keep only these subsets / conditions of the source
+    candidates: bool = True      # keep each request's own candidate list (False: one pooled catalog)
+    routes: bool = True          # add the route entries chat, delegate, clarify
+
+
+def _choose(ext: ExternalSet, opt: Options) -> ExternalSet:
+    """The chosen subsets, then the sample."""
+    if opt.subsets:
+        unknown = sorted(set(opt.subsets) - set(ext.conditions))
+        if unknown:
+            raise InputError("--subsets", f"unknown subset '{unknown[0]}' (this source has: "
+                                          f"{', '.join(dict.fromkeys(ext.conditions))})")
+        ext = ext.subset(np.isin(ext.conditions, opt.subsets))
+    n = len(ext.utterances)
+    if 0 < opt.sample < n:
+        keep = np.zeros(n, bool)
+        keep[np.random.default_rng(opt.seed).choice(n, opt.sample, replace=False)] = True
+        ext = ext.subset(keep)
+    return ext
+
+
+def prepare(ext: ExternalSet, opt: Options) -> tuple[list[dict], list[dict], dict]:
+    """(catalog, utterances, info) of an imported set under ``opt``."""
+    ext = _choose(ext, opt)
+    removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
+    lists = all(ext.candidates)  # every request has its own list: the catalog is the union of the kept lists
+    rows, used, dropped, pair_of = [], set(), Counter(), {}
+    for u, own, cluster in zip(ext.utterances, ext.candidates, ext.clusters):
+        u, cands = dict(u), [c for c in own if c not in removed]
+        if u["gold_tool"] in removed:
+            u.update(gold_outcome="delegate", gold_tool=None, slice="out", subtype=f"holdout:{u['subtype']}",
+                     missing_slots=[])
+        elif u["gold_tool"] is not None:
+            u["slice"] = "in"
+        elif own and not opt.candidates:
+            dropped["out of catalog only within its own list (pooled)"] += 1
+            continue
+        if own and not cands:
+            dropped["no candidate left after the tool split"] += 1
+            continue
+        u["pair_id"] = pair_of.setdefault(cluster, u["utterance_id"])
+        if opt.candidates and cands:
+            u["candidates"] = cands
+        used.update(cands)
+        rows.append(u)
+    keep = used | {u["gold_tool"] for u in rows if u["gold_tool"]} if lists else {t["id"] for t in ext.catalog}
+    keep -= removed
+    catalog = [t for t in ext.catalog if t["id"] in keep]
+    clash = sorted({t["id"] for t in catalog} & {r[0] for r in ROUTES})
+    if opt.routes and clash:
+        raise InputError(ext.dataset, f"tool id '{clash[0]}' is also a route entry; import with --no-routes")
+    info = {"format": ext.dataset, "lang": ext.lang, "options": asdict(opt), "actions": len(catalog),
+            "removed_tools": len(removed), "requests": len(rows),
+            "in_catalog": sum(u["gold_tool"] is not None for u in rows),
+            "out_of_catalog": sum(u["gold_tool"] is None for u in rows),
+            "with_candidates": sum("candidates" in u for u in rows), "dropped": dict(dropped)}
+    return catalog + (route_rows(ext.lang) if opt.routes else []), rows, info
+
+
+def gate_folds(rows: list[dict]) -> int:
+    """The gate study's folds for this set: the schema's default, fewer when a side has fewer request groups."""
+    default = io.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]
+    groups = {side: len({u["pair_id"] for u in rows if (u["gold_tool"] is not None) == side}) for side in (True, False)}
+    if min(groups.values()) < 2:
+        raise InputError("import", f"{groups[True]} in-catalog and {groups[False]} out-of-catalog request groups: the "
+                                   "gate study needs at least 2 of each (--holdout-tools FRACTION turns the requests "
+                                   "of removed tools into out-of-catalog items)")
+    return min(default, *groups.values())
+
+
+def experiment_config(out: Path, lang: str, folds: int) -> dict:
+    """A config of the main study on the imported files; experiment name from the folder's name."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.resolve().name).strip("._") or "imported"
+    cfg = {"experiment": name, "langs": [lang], "catalog": (out / "catalog.jsonl").as_posix(),
+           "utterances": {"source": "file", "file": (out / "utterances.jsonl").as_posix()},
+           "ablation": {"ks": "auto"}, "report": {"expected": ""}}
+    if folds != io.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]:
+        cfg["gate"] = {"folds": folds}
+    return cfg
+
+
+def write_import(ext: ExternalSet, opt: Options, out_dir, command: str) -> dict:
+    """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return the info."""
+    catalog, rows, info = prepare(ext, opt)
+    out = Path(out_dir)
+    cfg = experiment_config(out, ext.lang, gate_folds(rows))
+    info.update(command=command, experiment=cfg["experiment"], gate_folds=cfg.get("gate", {}).get("folds"))
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
+        io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
+        io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=out / "config.yaml")
+                        + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+        io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
+        _validate(tmp, out, cfg)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in FILES:
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return info
+
+
+def _validate(tmp: Path, out: Path, cfg: dict) -> None:
+    """The written files checked as the workflow will check them; errors name the final paths."""
+    staged = {**cfg, "catalog": str(tmp / "catalog.jsonl"),
+              "utterances": {**cfg["utterances"], "file": str(tmp / "utterances.jsonl")}}
+    try:
+        io.load_inputs(staged["catalog"], staged["utterances"]["file"], tuple(cfg["langs"]))
+        check_inputs(resolve(staged, str(out / "config.yaml")), str(out / "config.yaml"))
+    except InputError as exc:
+        raise InputError(str(exc.path).replace(str(tmp), str(out)), exc.message, exc.line, exc.field) from None

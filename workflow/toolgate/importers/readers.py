@@ -1,0 +1,251 @@
+"""Readers of the importable formats; each returns an :class:`~toolgate.external.adapters.ExternalSet`.
+
+* ``openai-tools``: a tools JSON (a list of OpenAI tool schemas, or ``{"tools": [...]}``) and a JSONL of
+  requests (``docs/formats.md``, "Import formats"); a request may carry its own ``candidates``.
+* ``bfcl``: BFCL v4 question files with their ``function`` lists and ``possible_answer`` files
+  (:func:`toolgate.external.adapters.bfcl`); every row keeps its own function list as candidates.
+* ``functionchat``: FunctionChat-Bench Singlecall and CallDecision (:mod:`toolgate.external.adapters`);
+  every row keeps its own tool list as candidates.
+* ``beir``: ``corpus.jsonl`` of tools (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
+  and ``qrels.tsv`` (``query-id``, ``corpus-id``, ``score``); one pooled catalog.
+
+A row without its own list has an empty ``candidates`` entry (it sees the whole catalog).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import io
+from ..errors import InputError
+from ..external import adapters as A
+
+FORMATS = ("openai-tools", "bfcl", "functionchat", "beir")
+REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype"}
+FIXED_LANGS = {"bfcl": "en", "functionchat": "ko"}
+FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall,
+                      "FunctionChat-CallDecision.jsonl": A.functionchat_calldecision}
+
+
+def read(fmt: str, sources: list, lang: str | None = None, subsets=()) -> A.ExternalSet:
+    """The set in ``sources`` (files or a folder, by format); ``lang`` (default en) for formats without a fixed
+    language (BFCL is English, FunctionChat-Bench Korean)."""
+    if lang and fmt in FIXED_LANGS and lang != FIXED_LANGS[fmt]:
+        raise InputError("--lang", f"{fmt} is in '{FIXED_LANGS[fmt]}', not '{lang}'")
+    lang = lang or "en"
+    sources = [Path(s) for s in sources]
+    for s in sources:
+        if not s.exists():
+            raise InputError(s, "no such file or folder")
+    if fmt == "openai-tools":
+        if len(sources) != 2:
+            raise InputError(" ".join(map(str, sources)), "openai-tools takes two files: TOOLS.json REQUESTS.jsonl")
+        return openai_tools(sources[0], sources[1], lang)
+    if fmt == "beir":
+        return beir(*_beir_paths(sources), lang)
+    if fmt == "bfcl":
+        return A.bfcl(*_bfcl_files(sources, subsets))
+    if fmt == "functionchat":
+        return functionchat(sources)
+    raise InputError(fmt, f"unknown format (known: {', '.join(FORMATS)})")
+
+
+# ----------------------------------------------------------------------------------------------- openai-tools
+
+def load_json(path):
+    """A JSON file, or InputError naming the line and column of a syntax error."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+
+
+def _tool_names(path, tools: A._Tools) -> dict[str, str]:
+    """Tool name -> catalog id for every tool of a tools JSON."""
+    objs = load_json(path)
+    objs = objs.get("tools") if isinstance(objs, dict) else objs
+    if not isinstance(objs, list) or not objs:
+        raise InputError(path, "expected a non-empty JSON list of tools (or {\"tools\": [...]})")
+    ids = {}
+    for i, obj in enumerate(objs):
+        fn = obj.get("function", obj) if isinstance(obj, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise InputError(path, "tool has no function name", field=f"[{i}].name")
+        if name in ids:
+            raise InputError(path, f"duplicate tool name '{name}'", field=f"[{i}].name")
+        ids[name] = tools.add(obj)
+    return ids
+
+
+def _request_text(path, lineno: int, obj: dict) -> str:
+    if "text" in obj:
+        text = obj["text"]
+    else:
+        try:
+            text = A._last_user(obj.get("messages") or [])
+        except (ValueError, AttributeError):
+            raise InputError(path, "no request text (give 'text' or 'messages' with a user message)", lineno,
+                             "text") from None
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(path, "request text must be a non-empty string", lineno, "text")
+    return text
+
+
+def _names(path, lineno: int, field: str, value, ids: dict) -> list[str]:
+    """Tool names (one, or a list) as catalog ids; unknown names are errors."""
+    names = value if isinstance(value, list) else [value]
+    for n in names:
+        if n not in ids:
+            raise InputError(path, f"unknown tool '{n}' (not in the tools file)", lineno, field)
+    return [ids[n] for n in names]
+
+
+def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: A._Tools) -> None:
+    """A request's gold, candidates, missing slots and outcome agree with each other and with its tool."""
+    if gold and cands and gold not in cands:
+        raise InputError(path, f"tool '{obj['tool']}' is not among the request's candidates", lineno, "candidates")
+    missing = obj.get("missing_slots") or []
+    if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
+        raise InputError(path, "missing_slots must be a list of parameter names", lineno, "missing_slots")
+    if missing and not gold:
+        raise InputError(path, "missing_slots needs a tool (the request asks about that tool's parameters)", lineno,
+                         "missing_slots")
+    if missing:
+        required = next(t for t in tools.rows if t["id"] == gold)["parameters"]["required"]
+        bad = [m for m in missing if m not in required]
+        if bad:
+            raise InputError(path, f"'{bad[0]}' is not a required parameter of '{obj['tool']}'", lineno, "missing_slots")
+    if "outcome" in obj and (gold or obj["outcome"] not in ("delegate", "chat")):
+        raise InputError(path, "outcome is given only for a request without a tool, as delegate or chat", lineno,
+                         "outcome")
+
+
+def openai_tools(tools_path, requests_path, lang: str = "en") -> A.ExternalSet:
+    """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
+    tools, out = A._Tools(lang, "imported"), A._Rows()
+    ids = _tool_names(tools_path, tools)
+    path = requests_path
+    for lineno, obj in io.read_jsonl(path):
+        extra = sorted(set(obj) - REQUEST_FIELDS)
+        if extra:
+            raise InputError(path, f"unknown field (known: {', '.join(sorted(REQUEST_FIELDS))})", lineno, extra[0])
+        text = _request_text(path, lineno, obj)
+        gold = _names(path, lineno, "tool", obj["tool"], ids)[0] if obj.get("tool") is not None else None
+        cands = _names(path, lineno, "candidates", obj["candidates"], ids) if obj.get("candidates") else []
+        missing = obj.get("missing_slots") or []
+        _check_request(path, lineno, obj, gold, cands, tools)
+        outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
+        uid = str(obj.get("id") or f"r{lineno:05d}")
+        utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid), "lang": lang, "text": text,
+               "gold_outcome": outcome, "gold_tool": gold, "slice": "in" if gold else "out",
+               "subtype": str(obj.get("subtype") or outcome), "missing_slots": list(missing)}
+        out.add(utt, cands, utt["pair_id"], utt["subtype"])
+    return out.done("openai-tools", lang, tools)
+
+
+# ----------------------------------------------------------------------------------------------- beir
+
+def _beir_paths(sources: list[Path]) -> tuple[Path, Path, Path]:
+    """(corpus, queries, qrels): a folder holding corpus.jsonl, queries.jsonl and qrels.tsv (or qrels/test.tsv),
+    or the three files in that order."""
+    if len(sources) == 1 and sources[0].is_dir():
+        d = sources[0]
+        qrels = d / "qrels.tsv" if (d / "qrels.tsv").is_file() else d / "qrels" / "test.tsv"
+        return d / "corpus.jsonl", d / "queries.jsonl", qrels
+    if len(sources) != 3:
+        raise InputError(" ".join(map(str, sources)), "beir takes a folder, or three files: corpus.jsonl "
+                                                      "queries.jsonl qrels.tsv")
+    return sources[0], sources[1], sources[2]
+
+
+def _qrels(path, docs: dict) -> dict[str, list[tuple[int, str]]]:
+    """Query id -> [(score, corpus id)] with score > 0, in file order; a header line is skipped."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read file: {exc}") from None
+    out: dict[str, list] = {}
+    for lineno, line in enumerate(lines, start=1):
+        cells = line.rstrip("\n").split("\t")
+        if not line.strip() or (lineno == 1 and not cells[-1].strip().lstrip("-").isdigit()):
+            continue
+        if len(cells) != 3:
+            raise InputError(path, f"expected 3 tab-separated columns, got {len(cells)}", lineno)
+        qid, did, score = (c.strip() for c in cells)
+        if not score.lstrip("-").isdigit():
+            raise InputError(path, f"score '{score}' is not an integer", lineno, "score")
+        if did not in docs:
+            raise InputError(path, f"unknown corpus-id '{did}' (not in the corpus)", lineno, "corpus-id")
+        if int(score) > 0:
+            out.setdefault(qid, []).append((int(score), did))
+    return out
+
+
+def beir(corpus, queries, qrels, lang: str = "en") -> A.ExternalSet:
+    """A BEIR-style retrieval set as a tool set: corpus entries are tools, judged queries are requests.
+
+    The gold tool of a query is its highest-scored relevant entry (the first on ties); a query with several
+    relevant entries still has one gold tool. Queries without a relevant entry are left out.
+    """
+    tools, out, docs = A._Tools(lang, "beir"), A._Rows(), {}
+    for lineno, rec in io.read_jsonl(corpus):
+        did, title, text = rec.get("_id"), str(rec.get("title") or "").strip(), str(rec.get("text") or "").strip()
+        if not isinstance(did, (str, int)) or str(did) == "":
+            raise InputError(corpus, "missing field", lineno, "_id")
+        if not (title or text):
+            raise InputError(corpus, "entry has neither title nor text", lineno, "text")
+        docs[str(did)] = tools.add({"name": title or str(did), "description": text or title})
+    judged = _qrels(qrels, docs)
+    for lineno, rec in io.read_jsonl(queries):
+        qid, text = str(rec.get("_id", "")), rec.get("text")
+        if qid not in judged:
+            continue
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(queries, "query text must be a non-empty string", lineno, "text")
+        gold = docs[max(judged[qid], key=lambda x: x[0])[1]]
+        uid = f"q-{qid}"
+        out.add(A._utt(uid, uid, lang, text, gold, "query"), [], uid, "query")
+    return out.done("beir", lang, tools)
+
+
+# ----------------------------------------------------------------------------------------------- bfcl, functionchat
+
+def _bfcl_files(sources: list[Path], subsets=()) -> tuple[Path, tuple[str, ...]]:
+    """(folder, subsets) of BFCL question files given as a folder or as ``BFCL_v4_<subset>.json`` files."""
+    if len(sources) == 1 and sources[0].is_dir():
+        folder = sources[0]
+        found = tuple(s for s in A.BFCL_SUBSETS if (folder / f"BFCL_v4_{s}.json").is_file())
+    else:
+        folder, found = sources[0].parent, []
+        for p in sources:
+            sub = p.name.removeprefix("BFCL_v4_").removesuffix(".json")
+            if p.parent != folder or sub not in A.BFCL_SUBSETS or p.name != f"BFCL_v4_{sub}.json":
+                raise InputError(p, "not a BFCL question file of one folder (BFCL_v4_<subset>.json; subsets: "
+                                    f"{', '.join(A.BFCL_SUBSETS)})")
+            found.append(sub)
+        found = tuple(found)
+    chosen = tuple(s for s in found if not subsets or s in subsets)
+    if not chosen:
+        raise InputError(folder, f"no BFCL question file of subsets {', '.join(subsets or A.BFCL_SUBSETS)}")
+    return folder, chosen
+
+
+def functionchat(sources: list[Path]) -> A.ExternalSet:
+    """FunctionChat-Bench Singlecall and/or CallDecision (a folder: every one present), with one tool registry."""
+    if len(sources) == 1 and sources[0].is_dir():
+        files = [sources[0] / n for n in FUNCTIONCHAT_FILES if (sources[0] / n).is_file()]
+    else:
+        files = sources
+    bad = [p for p in files if p.name not in FUNCTIONCHAT_FILES]
+    if bad or not files:
+        raise InputError(bad[0] if bad else sources[0], f"not a FunctionChat-Bench file ({', '.join(FUNCTIONCHAT_FILES)})")
+    tools = A._Tools("ko", "functionchat")
+    parts = [FUNCTIONCHAT_FILES[p.name](p.parent, tools) for p in files]
+    merged = A._Rows()
+    for part in parts:
+        for row in zip(part.utterances, part.candidates, part.clusters, part.conditions):
+            merged.add(*row)
+    return merged.done("functionchat", "ko", tools)
