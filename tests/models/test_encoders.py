@@ -52,7 +52,7 @@ def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
 
 
 def test_maxsim_ranker(minilm):
-    r = build_ranker({"type": "maxsim", "encoder": {"backend": "sentence-transformers", "model": MINILM}}).fit(DOCS)
+    r = build_ranker({"type": "maxsim", "encoder": {"backend": "sentence-transformers", "model": MINILM}}, 3, True).fit(DOCS)
     s = r.score_many(QUERIES)
     assert s.shape == (3, 3) and s.argmax(1).tolist() == [0, 1, 2]
 
