@@ -41,3 +41,13 @@ def test_readme_python_example_runs(tmp_path, capsys):
     exec(code.replace("results/default/router/P1", str(folder)), {})
     first, second = capsys.readouterr().out.splitlines()
     assert first.split()[0] in {"act", "ask", "delegate", "chat"} and second.startswith("[")
+
+
+def test_router_cost_measures_each_router_in_its_own_process(tmp_path):
+    from toolgate.config import run, section
+    from toolgate.router.cost import router_cost_frame
+
+    folder = make_artifact(tmp_path, real_gate=True)
+    df = router_cost_frame([folder], rows(), section("router", {"queries": 3, "warmup": 1}), run(0, ("ko", "en")))
+    assert df["encoder_threads"].astype(str).tolist() == ["default", "1"]
+    assert (df["p50_ms"] > 0).all() and (df["artifact_kb"] > 0).all() and (df["queries_timed"] == 3).all()

@@ -121,7 +121,7 @@ def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
     for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
-        log.info("benchmarking %s (%s)", job["name"], job["impl"])
+        log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
         proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(job), capture_output=True,
                               text=True, env=env)
         if proc.returncode != 0:
