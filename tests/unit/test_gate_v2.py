@@ -12,7 +12,7 @@ from toolgate.external import adapters as A
 from toolgate.external import gate as XG
 from toolgate.gate import GateStudy
 from toolgate.gate_comparison import comparison_frame, verdict
-from toolgate.gate_inputs import EMPTY, agreement_frame, by_size, encoder_frame, exemplar_knn
+from toolgate.gate_inputs import EMPTY, agreement_frame, by_visible, encoder_frame, exemplar_knn
 from toolgate.gate_models import oof_scores
 from toolgate.gate_transfer import closing_sentences, transfer_frame
 from toolgate.operating import best_within, sweep
@@ -59,11 +59,30 @@ def test_rank_agreement_on_a_tiny_matrix():
     assert f["e5_bm25_rr"].tolist() == pytest.approx([1.0, 1 / 3, 1.0])
 
 
-def test_by_size_reassembles_rows_in_order():
-    rows = [np.array([1.0, 2.0]), np.array([5.0]), np.array([3.0, 0.0])]
-    sizes = [len(r) for r in rows]
-    out = by_size(sizes, lambda idx: pd.DataFrame({"top": [rows[i].max() for i in idx], "m": [sizes[i] for i in idx]}))
-    assert out["top"].tolist() == [2.0, 5.0, 3.0] and out["m"].tolist() == [2, 1, 2]
+def test_by_visible_compacts_hidden_tools_and_reassembles_rows_in_order():
+    inf = -np.inf
+    lex = np.array([[1.0, inf, 2.0], [inf, 5.0, inf], [3.0, 0.0, 3.0]])
+    cos = np.array([[0.1, 0.9, 0.2], [0.8, 0.3, 0.7], [0.4, 0.6, 0.4]])  # column 1 hidden on row 0, etc.
+    seen = []
+
+    def frame(idx, lx, c):
+        seen.append((idx.tolist(), c.tolist()))
+        return pd.DataFrame({"m": [lx.shape[1]] * len(idx), "first_cos": c[:, 0]})
+
+    out = by_visible([lex, cos], frame)
+    assert out["m"].tolist() == [2, 1, 3] and out["first_cos"].tolist() == [0.1, 0.3, 0.4]
+    assert ([0], [[0.1, 0.2]]) in seen  # the hidden column is dropped from every matrix, order kept
+
+
+def test_encoder_and_agreement_features_on_per_request_candidates_are_finite():
+    # an encoder's cosines of hidden tools are -inf too: features, margins and agreement stay finite
+    inf = -np.inf
+    cos = np.array([[0.5, inf, 0.2], [inf, 0.7, inf]])
+    lex = np.array([[1.0, inf, 2.0], [inf, 3.0, inf]])
+    f = by_visible([cos, lex], lambda _, c, lx: pd.concat([encoder_frame("e5", c, 3), agreement_frame("bm25", "e5", lx, c)],
+                                                          axis=1))
+    assert np.isfinite(f.to_numpy()).all()
+    assert f["e5_agrees"].tolist() == [0.0, 1.0] and f.iloc[1]["e5_maxcos"] == 0.7
 
 
 def _unit(v):

@@ -35,7 +35,7 @@ import pandas as pd
 
 from . import io
 from .config import Gate, Roles, Run
-from .gate_inputs import agreement_frame, encoder_frame, exemplar_frame, exemplar_knn
+from .gate_inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
 from .gate_models import fit_signals, main_folds, payloads
 from .metrics import auc
 from .rankers import query_embeddings
@@ -58,20 +58,15 @@ def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd
     absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
     mean = 1, entropy = 0.
     """
-    action_scores = np.asarray(action_scores, float)
-    finite = np.isfinite(action_scores)
-    if finite.all() and action_scores.shape[1] > 1:
-        return _features(action_scores, lengths, k)
     lengths = np.asarray(lengths, float)
-    out = pd.DataFrame(index=range(len(action_scores)), columns=list(FEATURES), dtype=float)
-    sizes = finite.sum(1)
-    for m in np.unique(sizes):
-        idx = np.flatnonzero(sizes == m)
-        mat = action_scores[idx][finite[idx]].reshape(len(idx), int(m))
+
+    def frame(idx, mat):
+        m = mat.shape[1]
         if m == 1:
-            mat = np.hstack([mat, np.zeros((len(idx), 1))])
-        out.iloc[idx] = _features(mat, lengths[idx], min(k, int(m))).to_numpy()
-    return out.astype(float)
+            mat = np.hstack([mat, np.zeros((len(mat), 1))])
+        return _features(mat, lengths[idx], min(k, m))
+
+    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
 
 
 def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
@@ -130,6 +125,14 @@ def query_lengths(rows, run: Run) -> np.ndarray:
     return np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
 
 
+def candidate_lists(rows, scores: Scores) -> tuple:
+    """(gold tools, candidate lists) for exemplar kNN when rows have their own candidates, else ()."""
+    if not any(r.get("candidates") for r in rows):
+        return ()
+    every = list(scores.action_ids)
+    return [r["gold_tool"] for r in rows], [r.get("candidates") or every for r in rows]
+
+
 class GateStudy:
     """All gate signals for one utterance set; every array is aligned with ``rows``.
 
@@ -153,9 +156,10 @@ class GateStudy:
             s = s.for_rows(rows)
             if list(s.action_ids) != list(lexical.action_ids):
                 raise ValueError(f"{name} and {lexical_name} score different actions")
-            knn = exemplar_knn(embeddings[name], self.y, self.groups, self.folds)
-            parts += [encoder_frame(name, s.action_scores(), gate.top_k),
-                      agreement_frame(lexical_name, name, lex, s.action_scores()), exemplar_frame(name, knn)]
+            knn = exemplar_knn(embeddings[name], self.y, self.groups, self.folds, *candidate_lists(rows, lexical))
+            parts += [by_visible([s.action_scores(), lex], lambda _, cos, lx: pd.concat(  # noqa: B023
+                [encoder_frame(name, cos, gate.top_k), agreement_frame(lexical_name, name, lx, cos)], axis=1)),
+                exemplar_frame(name, knn)]
         raw = pd.concat(parts, axis=1)
         fits = fit_signals(raw, self.registry, self.y, self.folds)
         self.signals: dict[str, np.ndarray] = {n: fits[n] if n in fits else raw[n].to_numpy() for n in self.registry}

@@ -11,7 +11,9 @@
   one of them; ``EMPTY`` (-1, the lowest cosine) when none is left.
 
 A matrix has one row per request and one column per candidate; sets whose rows
-have their own candidate lists go through :func:`by_size`.
+have their own candidate lists go through :func:`by_size` (lists of per-row
+scores) or :func:`by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
+the request does not see, :mod:`toolgate.scores`).
 """
 from __future__ import annotations
 
@@ -29,6 +31,14 @@ def by_size(sizes, frame_of) -> pd.DataFrame:
     sizes = np.asarray(sizes)
     parts = [frame_of(idx).set_axis(idx) for idx in (np.flatnonzero(sizes == m) for m in np.unique(sizes))]
     return pd.concat(parts).sort_index()
+
+
+def by_visible(matrices, frame_of) -> pd.DataFrame:
+    """``frame_of(idx, *compacted)`` per group of rows ``idx`` with the same number of visible (finite) scores
+    in ``matrices[0]``; each matrix keeps only those columns, in catalog order (so ties keep catalog order)."""
+    finite = np.isfinite(matrices[0])
+    return by_size(finite.sum(1), lambda idx: frame_of(idx, *(np.asarray(m)[idx][finite[idx]].reshape(len(idx), -1)
+                                                             for m in matrices)))
 
 
 def encoder_frame(ranker: str, cosines: np.ndarray, k: int) -> pd.DataFrame:

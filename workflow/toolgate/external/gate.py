@@ -21,12 +21,12 @@ import pandas as pd
 from ..bootstrap import auc_interval, cluster_weights
 from ..config import Gate, Run, Text
 from ..gate import score_features
-from ..gate_inputs import agreement_frame, by_size, encoder_frame, exemplar_frame, exemplar_knn
+from ..gate_inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
 from ..gate_models import fit_signals, folds, load_payloads, payload_scores
 from ..signals import registry
 from ..text import char_ngrams
 from .adapters import ExternalSet
-from .scoring import row_embeddings, row_scores, stacked
+from .scoring import padded, row_embeddings, row_scores
 
 log = logging.getLogger(__name__)
 LEVEL = 0.95  # bootstrap interval
@@ -34,17 +34,9 @@ AUC_COLUMNS = ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", 
 
 
 def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
-    """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates.
-
-    Rows are grouped by candidate count m and use ``k = min(k, m)``. A row with
-    a single candidate gets a zero second score (a BM25 score is never
-    negative, so an absent tool scores 0): margin = s1, norm margin = 1 when
-    s1 > 0, score over mean = 1, entropy = 0.
-    """
+    """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates."""
     lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
-    sizes = np.array([len(s) for s in scores])
-    return by_size(sizes, lambda idx: score_features(stacked(scores, idx, pad=True), lengths[idx],
-                                                     min(k, int(sizes[idx[0]])))).astype(float)
+    return score_features(padded(scores), lengths, k)
 
 
 def _lexical(rankers: dict[str, dict]) -> str:
@@ -58,16 +50,14 @@ def row_signals(ext: ExternalSet, rankers: dict[str, dict], fold_list, gate: Gat
     """Every raw signal of the registry over each row's own candidates (columns named by the registry)."""
     lexical = _lexical(rankers)
     lex = row_scores(ext, rankers[lexical], run)
-    sizes = np.array([len(c) for c in ext.candidates])
     parts = [row_features(lex, [u["text"] for u in ext.utterances], gate.top_k, run.text)]
     golds = [u["gold_tool"] for u in ext.utterances]
     for name, spec in rankers.items():
         if spec["type"] != "dense":
             continue
-        cos = row_scores(ext, spec, run)
-        parts.append(by_size(sizes, lambda idx: pd.concat(
-            [encoder_frame(name, stacked(cos, idx), gate.top_k),
-             agreement_frame(lexical, name, stacked(lex, idx), stacked(cos, idx))], axis=1)))  # noqa: B023
+        cos = padded(row_scores(ext, spec, run))
+        parts.append(by_visible([cos, padded(lex)], lambda _, c, lx: pd.concat(  # noqa: B023
+            [encoder_frame(name, c, gate.top_k), agreement_frame(lexical, name, lx, c)], axis=1)))
         knn = exemplar_knn(row_embeddings(ext, spec, run), ext.in_catalog, np.array(ext.clusters), fold_list, golds,
                            ext.candidates)
         parts.append(exemplar_frame(name, knn))

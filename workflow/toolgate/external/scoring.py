@@ -71,10 +71,13 @@ def row_embeddings(ext: ExternalSet, spec: dict, run: Run) -> np.ndarray:
     return np.vstack(ext._scores[key])
 
 
-def stacked(rows: list[np.ndarray], idx, pad: bool = False) -> np.ndarray:
-    """Rows ``idx`` (all of one length) as a matrix; ``pad``: a single column gets a zero second one."""
-    mat = np.vstack([rows[i] for i in idx])
-    return np.hstack([mat, np.zeros((len(mat), 1))]) if pad and mat.shape[1] == 1 else mat
+def padded(rows: list[np.ndarray]) -> np.ndarray:
+    """Per-row scores over each row's own candidates as one matrix, ``-inf`` past a row's last candidate
+    (the score matrix's mark of a tool the request does not see, :mod:`toolgate.scores`)."""
+    out = np.full((len(rows), max(len(r) for r in rows)), -np.inf)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
 
 
 def top1(scores: list[np.ndarray], candidates: list[list[str]]) -> list[str]:
