@@ -34,3 +34,14 @@ def test_crossover_hand_computed():
     c = crossover_frame(pd.DataFrame(rows), "bm25", ["enc"]).iloc[0]
     # 0.9p + 0.3(1-p) = 0.8p + 0.5(1-p)  ->  p = 0.2 / 0.3
     assert c["crossover_p"] == pytest.approx(2 / 3) and c["note"] == "BM25 better above p" and not c["unstable"]
+
+
+def test_crossover_hybrid_columns_compare_with_the_better_member():
+    rows = []
+    for ranker, m, mm in (("bm25", 0.9, 0.3), ("enc", 0.8, 0.5), ("rrf", 0.89, 0.45)):
+        for slc, v in (("match", m), ("mismatch", mm)):
+            rows.append({"ranker": ranker, "k": 7, "lang": "all", "slice": slc, "top1_mean": v, "top1_std": 0.02})
+    c = crossover_frame(pd.DataFrame(rows), "bm25", ["enc"], {"rrf": ["bm25", "enc"]}).iloc[0]
+    # match: 0.89 - 0.9 = -0.01 (within 0.02); mismatch: 0.45 - 0.5 = -0.05 (outside)
+    assert c["rrf_vs_best_match"] == pytest.approx(-0.01) and c["rrf_vs_best_mismatch"] == pytest.approx(-0.05)
+    assert not c["rrf_within_spread"]

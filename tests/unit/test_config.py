@@ -20,7 +20,7 @@ def test_shipped_configs_validate(path):
 def test_defaults_filled_inside_named_entries():
     cfg = config.resolve({"experiment": "x", "rankers": {"lex": {"type": "bm25"}}})
     assert cfg["rankers"]["lex"] == {"type": "bm25", "variant": "E0", "k1": 1.5, "b": 0.75, "idf": "lucene", "epsilon": 0.25,
-                                     "tokenizer": "char"}
+                                     "tokenizer": "char", "rrf_k": 60, "folds": 5}
 
 
 def test_defaults_filled():
@@ -46,7 +46,8 @@ def test_bad_config_names_key(bad, field):
 def _every_key_documented(node, path="config"):
     for key, sub in node.get("properties", {}).items():
         assert "description" in sub, f"{path}.{key} has no description"
-        if key not in node.get("required", []) + node.get("then", {}).get("required", []):
+        conditional = [r for c in [node, *node.get("allOf", [])] for r in c.get("then", {}).get("required", [])]
+        if key not in node.get("required", []) + conditional:
             assert "default" in sub, f"{path}.{key} has no default"
         _every_key_documented(sub, f"{path}.{key}")
     if isinstance(node.get("additionalProperties"), dict):

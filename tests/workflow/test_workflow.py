@@ -57,3 +57,11 @@ def test_oversized_k_fails_at_validation_naming_the_key(repo_copy):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "field 'ablation.ks': k=100 is above the catalog's 70 actions" in out
     assert "Job stats" not in out
+
+
+def test_every_rule_has_a_log_and_a_benchmark():
+    # `toolgate profile` reads the benchmark files: a rule without one is missing from the per-rule wall times
+    text = "\n".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))
+    rules = text.split("\nrule ")[1:]
+    missing = [b.split(":")[0] for b in rules if "benchmark:" not in b or "log:" not in b]
+    assert rules and not missing, missing

@@ -12,9 +12,8 @@ rule candidate_ablation:
         crossover=f"{RES}/tables/crossover.csv",
         crossover_md=f"{RES}/tables/crossover.md",
     params:
-        rankers=list(config["rankers"]),
+        rankers=config["rankers"],
         roles=config["roles"],
-        encoders=encoder_rankers(),
         ablation=config["ablation"],
         run=RUN,
     benchmark:

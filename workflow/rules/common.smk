@@ -46,6 +46,12 @@ def rerankers():
     return [r for r in config["rankers"] if r != config["roles"]["lexical"]]
 
 
+def member_scores(wildcards):
+    """A hybrid ranker's inputs: its members' score matrices (none for other rankers)."""
+    spec = config["rankers"][wildcards.ranker]
+    return [f"{RES}/scores/{m}.npz" for m in spec["members"]] if spec["type"] == "hybrid" else []
+
+
 def encoder_rankers():
     """Rankers whose maximum cosine is an encoder gate."""
     return [r for r, spec in config["rankers"].items() if spec["type"] == "dense"]

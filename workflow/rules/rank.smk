@@ -6,6 +6,7 @@ rule scores:
         catalog=config["catalog"],
         utterances=utterances_path(),
         data_check=f"{RES}/data_check.json",
+        members=member_scores,
     output:
         f"{RES}/scores/{{ranker}}.npz",
     params:
@@ -106,6 +107,8 @@ rule scaling:
         scaling=config["scaling"],
         external=config["external"],
         run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/scaling.tsv"
     log:
         f"{LOGS}/scaling.log",
     conda:
@@ -120,6 +123,8 @@ rule fig_scaling:
     output:
         png=report(f"{FIG}/fig_scaling.png", caption="../report/fig_scaling.rst", category="Figures"),
         pdf=f"{FIG}/fig_scaling.pdf",
+    benchmark:
+        f"benchmarks/{EXP}/fig_scaling.tsv"
     log:
         f"{LOGS}/fig_scaling.log",
     conda:

@@ -12,6 +12,12 @@ Crossover: with match share p, weighted selection is
 match and mismatch (seed means). A row is flagged unstable when the mismatch
 gap is smaller than the seed standard deviation of either ranker's mismatch
 accuracy; "no crossover in [0,1]" when p* falls outside.
+
+A hybrid of BM25 and the row's encoder (``toolgate.hybrid``) gets three columns
+per row: its top-1 minus the better member's on match and on mismatch, and
+whether it is within the seed spread of the better member on both slices
+(gap >= -max(std of the hybrid, std of that member)): whether the choice the
+crossover describes needs to be made at all.
 """
 from __future__ import annotations
 
@@ -64,8 +70,12 @@ def ablation_frame(rows, named: dict[str, Scores], ks, seeds: int, seed: int) ->
     return pd.DataFrame(recs)
 
 
-def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], lang: str = "all") -> pd.DataFrame:
+def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], hybrids: dict | None = None,
+                    lang: str = "all") -> pd.DataFrame:
+    """``hybrids``: hybrid name -> members; each hybrid of BM25 and a row's encoder adds its columns to that row."""
+    hybrids = hybrids or {}
     columns = ["encoder", "k", "match_gap", "mismatch_gap", "mismatch_seed_std", "crossover_p", "note", "unstable"]
+    columns += [f"{h}_{c}" for h in hybrids for c in ("vs_best_match", "vs_best_mismatch", "within_spread")]
     if not {"match", "mismatch"} <= set(abl["slice"]):
         return pd.DataFrame([{"encoder": e, "note": "not computable: the set has no match/mismatch split"}
                              for e in encoders], columns=columns)
@@ -79,17 +89,34 @@ def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], lang: 
             sd = max(mm["top1_std"], me["top1_std"])
             p = g_mm / (g_mm - g_m) if g_mm != g_m else np.nan
             inside = bool(np.isfinite(p) and 0 <= p <= 1)
-            recs.append({"encoder": enc, "k": k, "match_gap": g_m, "mismatch_gap": g_mm, "mismatch_seed_std": sd,
-                         "crossover_p": p if inside else np.nan,
-                         "note": ("BM25 better above p" if g_m > g_mm else "BM25 better below p") if inside
-                         else "no crossover in [0,1]",
-                         "unstable": bool(abs(g_mm) < sd)})
-    return pd.DataFrame(recs)
+            rec = {"encoder": enc, "k": k, "match_gap": g_m, "mismatch_gap": g_mm, "mismatch_seed_std": sd,
+                   "crossover_p": p if inside else np.nan,
+                   "note": ("BM25 better above p" if g_m > g_mm else "BM25 better below p") if inside
+                   else "no crossover in [0,1]",
+                   "unstable": bool(abs(g_mm) < sd)}
+            for h, members in hybrids.items():
+                if {lexical, enc} <= set(members):
+                    rec.update(_hybrid_columns(d, h, (lexical, enc), k))
+            recs.append(rec)
+    return pd.DataFrame(recs, columns=columns)
 
 
-def write_ablation(catalog_path, utterances_path, score_paths: dict, roles: Roles, encoders, outputs, ablation: Ablation,
-                   run: Run):
-    """``outputs``: (ablation table, crossover table) paths; ``encoders``: the dense rankers compared with BM25."""
+def _hybrid_columns(d: pd.DataFrame, hybrid: str, members, k) -> dict:
+    out, within = {}, True
+    for slc in ("match", "mismatch"):
+        best = max((d.loc[(m, k, slc)] for m in members), key=lambda r: r["top1_mean"])
+        h = d.loc[(hybrid, k, slc)]
+        gap = h["top1_mean"] - best["top1_mean"]
+        out[f"{hybrid}_vs_best_{slc}"] = gap
+        within &= bool(gap >= -max(h["top1_std"], best["top1_std"]))
+    out[f"{hybrid}_within_spread"] = within
+    return out
+
+
+def write_ablation(catalog_path, utterances_path, score_paths: dict, rankers: dict, roles: Roles, outputs,
+                   ablation: Ablation, run: Run):
+    """``outputs``: (ablation table, crossover table) paths; ``rankers``: the config's entries. The crossover compares
+    BM25 with each dense ranker, and with each hybrid of the two."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     out_csv, crossover_csv = outputs
     seeds, seed = ablation.seeds, run.seed
@@ -99,8 +126,12 @@ def write_ablation(catalog_path, utterances_path, score_paths: dict, roles: Role
                 f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
                 f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
                 paper=("language.",))
-    cross = crossover_frame(abl, roles.lexical, encoders)
+    encoders = [n for n, spec in rankers.items() if spec["type"] == "dense"]
+    hybrids = {n: spec["members"] for n, spec in rankers.items() if spec["type"] == "hybrid"}
+    cross = crossover_frame(abl, roles.lexical, encoders, hybrids)
     write_table(cross, crossover_csv, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
-                "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std.", seed,
+                "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
+                "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "
+                "both gaps >= -(the larger seed std of the two).", seed,
                 paper=("crossover.",))
     return abl, cross

@@ -64,7 +64,7 @@ def _fraction(text: str) -> float:
 
 def _route(args) -> int:
     from . import config as cfgmod
-    from .rankers import fit_ranker
+    from .rankers import fit_ranker, with_members
     from .scores import top_order
 
     cfg = cfgmod.load(args.config)
@@ -73,7 +73,7 @@ def _route(args) -> int:
         return 2
     catalog = io.load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
     run = cfgmod.run(cfg["seed"], cfg["langs"], cfg["text"])
-    ranker = fit_ranker(cfg["rankers"][args.ranker], catalog, run.langs, run.text.ngram, run.text.pad)
+    ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text.ngram, run.text.pad)
     scores = np.asarray(ranker.score(args.text))
     order = [i for i in top_order(scores) if args.routes or catalog[i]["kind"] == "action"]
     lang = "ko" if any("가" <= ch <= "힣" for ch in args.text) else "en"

@@ -40,7 +40,22 @@ def resolve(config: dict, source: str = "config") -> dict:
         raise InputError(source, message, field=field)
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
+    _check_hybrids(out["rankers"], source)
     return out
+
+
+def _check_hybrids(rankers: dict, source: str) -> None:
+    """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two."""
+    for name, spec in rankers.items():
+        if spec["type"] != "hybrid":
+            continue
+        for m in spec["members"]:
+            if rankers.get(m, {}).get("type", "hybrid") == "hybrid":
+                what = "is not a ranker of this config" if m not in rankers else "is a hybrid itself"
+                raise InputError(source, f"member '{m}' {what}", field=f"rankers.{name}.members")
+        if spec["method"] == "convex" and len(spec["members"]) != 2:
+            raise InputError(source, f"convex fuses exactly two members, got {len(spec['members'])}",
+                             field=f"rankers.{name}.members")
 
 
 def fit_ks(ks, n_actions: int, source: str = "config") -> list[int]:

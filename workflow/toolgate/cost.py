@@ -26,7 +26,7 @@ from . import io
 from .bm25 import BM25
 from .catalog import index_text
 from .config import Cost, Run, ranker_spec
-from .rankers import fit_ranker
+from .rankers import fit_ranker, size_bytes, with_members
 from .scores import top_order
 from .tables import write_table
 
@@ -98,16 +98,8 @@ def _bench(job: dict) -> dict:
             return s
     elif job["impl"] == "toolgate":
         ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
-        score = ranker.score
-        batch = ranker.score_many
-        if spec["type"] == "bm25":
-            blob = ranker.index.to_bytes()
-            size = len(blob)
-            if job.get("index_path"):
-                with open(job["index_path"], "wb") as fh:
-                    fh.write(blob)
-        else:
-            size = ranker.raw.size_bytes() if hasattr(ranker, "raw") else ranker.encoder.size_bytes()
+        score, batch = ranker.score, ranker.score_many
+        size = size_bytes(ranker, job.get("index_path"))
     else:
         tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
         _, score = reference(job["impl"], spec, tok, [index_text(t, spec["variant"], langs) for t in catalog])
@@ -149,7 +141,7 @@ def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run,
 
 def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost, index_path=None) -> pd.DataFrame:
     base = bench_base(catalog, rows, run, cost)
-    jobs = [{**base, "name": name, "spec": spec, "impl": "toolgate",
+    jobs = [{**base, "name": name, "spec": with_members(spec, rankers), "impl": "toolgate",
              "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
     lex = ranker_spec(rankers[lexical])
     jobs += [{**base, "name": f"{lexical} (reference)", "spec": lex, "impl": impl} for impl in ("rank_bm25", "bm25s")]

@@ -2,6 +2,8 @@
 
 * ``bm25``: Okapi BM25 over character n-grams (:mod:`toolgate.bm25`).
 * ``dense``: cosine between query and document embeddings of an encoder.
+* ``hybrid``: other rankers fused (:mod:`toolgate.hybrid`); built from the
+  spec :func:`with_members` resolves.
 * ``maxsim``: ColBERT-style late interaction: for each query token, the best
   cosine with any document token, summed over query tokens. Works with any
   sentence-transformers checkpoint; the bundled all-MiniLM-L6-v2 is not
@@ -81,6 +83,8 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
     """An unfitted ranker from its config entry."""
     spec = ranker_spec(spec)
     kind = spec["type"]
+    if kind == "hybrid":
+        raise ValueError("a hybrid ranker is fitted member by member: fit_ranker(with_members(spec, rankers), ...)")
     if kind == "bm25":
         return BM25Ranker(spec["k1"], spec["b"], spec["idf"], spec["epsilon"], ngram, pad, spec["tokenizer"])
     encoder = make_encoder(encoder_kwargs(spec["encoder"]), cache_dir)
@@ -88,7 +92,28 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
         return DenseRanker(encoder, cache_dir)
     if kind == "maxsim":
         return MaxSimRanker(encoder)
-    raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim)")
+    raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim, hybrid)")
+
+
+def with_members(spec: dict, rankers: dict) -> dict:
+    """A ranker entry ready for :func:`build_ranker`: a hybrid carries its members' entries (``member_specs``)."""
+    if spec["type"] != "hybrid":
+        return spec
+    return {**spec, "member_specs": [rankers[m] for m in spec["members"]]}
+
+
+def size_bytes(ranker, index_path=None) -> int:
+    """A fitted ranker's bytes on disk: the serialised BM25 index (written to ``index_path`` if given), the
+    encoder's model files, or a hybrid's members together."""
+    if hasattr(ranker, "members"):
+        return sum(size_bytes(m) for m in ranker.members)
+    if isinstance(ranker, BM25Ranker):
+        blob = ranker.index.to_bytes()
+        if index_path:
+            with open(index_path, "wb") as fh:
+                fh.write(blob)
+        return len(blob)
+    return ranker.raw.size_bytes() if hasattr(ranker, "raw") else ranker.encoder.size_bytes()
 
 
 def query_embeddings(spec: dict, texts, run) -> np.ndarray:
@@ -103,6 +128,13 @@ def query_embeddings(spec: dict, texts, run) -> np.ndarray:
 
 
 def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None):
-    """A ranker fitted on every catalog entry's index text (actions and routes, catalog order)."""
-    docs = [index_text(t, ranker_spec(spec)["variant"], langs) for t in catalog]
+    """A ranker fitted on every catalog entry's index text (actions and routes, catalog order); a hybrid's members
+    each on their own index text."""
+    spec = ranker_spec(spec)
+    if spec["type"] == "hybrid":
+        from .hybrid import HybridRanker  # hybrid reads score matrices (toolgate.scores), which import this module
+
+        return HybridRanker([fit_ranker(m, catalog, langs, ngram, pad, cache_dir) for m in spec["member_specs"]],
+                            spec["method"], spec["rrf_k"])
+    docs = [index_text(t, spec["variant"], langs) for t in catalog]
     return build_ranker(spec, ngram, pad, cache_dir).fit(docs)

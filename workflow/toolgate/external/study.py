@@ -119,6 +119,7 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     ``outputs``: the selection, gate and Jaccard tables and the Jaccard items, as paths.
     """
     selection_csv, gate_csv, jaccard_csv, items_csv = outputs
+    rankers = {n: s for n, s in rankers.items() if s["type"] != "hybrid"}  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
     sets = load_all(external, run.seed)
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)

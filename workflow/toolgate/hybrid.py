@@ -1,0 +1,126 @@
+"""Hybrid rankers: two or more rankers' score matrices fused into one, per request.
+
+* ``rrf``: reciprocal-rank fusion, ``sum_m 1 / (rrf_k + rank_m)`` with each
+  member's 1-based rank among the request's candidates (ties in catalog order,
+  as everywhere).
+* ``convex``: ``w * a + (1 - w) * b`` over the two members' per-request
+  min-max-normalised scores (a request whose member scores are all equal gets
+  0 from that member). ``w`` is chosen out of fold: folds grouped by pair
+  (:func:`toolgate.gate_models.main_folds`, mismatch_hard rows only ever
+  predicted), and on each fold's training part the grid value with the best
+  top-1 over in-catalog requests (then MRR, then the smaller w) is applied to
+  its test part.
+
+Fusion runs over each request's visible actions (``-inf`` marks a tool outside
+its own candidates, :mod:`toolgate.scores`); route entries are not ranked by a
+hybrid and score ``-inf``. The candidate ablation and the rerank restrict the
+fused whole-list scores, as they restrict BM25's whole-catalog scores.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from . import io
+from .gate_models import main_folds
+from .scores import Scores, gold_rank, load_scores, save_scores
+
+log = logging.getLogger(__name__)
+GRID = np.round(np.linspace(0.0, 1.0, 21), 2)  # convex weights tried on each training part
+
+
+def ranks(matrix: np.ndarray) -> np.ndarray:
+    """1-based rank of every column per row (ties in column order); ``-inf`` columns rank after all others."""
+    order = np.argsort(-matrix, axis=1, kind="stable")
+    out = np.empty_like(order)
+    np.put_along_axis(out, order, np.arange(1, matrix.shape[1] + 1)[None, :], axis=1)
+    return out
+
+
+def minmax(matrix: np.ndarray) -> np.ndarray:
+    """Per-row min-max over the finite entries; a row without spread is 0; ``-inf`` stays ``-inf``."""
+    finite = np.isfinite(matrix)
+    lo = np.where(finite, matrix, np.inf).min(1, keepdims=True)
+    hi = np.where(finite, matrix, -np.inf).max(1, keepdims=True)
+    spread = hi > lo
+    scaled = (np.where(finite, matrix, 0.0) - np.where(spread, lo, 0.0)) / np.where(spread, hi - lo, 1.0)
+    return np.where(finite, scaled * spread, -np.inf)
+
+
+def rrf(matrices: list[np.ndarray], rrf_k: int) -> np.ndarray:
+    hidden = ~np.isfinite(matrices[0])
+    fused = sum(1.0 / (rrf_k + ranks(m)) for m in matrices)
+    return np.where(hidden, -np.inf, fused)
+
+
+def convex(a: np.ndarray, b: np.ndarray, w) -> np.ndarray:
+    """``w`` a scalar or one weight per row."""
+    w = np.asarray(w, float).reshape(-1, 1) if np.ndim(w) else float(w)
+    return w * minmax(a) + (1 - w) * minmax(b)
+
+
+def combine(matrices: list[np.ndarray], method: str, rrf_k: int, weight=0.5) -> np.ndarray:
+    """The members' matrices (same rows and columns) fused by ``method``; ``weight``: convex's, scalar or per row."""
+    return rrf(matrices, rrf_k) if method == "rrf" else convex(matrices[0], matrices[1], weight)
+
+
+def best_weight(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> float:
+    """The grid weight with the best top-1 on rows with a gold column (then MRR, then the smaller weight)."""
+    def key(w):
+        r = gold_rank(convex(a, b, w), gold)
+        return (r == 1).mean(), (1.0 / r).mean()
+    scores = [key(w) for w in GRID]
+    return float(GRID[max(range(len(GRID)), key=lambda i: (scores[i], -i))])
+
+
+def oof_weights(a: np.ndarray, b: np.ndarray, rows: list[dict], action_ids, folds: int, seed: int) -> np.ndarray:
+    """One convex weight per row, chosen on the training part of the row's fold (in-catalog main rows only)."""
+    y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
+    groups = np.array([r["pair_id"] for r in rows])
+    hard = np.array([r["slice"] == "mismatch_hard" for r in rows])
+    col = {t: j for j, t in enumerate(action_ids)}
+    gold = np.array([col.get(r["gold_tool"], -1) for r in rows])
+    w = np.full(len(rows), np.nan)
+    for i, (train, test) in enumerate(main_folds(y, groups, hard, folds, seed)):
+        fit = train[gold[train] >= 0]
+        w[test] = best_weight(a[fit], b[fit], gold[fit])
+        log.info("convex fold %d: w = %.2f (first member), chosen on %d requests", i, w[test][0], len(fit))
+    return w
+
+
+def fuse(members: list[Scores], rows: list[dict], spec: dict, seed: int) -> Scores:
+    """The hybrid's scores for ``rows``: members fused over each row's visible actions; routes ``-inf``."""
+    aligned = [m.for_rows(rows) for m in members]
+    first = aligned[0]
+    if any(list(m.tool_ids) != list(first.tool_ids) for m in aligned):
+        raise ValueError(f"hybrid members {spec['members']} score different catalogs")
+    acts = [m.action_scores() for m in aligned]
+    weight = (oof_weights(acts[0], acts[1], rows, first.action_ids, spec["folds"], seed)
+              if spec["method"] == "convex" else None)
+    fused = combine(acts, spec["method"], spec["rrf_k"], weight)
+    matrix = np.full(first.matrix.shape, -np.inf)
+    matrix[:, first.actions] = fused
+    return Scores(first.utterance_ids, first.tool_ids, first.kinds, matrix)
+
+
+def compute_hybrid_scores(catalog_path, utterances_path, spec: dict, member_paths: list, out_path, run) -> Scores:
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    s = fuse([load_scores(p) for p in member_paths], rows, spec, run.seed)
+    save_scores(out_path, s)
+    return s
+
+
+class HybridRanker:
+    """Fitted members fused per query (the cost benchmark's view; a convex hybrid uses ``weight``)."""
+
+    def __init__(self, members, method: str, rrf_k: int, weight: float = 0.5):
+        self.members, self.method, self.rrf_k, self.weight = members, method, rrf_k, weight
+
+    def score_many(self, queries):
+        mats = [np.atleast_2d(np.asarray(m.score_many(queries), float)) for m in self.members]
+        return combine(mats, self.method, self.rrf_k, self.weight)
+
+    def score(self, query):
+        return combine([np.asarray(m.score(query), float)[None, :] for m in self.members], self.method, self.rrf_k,
+                       self.weight)[0]
