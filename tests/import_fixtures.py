@@ -76,7 +76,8 @@ def beir_folder(root: Path) -> Path:
 
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "new-catalog.md"
-NON_ROUTINE = {"external", "fig_jaccard", "quant_retention", "native_calls", "native_tables", "import_functionchat"}
+NON_ROUTINE = {"external", "fig_jaccard", "quant_retention", "native_calls", "native_tables", "tournament",
+               "import_functionchat"}
 
 
 def doc_commands() -> list[list[str]]:

@@ -1,8 +1,9 @@
 """Shared by the test_native_* modules: utterances, hand-made lexical scores, captured logs, a stand-in endpoint.
 
 Nothing here runs a model. The stand-in endpoint answers with a canned tool call
-chosen from the tools it is offered: it proves the plumbing (request shape,
-concurrency, ordering, recording, server lifecycle), not any model's routing.
+chosen from the tools it is offered, or, to a multiple-choice prompt (no tools),
+the letter of the option the request names: it proves the plumbing (request
+shape, concurrency, ordering, recording, server lifecycle), not any model's routing.
 """
 import textwrap
 import threading
@@ -52,7 +53,7 @@ server exited with code 1 before it was ready
 """
 
 STANDIN = textwrap.dedent('''
-    import json, random, sys, time
+    import json, random, re, sys, time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
@@ -73,6 +74,8 @@ STANDIN = textwrap.dedent('''
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/v1/chat/completions" and "tools" not in body:
+                return self._choose(body)
             if self.path != "/v1/chat/completions" or body.get("tool_choice") != "required":
                 return self._send(400, {"object": "error", "message": "expected tool_choice=required"})
             time.sleep(random.random() * 0.02)  # answers finish out of order
@@ -88,6 +91,25 @@ STANDIN = textwrap.dedent('''
                     {"id": "c0", "type": "function", "function": {"name": name, "arguments": args}}]}
             self._send(200, {"object": "chat.completion", "model": body["model"],
                              "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]})
+
+        def _choose(self, body):
+            """A multiple-choice prompt: the letter of the first option whose tool id the request names, else A;
+            "babble" in the request: no letter; "overflow": the context-length error vLLM sends."""
+            text = body["messages"][-1]["content"]
+            lines = text.splitlines()
+            options = [re.match(r"([A-Z])[)] ([a-z0-9_]+):", l).groups() for l in lines if re.match(r"[A-Z][)] ", l)]
+            request = " ".join(l for l in lines if not re.match(r"[A-Z][)] ", l))
+            if "overflow" in request:
+                return self._send(400, {"object": "error", "message": "This model's maximum context length is 64 "
+                                        "tokens. However, your request has 99 input tokens."})
+            named = [letter for letter, tool in options if tool in request]
+            answer = "I am not sure." if "babble" in request else (named or ["A"])[0]
+            words = sum(len(m["content"].split()) for m in body["messages"])
+            self._send(200, {"object": "chat.completion", "model": body["model"],
+                             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                          "finish_reason": "stop"}],
+                             "usage": {"prompt_tokens": words, "completion_tokens": 1,
+                                       "total_tokens": words + 1}})
 
         def log_message(self, *args):
             pass

@@ -82,6 +82,8 @@ def optional_tables():
         out += ["external_selection", "external_gate", "jaccard_external"]
     if config["native"]["enabled"]:
         out += ["native_deployment", "native_calls"]
+    if config["tournament"]["enabled"]:
+        out += ["tournament"]
     if config["scaling"]["enabled"]:
         out += ["scaling"]
     return out

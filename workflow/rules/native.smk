@@ -49,3 +49,29 @@ rule native_tables:
         ENV
     script:
         "../scripts/native_tables.py"
+
+
+# The multiple-choice tournament ranker (the second seed's Laya backend) on one
+# roster checkpoint, served as above; recorded as not run when no model comes up.
+rule tournament:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+    output:
+        records=f"{RES}/tournament/records.jsonl",
+        deployment=f"{RES}/tournament/deployment.json",
+        table=f"{RES}/tables/tournament.csv",
+        table_md=f"{RES}/tables/tournament.md",
+    params:
+        run=RUN,
+        native=config["native"],
+        tournament=config["tournament"],
+    benchmark:
+        f"benchmarks/{EXP}/tournament.tsv"
+    log:
+        f"{LOGS}/tournament.log",
+        server=f"{LOGS}/tournament.server.log",
+    conda:
+        ENV
+    script:
+        "../scripts/tournament.py"

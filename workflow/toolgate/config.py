@@ -79,9 +79,14 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     """Checks of a resolved config against its catalog and utterance file, where they already exist.
 
     Called when the workflow starts, so a config that does not fit its inputs stops before any job:
-    ``ablation.ks`` against the action count; ``gate.folds`` against the in- and out-of-catalog request
-    groups of a prepared utterance file. Inputs built by a rule are checked by the rules that read them.
+    ``tournament.checkpoint`` against ``native.roster``; ``ablation.ks`` against the action count;
+    ``gate.folds`` against the in- and out-of-catalog request groups of a prepared utterance file. Inputs
+    built by a rule are checked by the rules that read them.
     """
+    tour = cfg["tournament"]
+    if tour["enabled"] and tour["checkpoint"] not in cfg["native"]["roster"]:
+        raise InputError(source, f"'{tour['checkpoint']}' is not in native.roster (known: "
+                                 f"{', '.join(cfg['native']['roster'])})", field="tournament.checkpoint")
     if not Path(cfg["catalog"]).is_file():
         return
     catalog = io.load_catalog(cfg["catalog"], tuple(cfg["langs"]))
@@ -141,6 +146,7 @@ Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
 Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")
 External = _section_type("external", "`external:` the FunctionChat-Bench and BFCL cross-checks.")
 Native = _section_type("native", "`native:` native tool calling through vLLM.")
+Tournament = _section_type("tournament", "`tournament:` the multiple-choice tournament ranker on a chat model.")
 RouterSettings = _section_type("router", "`router:` exported routers and their cost.", "RouterSettings")
 DataCheck = _section_type("data_check", "`data_check:` design targets of the utterance set, checked before any ranker.")
 

@@ -13,5 +13,7 @@ workflow goes on, so it also completes on a machine without vLLM or a GPU.
 Modules: :mod:`.protocol` (tools, requests, responses, failure stages),
 :mod:`.server` (pre-flight and server lifecycle), :mod:`.client` (HTTP, bounded
 concurrency), :mod:`.run` (one checkpoint, the ``native_calls`` rule) and
-:mod:`.tables` (the ``native_tables`` rule). Import from them directly.
+:mod:`.tables` (the ``native_tables`` rule). The multiple-choice tournament
+ranker reuses the same serving and client: :mod:`.tournament` (the bracket) and
+:mod:`.tournament_run` (the ``tournament`` rule). Import from them directly.
 """

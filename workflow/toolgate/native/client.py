@@ -99,7 +99,8 @@ def call_one(base_url: str, job: dict, timeout_s: float) -> dict:
     return rec
 
 
-def run_requests(base_url: str, jobs: list[dict], concurrency: int, timeout_s: float) -> list[dict]:
-    """Every job through the server, at most ``concurrency`` in flight; records in job order."""
+def run_requests(base_url: str, jobs: list[dict], concurrency: int, timeout_s: float, call=call_one) -> list[dict]:
+    """Every job through the server with ``call(base_url, job, timeout_s)`` (a record), at most ``concurrency`` in
+    flight; records in job order."""
     with ThreadPoolExecutor(max_workers=max(1, int(concurrency))) as pool:
-        return list(pool.map(lambda j: call_one(base_url, j, timeout_s), jobs))
+        return list(pool.map(lambda j: call(base_url, j, timeout_s), jobs))

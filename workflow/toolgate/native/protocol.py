@@ -66,6 +66,11 @@ FAILURE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("server_exited", (r"exited with code", r"exited before it was ready")),
 )
 STAGES = tuple(s for s, _ in FAILURE_PATTERNS) + ("unknown",)
+CONTEXT_ERROR = re.compile(
+    r"maximum context length"           # vLLM and OpenAI: "This model's maximum context length is N tokens"
+    r"|context_length_exceeded"          # OpenAI's error code
+    r"|exceeds? the available context size|exceed_context_size",  # llama.cpp server
+    re.IGNORECASE)
 
 
 class DeploymentError(RuntimeError):
@@ -113,20 +118,26 @@ def openai_tools(actions: list[dict], lang: str) -> list[dict]:
                           "parameters": _parameters(t["parameters"], lang)}} for t in actions]
 
 
-def build_request(text: str, tools: list[dict], model: str, chat_template_kwargs: dict | None = None,
-                  max_tokens: int = MAX_TOKENS) -> dict:
-    """One chat-completions body: system prompt, the utterance, the tools, a call required.
+def chat_body(system: str, user: str, model: str, chat_template_kwargs: dict | None, max_tokens: int) -> dict:
+    """A chat-completions body: one system prompt, one user message.
 
-    Temperature 0 makes the routing decision greedy and repeatable. Chat-template
+    Temperature 0 makes every decision greedy and repeatable. Chat-template
     options (e.g. ``enable_thinking: false``) ride along in the body, which vLLM
     and llama.cpp server both read, so they also apply in endpoint mode.
     """
     body = {"model": model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}],
-            "tools": tools, "tool_choice": "required", "temperature": 0, "max_tokens": max_tokens}
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0, "max_tokens": max_tokens}
     if chat_template_kwargs:
         body["chat_template_kwargs"] = dict(chat_template_kwargs)
     return body
+
+
+def build_request(text: str, tools: list[dict], model: str, chat_template_kwargs: dict | None = None,
+                  max_tokens: int = MAX_TOKENS) -> dict:
+    """One tool-calling body (:func:`chat_body`): system prompt, the utterance, the tools, a call required."""
+    return {**chat_body(SYSTEM_PROMPT, text, model, chat_template_kwargs, max_tokens), "tools": tools,
+            "tool_choice": "required"}
 
 
 # ---------------------------------------------------------------- responses
@@ -140,11 +151,7 @@ def parse_response(obj: dict, offered=None) -> dict:
     some servers send it for a call without parameters. Raises ValueError for a
     body that is not a chat completion (no ``choices``).
     """
-    choices = obj.get("choices") if isinstance(obj, dict) else None
-    if not choices:
-        raise ValueError(f"not a chat completion: {json.dumps(obj)[:200]}")
-    message = choices[0].get("message") or {}
-    calls = message.get("tool_calls") or []
+    calls = _message(obj).get("tool_calls") or []
     offered = None if offered is None else set(offered)
     names, malformed = [], False
     for call in calls:
@@ -156,6 +163,24 @@ def parse_response(obj: dict, offered=None) -> dict:
         if not _arguments_ok(fn.get("arguments")):
             malformed = True
     return {"tools": names, "no_tool_call": not calls, "malformed": malformed, "n_calls": len(calls)}
+
+
+def answer_text(obj: dict) -> str:
+    """The text of a chat completion's first choice ("" for none); ValueError as in :func:`parse_response`."""
+    content = _message(obj).get("content")
+    return content if isinstance(content, str) else ""
+
+
+def is_context_error(message: str) -> bool:
+    """Does a server's error message say the prompt does not fit its context (vLLM, llama.cpp, OpenAI)?"""
+    return bool(CONTEXT_ERROR.search(message or ""))
+
+
+def _message(obj: dict) -> dict:
+    choices = obj.get("choices") if isinstance(obj, dict) else None
+    if not choices:
+        raise ValueError(f"not a chat completion: {json.dumps(obj)[:200]}")
+    return choices[0].get("message") or {}
 
 
 def _arguments_ok(args) -> bool:

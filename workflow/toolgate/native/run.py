@@ -2,6 +2,7 @@
 
 Deployment failures are recorded, not raised, so the workflow completes on a
 machine without vLLM or a GPU; bad config still raises InputError before anything starts.
+:func:`deploy` (serve, run, record the outcome) also serves the tournament rule.
 """
 from __future__ import annotations
 
@@ -36,20 +37,27 @@ def shortlists(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> dict[
             for r, ids in zip(rows, top)}
 
 
+def per_language(catalog: list[dict], lang_mode: str, describe):
+    """``describe(actions, lang)`` once per language a request can need (``native.tool_language``: the request's
+    own, or ``both``); returns row -> the description in that row's language."""
+    if lang_mode not in LANG_MODES:
+        raise InputError("config", f"unknown tool language '{lang_mode}' (known: {', '.join(LANG_MODES)})",
+                         field="native.tool_language")
+    acts = catalog_actions(catalog)
+    by_lang = {lang: describe(acts, lang) for lang in (io.LANGS if lang_mode == "utterance" else ("both",))}
+    return lambda row: by_lang[row["lang"] if lang_mode == "utterance" else "both"]
+
+
 def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition: str, model: str, lang_mode: str,
                chat_template_kwargs: dict | None = None, checkpoint: str = "") -> list[dict]:
     """One request per utterance: ``full`` offers every action (catalog order; a request's own candidates when it
     has them), ``top5`` the shortlist (rank order)."""
     if condition not in CONDITIONS:
         raise InputError("config", f"unknown condition '{condition}' (known: {', '.join(CONDITIONS)})", field="native.conditions")
-    if lang_mode not in LANG_MODES:
-        raise InputError("config", f"unknown tool language '{lang_mode}' (known: {', '.join(LANG_MODES)})",
-                         field="native.tool_language")
-    acts = catalog_actions(catalog)
-    by_lang = {lang: openai_tools(acts, lang) for lang in (io.LANGS if lang_mode == "utterance" else ("both",))}
+    tools_for = per_language(catalog, lang_mode, openai_tools)
     jobs = []
     for r in rows:
-        tools = by_lang[r["lang"] if lang_mode == "utterance" else "both"]
+        tools = tools_for(r)
         by_id = {t["function"]["name"]: t for t in tools}
         if r.get("candidates"):
             tools = [by_id[i] for i in r["candidates"]]
@@ -63,7 +71,7 @@ def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition
     return jobs
 
 
-def _check_entry(name: str, entry: dict, endpoint: str) -> None:
+def check_entry(name: str, entry: dict, endpoint: str) -> None:
     """A roster entry needs a model; a vLLM launch also needs its tool-call parser."""
     for key in ("model",) + (() if entry.get("command") or endpoint else ("parser",)):
         if not entry.get(key):
@@ -75,38 +83,24 @@ def _write_records(path, records: list[dict]) -> None:
     io.write_atomic(path, df.to_csv(index=False, float_format="%.3f", lineterminator="\n"))
 
 
-def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry: dict, outputs,
-                   native: Native) -> dict:
-    """Serve one checkpoint, route every utterance under each condition, stop the server.
+def deploy(entry: dict, native: Native, server_log, work, **fields) -> tuple[dict, list[dict]]:
+    """Serve ``entry`` (or use ``native.endpoint``), run ``work(base_url, served_model)`` -> records, stop the server.
 
-    ``outputs``: (records CSV, deployment JSON, server log). Returns the
-    deployment record (also written to the deployment JSON): deployed false, the
-    stage, the captured error text and the environment when the server did not
-    come up, with an empty records file.
+    Returns (deployment record, records). The deployment record starts with the entry's identity and ``fields``;
+    when the server does not come up it holds deployed false, the stage, the captured error text and the
+    environment, and there are no records. Only deployment failures are caught; the caller checks the entry
+    (:func:`check_entry`) before it builds its requests.
     """
-    out_records_csv, out_deployment_json, server_log = outputs
     name = entry.get("name") or entry.get("model", "")
-    _check_entry(name, entry, native.endpoint)
-    conditions = list(native.conditions)
-    model = entry["model"]
-    ctk = entry.get("chat_template_kwargs") or None
-    jobs = {c: build_jobs(catalog, rows, shortlist, c, model, native.tool_language, ctk, name) for c in conditions}
-    dep = {"checkpoint": name, "model": model, "revision": entry.get("revision") or "", "parser": entry.get("parser") or "",
-           "endpoint": native.endpoint, "conditions": conditions, "deployed": False, "stage": "", "error": "",
-           "environment": environment()}
+    dep = {"checkpoint": name, "model": entry["model"], "revision": entry.get("revision") or "",
+           "parser": entry.get("parser") or "", "endpoint": native.endpoint, **fields, "deployed": False, "stage": "",
+           "error": "", "environment": environment()}
     records: list[dict] = []
     try:
         with serving(entry, server_log, native.readiness_timeout_s, native.endpoint) as server:
             dep.update(deployed=True, stage="ok", ready_s=round(server.ready_s, 2), command=server.command,
-                       served_model=served_model(server.base_url, model))
-            for cond in conditions:
-                for j in jobs[cond]:
-                    j["request"]["model"] = dep["served_model"]
-                t0 = time.perf_counter()
-                recs = run_requests(server.base_url, jobs[cond], native.concurrency, native.request_timeout_s)
-                log.info("%s/%s: %d requests in %.1f s, %d errors", name, cond, len(recs), time.perf_counter() - t0,
-                         sum(bool(r["error"]) for r in recs))
-                records += recs
+                       served_model=served_model(server.base_url, entry["model"]))
+            records = work(server.base_url, dep["served_model"])
             dep["server_alive_after_run"] = server.alive()
     except DeploymentError as exc:
         log.warning("%s not deployed (%s): %s", name, exc.stage, short_error(exc.text))
@@ -114,6 +108,38 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
         records = []
     dep["n_records"] = len(records)
     dep["n_errors"] = sum(bool(r["error"]) for r in records)
+    return dep, records
+
+
+def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry: dict, outputs,
+                   native: Native) -> dict:
+    """Serve one checkpoint, route every utterance under each condition, stop the server (:func:`deploy`).
+
+    ``outputs``: (records CSV, deployment JSON, server log). Returns the
+    deployment record (also written to the deployment JSON); a checkpoint that
+    did not come up leaves an empty records file.
+    """
+    out_records_csv, out_deployment_json, server_log = outputs
+    name = entry.get("name") or entry.get("model", "")
+    check_entry(name, entry, native.endpoint)
+    conditions = list(native.conditions)
+    ctk = entry.get("chat_template_kwargs") or None
+    jobs = {c: build_jobs(catalog, rows, shortlist, c, entry["model"], native.tool_language, ctk, name)
+            for c in conditions}
+
+    def work(base_url: str, model: str) -> list[dict]:
+        records = []
+        for cond in conditions:
+            for j in jobs[cond]:
+                j["request"]["model"] = model
+            t0 = time.perf_counter()
+            recs = run_requests(base_url, jobs[cond], native.concurrency, native.request_timeout_s)
+            log.info("%s/%s: %d requests in %.1f s, %d errors", name, cond, len(recs), time.perf_counter() - t0,
+                     sum(bool(r["error"]) for r in recs))
+            records += recs
+        return records
+
+    dep, records = deploy(entry, native, server_log, work, conditions=conditions)
     _write_records(out_records_csv, records)
     io.write_json(out_deployment_json, dep)
     return dep

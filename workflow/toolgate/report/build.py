@@ -88,6 +88,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
         ("table", led),
         *overlap_blocks(tables),
         *transfer_blocks(tables, reg),
+        *tournament_blocks(tables),
         ("h", 2, "Paper vs reproduced"),
         ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
               "comes from (each table is written by the rule of the same name)."),
@@ -118,6 +119,24 @@ def transfer_blocks(tables: dict, reg) -> list[tuple]:
     return [("h", 2, "Beyond the paper: a gate that does not lose"),
             ("p", "AUROC with 95% cluster-bootstrap intervals (tables/gate_transfer.csv; paired differences on this "
                   "experiment's slices in tables/gate_comparison.csv). " + (" ".join(lines) or "No set has both."))]
+
+
+def tournament_blocks(tables: dict) -> list[tuple]:
+    """Beyond the paper: the tournament ranker's headline (every language and slice), or why it did not run."""
+    if "tournament" not in tables:
+        return []
+    df = tables["tournament"]
+    head = [("h", 2, "Beyond the paper: a chat model as a multiple-choice tournament ranker")]
+    lead = "The second seed's Laya backend on a chat model (tables/tournament.csv): "
+    if df["status"].eq("not run").any():
+        return head + [("p", lead + f"not run, no model could be served ({df['reason'].iloc[0]}).")]
+    r = df[df["lang"].eq("all") & df["slice"].eq("all")]
+    if r.empty:
+        return head + [("p", lead + "no in-catalog request was ranked.")]
+    r = r.iloc[0]
+    return head + [("p", lead + f"top-1 {r['top1']:.3f}, top-5 {r['top5']:.3f}, MRR {r['mrr']:.3f} over {r['n']} "
+                           f"in-catalog requests ({r['n_errors']} failed), {r['prompts']:.1f} prompts and "
+                           f"{r['latency_s']:.2f} s per request.")]
 
 
 def to_md(blocks, md_path) -> str:

@@ -1,0 +1,118 @@
+"""The multiple-choice tournament ranker: the second seed's "Laya" backend, ported to a chat model.
+
+A request's candidates (catalog order) are split into groups of ``group_size``
+and each group is shown to the model as lettered options ("A) tool_id:
+description", in the request's language); the model answers one letter. Group
+winners advance, in catalog order, to the next round until one remains. A
+group of one (the remainder of a round) advances without a prompt.
+
+The ranking is by the round in which a tool was eliminated, later first, the
+last one standing at the top; tools eliminated in the same round keep catalog
+order, since a letter says nothing about the order of a group's losers. The
+top-5 is the first five.
+
+An answer that is not one of the group's letters counts as invalid and the
+group's first option (catalog order) advances: the same tie rule as everywhere
+else, and one bad answer then costs one group, not the whole request.
+
+A prompt longer than the limit raises :class:`PromptTooLong` before it is sent,
+and so does a server that says the prompt exceeds its context: a prompt is never
+truncated, since a shortened option list would rank tools the model never saw.
+"""
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .protocol import is_context_error, openai_tools
+
+LETTERS = string.ascii_uppercase  # the schema caps tournament.group_size at 26
+SYSTEM_PROMPT = ("You route requests on a device. Pick the one option that best fits the user's request. "
+                 "Answer with the option's letter only.")
+_LETTER = re.compile(r"\(?([A-Z])(?:[).:].*)?", re.DOTALL)  # "B", "B)", "(B)", "B. set_alarm", "B: ..."
+
+
+class PromptTooLong(InputError):
+    """A group prompt over the configured limit or the server's context: the request is not ranked."""
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """One request's tournament: the full ranking (best first), prompts sent per round, invalid answers."""
+    ranking: list[str]
+    prompts_by_round: list[int]
+    invalid: int
+
+
+def option_texts(actions: list[dict], lang: str) -> dict[str, str]:
+    """Option text per action id, in catalog order: "tool_id: name: description" as the native stage offers it."""
+    return {t["function"]["name"]: f"{t['function']['name']}: {t['function']['description']}"
+            for t in openai_tools(actions, lang)}
+
+
+def choice_prompt(text: str, options: list[str]) -> str:
+    """The user message for one group: the request, the lettered options, the answer asked for."""
+    lines = [f"{LETTERS[i]}) {o}" for i, o in enumerate(options)]
+    return (f"Request: {text}\n\nOptions:\n" + "\n".join(lines)
+            + f"\n\nWhich option fits the request best? Answer with one letter, A-{LETTERS[len(options) - 1]}.")
+
+
+def parse_letter(answer: str, n_options: int) -> int | None:
+    """The option index an answer names, or None when it is not one of the first ``n_options`` letters."""
+    m = _LETTER.fullmatch((answer or "").strip())
+    if m is None or LETTERS.index(m.group(1)) >= n_options:
+        return None
+    return LETTERS.index(m.group(1))
+
+
+def run_bracket(candidates: list[str], ask, group_size: int) -> Bracket:
+    """The tournament over ``candidates`` (catalog order); ``ask(group, round, group_number)`` -> the winner's
+    index in ``group``, or None for an invalid answer (the group's first option advances)."""
+    if group_size < 2:
+        raise ValueError(f"group_size must be at least 2, not {group_size}")
+    alive, out_in, prompts, invalid = list(candidates), {}, [], 0
+    while len(alive) > 1:
+        rnd, winners, sent = len(prompts) + 1, [], 0
+        for g, start in enumerate(range(0, len(alive), group_size), 1):
+            group, pick = alive[start:start + group_size], 0
+            if len(group) > 1:
+                sent += 1
+                answer = ask(group, rnd, g)
+                invalid += answer is None
+                pick = answer or 0
+            winners.append(group[pick])
+            out_in.update((t, rnd) for t in group if t != group[pick])
+        prompts.append(sent)
+        alive = winners
+    position = {t: i for i, t in enumerate(candidates)}
+    last = len(prompts) + 1  # the winner outlasts every round
+    return Bracket(sorted(candidates, key=lambda t: (-out_in.get(t, last), position[t])), prompts, invalid)
+
+
+def rank_request(utterance_id: str, text: str, options: dict[str, str], answer, group_size: int,
+                 max_chars: int) -> Bracket:
+    """One request's bracket over ``options`` (id -> option text, catalog order).
+
+    ``answer(system, user)`` returns the model's text for one prompt; it raises
+    RuntimeError when the request fails (a context-length message becomes
+    :class:`PromptTooLong`). Every prompt is checked against ``max_chars``
+    (system + user characters) before it is sent.
+    """
+    def ask(group: list[str], rnd: int, g: int) -> int | None:
+        user = choice_prompt(text, [options[t] for t in group])
+        n_chars = len(SYSTEM_PROMPT) + len(user)
+        where = f"round {rnd}, group {g}: prompt of {n_chars} characters"
+        if n_chars > max_chars:
+            raise PromptTooLong(f"request '{utterance_id}'", f"{where} is over the limit of {max_chars}; prompts are "
+                                                             "never truncated", field="tournament.max_prompt_chars")
+        try:
+            return parse_letter(answer(SYSTEM_PROMPT, user), len(group))
+        except RuntimeError as exc:
+            if is_context_error(str(exc)):
+                raise PromptTooLong(f"request '{utterance_id}'", f"{where} is over the server's context ({exc}); "
+                                                                 "prompts are never truncated") from None
+            raise
+
+    return run_bracket(list(options), ask, group_size)

@@ -1,0 +1,153 @@
+"""The ``tournament`` rule: one roster checkpoint ranks every in-catalog request by tournament (:mod:`.tournament`).
+
+The server is served and stopped as in the native stage (:func:`.run.deploy`:
+endpoint mode, a launched vLLM or an entry's own ``command``); requests go
+through the native client, ``native.concurrency`` brackets in flight. A
+checkpoint that does not come up is recorded as not run, with the reason, so
+the workflow completes on a machine without a model.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..config import Native, Run, Tournament
+from ..scores import mode_note
+from ..selection import by_lang_slice
+from ..tables import write_table
+from .client import post_chat, run_requests
+from .protocol import answer_text, chat_body, short_error
+from .run import check_entry, deploy, per_language
+from .tournament import option_texts, rank_request
+
+log = logging.getLogger(__name__)
+
+ANSWER_MAX_TOKENS = 8  # a letter; the cap only bounds a rambling answer
+TABLE_COLUMNS = ["checkpoint", "status", "reason", "lang", "slice", "n", "n_errors", "top1", "top5", "mrr",
+                 "prompts", "invalid_rate", "prompt_tokens", "completion_tokens", "latency_s"]
+
+
+def build_jobs(catalog: list[dict], rows: list[dict], lang_mode: str, tournament: Tournament) -> list[dict]:
+    """One bracket per in-catalog request: its options (the whole catalog's actions, or its own candidates), in
+    catalog order and its language (or both, ``native.tool_language``)."""
+    options_for = per_language(catalog, lang_mode, option_texts)
+    jobs = []
+    for r in io.in_catalog(rows):
+        options, keep = options_for(r), set(r.get("candidates") or ())
+        if keep:
+            options = {i: o for i, o in options.items() if i in keep}
+        jobs.append({"utterance_id": r["utterance_id"], "lang": r["lang"], "text": r["text"], "options": options,
+                     "group_size": tournament.group_size, "max_chars": tournament.max_prompt_chars})
+    return jobs
+
+
+def call_bracket(base_url: str, job: dict, timeout_s: float) -> dict:
+    """One request's tournament through the server: a record. Failures are recorded (``error``), never raised.
+
+    Tokens are the sums of the answers' ``usage``; None when a server does not report it.
+    """
+    used = {"prompts": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+    def answer(system: str, user: str) -> str:
+        obj = post_chat(base_url, chat_body(system, user, job["model"], job.get("chat_template_kwargs"),
+                                            ANSWER_MAX_TOKENS), timeout_s)
+        text = answer_text(obj)  # ValueError for anything but a chat completion
+        used["prompts"] += 1
+        usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+        for key in ("prompt_tokens", "completion_tokens"):
+            ok = isinstance(usage.get(key), int) and used[key] is not None
+            used[key] = used[key] + usage[key] if ok else None
+        return text
+
+    rec = {"utterance_id": job["utterance_id"], "lang": job["lang"], "n_candidates": len(job["options"]),
+           "top5": [], "ranking": [], "rounds": 0, "prompts_by_round": [], "invalid": 0, "error": ""}
+    t0 = time.perf_counter()
+    try:
+        bracket = rank_request(job["utterance_id"], job["text"], job["options"], answer, job["group_size"],
+                               job["max_chars"])
+    except (RuntimeError, ValueError) as exc:  # PromptTooLong is a ValueError; so is a body without choices
+        rec["error"] = str(exc)
+    else:
+        rec.update(top5=bracket.ranking[:5], ranking=bracket.ranking, rounds=len(bracket.prompts_by_round),
+                   prompts_by_round=bracket.prompts_by_round, invalid=bracket.invalid)
+    rec.update(used, latency_s=round(time.perf_counter() - t0, 4))
+    return rec
+
+
+def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, native: Native,
+                   tournament: Tournament) -> tuple[dict, list[dict]]:
+    """Serve the checkpoint, run every bracket, stop the server. ``outputs``: (records JSONL, deployment JSON,
+    server log). Returns (deployment record, records); a checkpoint that did not come up leaves no records."""
+    out_records, out_deployment, server_log = outputs
+    name = entry.get("name") or entry.get("model", "")
+    check_entry(name, entry, native.endpoint)
+    jobs = build_jobs(catalog, rows, native.tool_language, tournament)
+
+    def work(base_url: str, model: str) -> list[dict]:
+        for j in jobs:
+            j.update(model=model, chat_template_kwargs=entry.get("chat_template_kwargs") or None)
+        t0 = time.perf_counter()
+        recs = run_requests(base_url, jobs, native.concurrency, native.request_timeout_s, call=call_bracket)
+        log.info("%s: %d brackets in %.1f s, %d errors", name, len(recs), time.perf_counter() - t0,
+                 sum(bool(r["error"]) for r in recs))
+        return recs
+
+    dep, records = deploy(entry, native, server_log, work, group_size=tournament.group_size,
+                          max_prompt_chars=tournament.max_prompt_chars)
+    io.write_atomic(out_records, io.dumps_jsonl(records))
+    io.write_json(out_deployment, dep)
+    return dep, records
+
+
+def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.DataFrame:
+    """Top-1, top-5 and MRR (gold's place in the ranking; a failed request or a gold outside the ranking counts
+    as wrong) with mean prompts, invalid-answer rate, tokens and latency per request, by language and slice; one
+    "not run" row with the reason when the checkpoint did not come up."""
+    if not dep.get("deployed"):
+        reason = f"{dep.get('stage', '')}: {short_error(dep.get('error', ''))}"
+        return pd.DataFrame([{"checkpoint": dep.get("checkpoint", ""), "status": "not run", "reason": reason}],
+                            columns=TABLE_COLUMNS)
+    if not records:
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    meta = {r["utterance_id"]: r for r in rows}
+    df = pd.DataFrame(records)
+    gold = df["utterance_id"].map(lambda u: meta[u]["gold_tool"])
+    df["slice"] = df["utterance_id"].map(lambda u: meta[u]["slice"])
+    df["rank"] = [rk.index(g) + 1 if g in rk else np.inf for rk, g in zip(df["ranking"], gold)]
+    recs = []
+    for lang, slice_, m in by_lang_slice(df):
+        prompts = m["prompts"].sum()
+        recs.append({"checkpoint": dep["checkpoint"], "status": "ok", "reason": "", "lang": lang, "slice": slice_,
+                     "n": len(m), "n_errors": int(m["error"].ne("").sum()), "top1": float((m["rank"] == 1).mean()),
+                     "top5": float((m["rank"] <= 5).mean()), "mrr": float((1.0 / m["rank"]).mean()),
+                     "prompts": float(m["prompts"].mean()),
+                     "invalid_rate": float(m["invalid"].sum() / prompts) if prompts else float("nan"),
+                     "prompt_tokens": _mean(m["prompt_tokens"]), "completion_tokens": _mean(m["completion_tokens"]),
+                     "latency_s": float(m["latency_s"].mean())})
+    return pd.DataFrame(recs, columns=TABLE_COLUMNS)
+
+
+def _mean(values: pd.Series) -> float:
+    """Mean tokens per request; NaN when any answer went without a reported count."""
+    return float("nan") if values.isna().any() else float(values.mean())
+
+
+def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: Native, tournament: Tournament):
+    """The ``tournament`` rule. ``outputs``: (records JSONL, deployment JSON, server log, table CSV)."""
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
+    df = tournament_frame(*run_tournament(catalog, rows, entry, outputs[:3], native, tournament), rows)
+    write_table(df, outputs[3], "Multiple-choice tournament ranker",
+                f"Checkpoint {tournament.checkpoint} picks one of {tournament.group_size} lettered options per "
+                "prompt; group winners advance until one remains. Ranking: by elimination round, later first, ties "
+                "(same round) in catalog order; top5 is recall at 5, mrr uses the full ranking. In-catalog requests; "
+                "failed requests (n_errors: overlong prompts, which are never truncated, and server errors) count as "
+                "wrong. An invalid answer (invalid_rate, per prompt) advances the group's first option. prompts, "
+                "tokens (the server's usage) and latency_s are means per request. status 'not run': no model could "
+                f"be served (reason: the stage and captured error, as in native_deployment). {mode_note(rows)}",
+                run.seed)
+    return df
