@@ -2,14 +2,18 @@
 
 This is what `make reproduce` runs; a rerun after it has nothing to do. The
 `check` rule is part of the default target (config.yaml sets report.expected),
-so a drift in any headline number fails this test with the check's diff.
+so a drift in any headline number fails this test with the check's diff. The
+tables' consistency with each other is checked on the same run (the suite runs
+each workflow once).
 """
 import json
 
+import pandas as pd
 import pytest
 
 from conftest import ROOT
 from smk import snakemake
+from toolgate.signals import registry
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +29,55 @@ def test_default_workflow_and_check(tmp_path):
     assert "Nothing to be done" in snakemake("-n", cwd=ROOT).stdout
     snakemake("--report", str(tmp_path / "report.zip"), cwd=ROOT)
     assert (tmp_path / "report.zip").stat().st_size > 100_000
+
+
+def test_outputs_exist_and_are_consistent():
+    res = ROOT / "results" / "default"
+    ok = json.loads((res / "inputs_ok.json").read_text())
+    assert ok["utterances"] == 2 * (210 + 45 + 30 + 15 + 50)  # 50 mismatch_hard pairs beside the main set
+    assert ok["by_gold_outcome"]["ask"] == 40
+    for f in ("data_card.md", "tables/composition.csv", "tables/jaccard.csv", "data/utterances.meta.json",
+              "tables/selection.md", "tables/rerank.md", "tables/cost.md", "tables/quant_retention.md"):
+        assert (res / f).stat().st_size > 0
+    sel = pd.read_csv(res / "tables/selection.csv")
+    assert set(sel["ranker"]) == {"bm25", "e5", "usem3", "rrf", "convex"}
+    assert set(sel["slice"]) == {"match", "mismatch", "mismatch_hard", "all"} and set(sel["lang"]) == {"ko", "en", "all"}
+    assert (sel[(sel["slice"] == "all") & (sel["lang"] == "all")]["n"] == 420).all()  # the main set only
+    cross = pd.read_csv(res / "tables/crossover.csv")
+    assert cross.loc[cross["encoder"] == "e5", "rrf_within_spread"].notna().all()
+    auc = pd.read_csv(res / "tables/gate_auc.csv")
+    assert list(auc["signal"]) == list(registry("bm25", ["e5", "usem3"]))  # the paper's signals, then v2's
+    assert auc.set_index("signal")[["auc_overall", "auc_mismatch_hard"]].notna().all().all()
+    assert {"auc_mismatch_hard", "auc_mismatch_length_matched"} <= set(auc.columns)
+    comp = pd.read_csv(res / "tables/gate_comparison.csv")
+    assert set(comp["slice"]) == {"overall", "match", "mismatch", "mismatch_hard", "mismatch_length_matched"}
+    cov = comp.query("cluster_unit == 'utterance' and slice == 'overall' and measure == 'best_coverage'")
+    ops = pd.read_csv(res / "tables/operating_points.csv").set_index("gate")["best_coverage"]
+    for g in ("g3", "e5_maxcos", "usem3_maxcos"):  # the comparison's coverage is operating_points' own
+        assert abs(cov.set_index("gate").loc[g, "value"] - ops[g]) < 1e-4
+    transfer = pd.read_csv(res / "tables/gate_transfer.csv")
+    own = transfer[transfer["set"] == "default"].set_index("gate")
+    assert own.loc["g3_enc", "mode"] == "within" and {"transfer"} <= set(transfer["mode"])  # external sets present
+    assert abs(own.loc["g3", "auc"] - auc.set_index("signal").loc["g3", "auc_overall"]) < 1e-4
+    overlap = pd.read_csv(res / "tables/gate_by_overlap.csv")
+    assert {"auc", "auc difference", "top1"} == set(overlap["measure"]) and overlap["n_in"].sum() > 0
+    checks = json.loads((res / "data_check.json").read_text())
+    assert checks["enabled"] and checks["checks"] and all(c["ok"] for c in checks["checks"])
+    boot = pd.read_csv(res / "tables/bootstrap.csv")
+    assert len(boot) == 12 and set(boot["cluster_unit"]) == {"utterance", "pair"}
+    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap", "fig_gate_transfer"):
+        for ext in ("png", "pdf"):
+            assert (ROOT / "figures" / "default" / f"{fig}.{ext}").stat().st_size > 10_000
+    pipes, base = pd.read_csv(res / "tables/pipelines.csv"), pd.read_csv(res / "tables/routing_baselines.csv")
+    ladder = base.set_index("metric").loc["accuracy", "single_pool_ladder"]
+    assert (pipes["ladder_accuracy"] - ladder).abs().max() < 1e-4  # the guard's ladder is routing_baselines' own
+    assert ((pipes["accuracy"] - pipes["ladder_accuracy"] - pipes["accuracy_minus_ladder"]).abs() < 2e-4).all()
+    assert (pipes["ci_low"] <= pipes["accuracy_minus_ladder"] + 1e-4).all()
+    assert (pipes["accuracy_minus_ladder"] <= pipes["ci_high"] + 1e-4).all()
+    cost = pd.read_csv(res / "tables/cost.csv")
+    assert set(cost["implementation"]) == {"toolgate", "rank_bm25", "bm25s"}
+    assert {"rrf", "convex"} <= set(cost["ranker"])
+    assert (ROOT / "logs" / "default" / "generate_utterances.log").exists()
 
 
 def test_exported_router_decides_as_the_pipeline_does():

@@ -104,7 +104,7 @@ def _bench(job: dict) -> dict:
         tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
         _, score = reference(job["impl"], spec, tok, [index_text(t, spec["variant"], langs) for t in catalog])
         batch = lambda qs: [score(q) for q in qs]
-    stats, _ = measure(score, batch, job["queries"], job["all_queries"], job["warmup"])
+    stats, _ = measure(score, batch, job["queries"], job["queries"], job["warmup"])
     return {"ranker": job["name"], "implementation": job["impl"], "size_bytes": size, **stats}
 
 
@@ -124,7 +124,7 @@ def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
 
 def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
     texts = [r["text"] for r in rows]
-    return {"catalog": catalog, "queries": texts[: cost.queries], "all_queries": texts, "warmup": cost.warmup,
+    return {"catalog": catalog, "queries": texts[: cost.queries], "warmup": cost.warmup,
             "langs": run.langs, "ngram": run.text.ngram, "pad": run.text.pad}
 
 

@@ -152,7 +152,7 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
     write_table(costs, cost_csv, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
-                "after warm-up; batch_qps: every request in one batch per model; peak RSS of the benchmark process. "
+                "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
                 "A measurement: it varies run to run.", seed,
                 paper=("cost.p3", "intro.neural_ranker"))
     div = signal_diversity(decisions, g, resamples, seed, clusters)

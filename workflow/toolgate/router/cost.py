@@ -37,14 +37,14 @@ def _bench(job: dict) -> dict:
     for stage, fn in (("lexical", router.lexical.score), ("ranker", router.ranker.score), ("gate", router.gate.score)):
         stages[f"{stage}_ms"] = float(np.median(time_queries(fn, queries[:50], 0)))
     t0 = time.perf_counter()
-    router.decide_many(job["all_queries"])
+    router.decide_many(queries)
     batch_s = time.perf_counter() - t0
     folder = Path(job["router"])
     m = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     return {"pipeline": m["pipeline"]["name"], "ranker": m["pipeline"]["ranker"], "gate": m["pipeline"]["gate"],
             "encoder_threads": job["threads"] or "default", "load_s": load_s,
             "p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
-            **stages, "batch_qps": len(job["all_queries"]) / batch_s,
+            **stages, "batch_qps": len(queries) / batch_s,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "artifact_kb": (m["files"]["bm25.index"]["bytes"] + (folder / MANIFEST).stat().st_size) / 1024,
             "catalog_kb": m["files"]["catalog.jsonl"]["bytes"] / 1024, "queries_timed": len(queries)}
@@ -63,7 +63,7 @@ def accepted(texts, max_chars: int) -> list[str]:
 
 def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
     texts = accepted([r["text"] for r in rows], settings.max_chars)
-    base = {"queries": texts[: settings.queries], "all_queries": texts, "warmup": settings.warmup}
+    base = {"queries": texts[: settings.queries], "warmup": settings.warmup}
     jobs = [{**base, "name": str(d), "router": str(d), "threads": t} for d in router_dirs for t in (None, 1)]
     df = pd.DataFrame(run_jobs(jobs, module="toolgate.router.cost"))
     for col, goal in GOALS.items():
@@ -80,7 +80,7 @@ def write_router_cost(manifests, catalog_path, utterances_path, out_csv, setting
     write_table(df, out_csv, "Cost of the exported routers (one request at a time, CPU)",
                 "load_s: Router.load (catalog re-encoded by the gate's encoder). p50/p95: one decide() call "
                 "(rank + gate + band) after warm-up; lexical/ranker/gate_ms: median of each stage alone. "
-                "batch_qps: decide_many over every request. peak_rss_mb includes the interpreter. artifact_kb: BM25 "
+                "batch_qps: decide_many over the timed requests in one call. peak_rss_mb includes the interpreter. artifact_kb: BM25 "
                 "index + manifest (calibrator, thresholds); encoder weights are referenced by id, not shipped. "
                 "encoder_threads: the encoders' thread count (default: the backend's). Goals for P1 on 2 cores: "
                 f"p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= {GOALS['peak_rss_mb']} MB. "
