@@ -114,3 +114,21 @@ def test_routing_guard_and_the_claim_it_pairs_with():
     verdict, evidence = _verdict(t, "gate_cuts_errors")
     assert (verdict, evidence) == ("not computable",
                                    "routing_baselines.csv has no column gated_minus_single_pool_ladder_ci_high")
+
+
+def test_hybrid_claim_needs_every_k_within_spread():
+    cross = pd.DataFrame({"encoder": ["e5", "e5", "usem3"], "k": [7, 70, 7],
+                          "rrf_within_spread": [True, False, None]})
+    verdict, evidence = _verdict({"crossover": cross}, "hybrid_removes_choice")
+    assert verdict == "does not hold" and "within at k = 7 of 7, 70" in evidence
+    cross.loc[1, "rrf_within_spread"] = True
+    assert _verdict({"crossover": cross}, "hybrid_removes_choice")[0] == "holds"
+    verdict, evidence = _verdict({"crossover": cross.drop(columns="rrf_within_spread")}, "hybrid_removes_choice")
+    assert verdict == "not computable" and "no hybrid columns" in evidence
+
+
+def test_bm25_claim_compares_with_encoders_not_hybrids():
+    sel = pd.DataFrame({"ranker": ["bm25", "e5", "usem3", "rrf"] * 2, "lang": "all",
+                        "slice": ["match"] * 4 + ["mismatch"] * 4, "top1": [0.9, 0.8, 0.8, 0.95, 0.3, 0.5, 0.5, 0.6]})
+    verdict, evidence = _verdict({"selection": sel}, "bm25_match_vs_paraphrase")
+    assert verdict == "holds" and "rrf" not in evidence
