@@ -63,20 +63,28 @@ def _row(name, variant, ref, var, ref_m, var_m, cos):
 
 
 def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> pd.DataFrame:
+    """``rows``: every utterance in file order; the study uses the main set's in-catalog requests.
+
+    The dense rankers' float32 embeddings are read through the cache the scores rule filled: the same
+    lists (every utterance, every catalog entry) are asked for, then the study's rows and actions taken.
+    """
     langs, cache_dir = run.langs, run.cache
     acts = catalog_actions(catalog)
     ids = [t["id"] for t in acts]
-    inrows = io.in_catalog(rows)
+    inrows = io.in_catalog(io.main_set(rows))
     gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
     texts = [r["text"] for r in inrows]
+    pos = {r["utterance_id"]: i for i, r in enumerate(rows)}
+    q_rows = [pos[r["utterance_id"]] for r in inrows]
+    d_cols = [i for i, t in enumerate(catalog) if t["kind"] == "action"]
     hidden = candidate_mask(inrows, ids, ["action"] * len(ids))
     recs = []
     for name, spec in rankers.items():
         if spec["type"] != "dense":
             continue
         enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
-        d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in acts])
-        q = enc.encode_queries(texts)
+        d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in catalog])[d_cols]
+        q = enc.encode_queries([r["text"] for r in rows])[q_rows]
         ref = task_metrics(q, d, gold, hidden)
         for variant, fn in (("int8-vectors", quantize_int8), ("binary-vectors", binarize)):
             qv, dv = fn(q), fn(d)
@@ -100,9 +108,8 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
 
 def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_model: str, run: Run):
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    df = retention_frame(catalog, rows, rankers, run, onnx_model)
+    df = retention_frame(catalog, rows, rankers, run, onnx_model)  # the mismatch_hard slice stays out of this study
     write_table(df, out_csv, "Quantization retention on the routing task",
-                "In-catalog utterances against the catalog's actions. retention = variant / reference. "
-                + mode_note(rows), run.seed)
+                "In-catalog utterances of the main set against the catalog's actions. retention = variant / reference. "
+                + mode_note(io.main_set(rows)), run.seed)
     return df
