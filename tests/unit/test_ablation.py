@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.ablation import candidate_correct, crossover_frame
+from toolgate.ablation import candidate_correct, candidate_rank, crossover_frame, seeded_ranks
 from toolgate.scores import gold_rank
 
 
@@ -15,6 +15,16 @@ def test_candidate_correct_ties_and_full_catalog():
     g = rng.integers(0, 30, 200)
     full = candidate_correct(big, g, 30, rng)
     assert np.array_equal(full, gold_rank(big, g) == 1)  # full catalog = selection top-1
+
+
+def test_candidate_rank_among_the_drawn_sets():
+    s = np.array([[5.0, 1, 3, 3, 2]])
+    gold = np.array([3])
+    assert candidate_rank(s, gold, 5, np.random.default_rng(0)).tolist() == [3]  # 5 and the tie at column 2 first
+    ranks = seeded_ranks(s, gold, 2, 200, 13)  # one distractor: ahead of gold only if it is column 0 or 2
+    assert ranks.shape == (200, 1) and set(ranks.ravel()) == {1, 2}
+    assert (ranks == 2).mean() == pytest.approx(0.5, abs=0.1)
+    assert np.array_equal(seeded_ranks(s, gold, 9, 2, 13), [[3], [3]])  # k above the catalog: the full catalog
 
 
 def test_small_candidate_sets_are_easier_and_contain_gold():

@@ -92,7 +92,7 @@ def test_kiwi_morpheme_tokenizer_and_roundtrip(device70):
     docs, queries = device70
     m = BM25(tokenizer="kiwi").fit(docs)
     assert "알람" in m.tokenize("알람을 맞춰 줘") and "을" in m.tokenize("알람을 맞춰 줘")
-    assert m.tokenize("Set an ALARM") == ["set", "an", "alarm"]
+    assert m.tokenize("Set an ALARM") == BM25().tokenize("Set an ALARM")  # English keeps its character n-grams
     np.testing.assert_allclose(BM25.from_bytes(m.to_bytes()).score_many(queries), m.score_many(queries), atol=1e-12)
     with pytest.raises(ValueError, match="unknown tokenizer"):
         BM25(tokenizer="spaces")
@@ -134,12 +134,26 @@ def test_roundtrip_scores_identical(device70, idf):
             assert np.array_equal(loaded.score(q), fitted.score(q))
 
 
-def test_roundtrip_kiwi_identical(device70):
-    pytest.importorskip("kiwipiepy")
+@pytest.mark.parametrize("tokenizer", ["kiwi", "kiwi+char3", "jamo", "jamo3", "char2", "char4"])
+def test_roundtrip_korean_tokenizers_identical(device70, tokenizer):
+    if tokenizer.startswith("kiwi"):
+        pytest.importorskip("kiwipiepy")
     docs, queries = device70
-    fitted = BM25(tokenizer="kiwi").fit(docs)
+    fitted = BM25(tokenizer=tokenizer).fit(docs)
     loaded = BM25.from_bytes(fitted.to_bytes())
-    assert loaded.tokenizer == "kiwi" and np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+    assert loaded.tokenizer == tokenizer and list(loaded.vocab) == list(fitted.vocab)
+    assert np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+    # an analyser-free tokenizer stores the texts (terms cut again on load), a Kiwi one its token lists
+    assert fitted._stored[0] == ("tokens" if tokenizer.startswith("kiwi") else "sources")
+
+
+def test_format_1_read_except_kiwi(device70):
+    blob = BM25().fit(device70[0]).to_bytes()
+    old = blob[:6] + b"\x01" + blob[7:]  # format 1 wrote the same header; char was tokenizer byte 0 in both
+    assert np.array_equal(BM25.from_bytes(old).score_many(device70[1]), BM25.from_bytes(blob).score_many(device70[1]))
+    kiwi = BM25(tokenizer="kiwi").fit_tokens([["알람"], ["set"]]).to_bytes()  # fitted on tokens: Kiwi never runs
+    with pytest.raises(ValueError, match="format 1 kiwi index"):
+        BM25.from_bytes(kiwi[:6] + b"\x01" + kiwi[7:])
 
 
 def test_device70_index_at_most_12_kb():
@@ -171,8 +185,8 @@ def test_corrupted_or_truncated_index_raises_value_error(device70):
     for b in bad:
         with pytest.raises(ValueError, match="BM25 index"):
             BM25.from_bytes(b)
-    with pytest.raises(ValueError, match="version 2"):
-        BM25.from_bytes(blob[:6] + b"\x02" + blob[7:])
+    with pytest.raises(ValueError, match="version 3"):
+        BM25.from_bytes(blob[:6] + b"\x03" + blob[7:])
 
 
 def test_terms_holding_separators_are_refused():

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.bootstrap import NO_SLICE, bootstrap_frame, cluster_weights, paired_differences, write_bootstrap
+from toolgate.bootstrap import (NO_SLICE, bootstrap_frame, cluster_weights, paired_differences, percentile_interval,
+                                resampled_means, write_bootstrap)
 from toolgate.config import section
 from toolgate.metrics import weighted_fpr_at_tpr
 
@@ -13,6 +14,14 @@ def test_cluster_weights_pairs_move_together_and_seed_is_reproducible():
     w = cluster_weights(clusters, 50, seed=3)
     assert (w[:, 0] == w[:, 1]).all() and (w.sum(1) == 6).all()
     assert np.array_equal(w, cluster_weights(clusters, 50, seed=3))
+
+
+def test_resampled_means_are_paired_and_intervals_skip_nan():
+    clusters = np.array(["a", "a", "b", "c"])
+    boot = resampled_means({"x": np.array([1.0, 1, 0, 0]), "y": np.array([1.0, 1, 0, 1])}, clusters, 300, 5)
+    assert (boot["y"] >= boot["x"]).all()  # same resamples: y is never below x
+    assert boot["x"].min() == 0 and boot["x"].max() == 1  # all draws of b and c, all draws of a
+    assert percentile_interval(np.array([0.0, np.nan, 1.0]), 1.0) == (0.0, 1.0)
 
 
 def test_bootstrap_interval_contains_point_and_is_deterministic():

@@ -63,7 +63,7 @@ def test_conda_env_in_step_with_pyproject():
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    deps = project["dependencies"] + project["optional-dependencies"]["bench"]
+    deps = project["dependencies"] + project["optional-dependencies"]["bench"] + project["optional-dependencies"]["ko"]
     env = yaml.safe_load((ROOT / "envs/toolgate.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     norm = lambda s: re.sub(r"\s+", "", s)

@@ -86,6 +86,8 @@ def optional_tables():
         out += ["tournament"]
     if config["scaling"]["enabled"]:
         out += ["scaling"]
+    if config["tokenizer_ablation"]["enabled"]:
+        out += ["tokenizer_ablation"]
     return out
 
 
@@ -96,7 +98,8 @@ def router_targets():
 
 
 def all_figures():
-    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": config["scaling"]["enabled"]}
+    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": config["scaling"]["enabled"],
+                "fig_tokenizer_ablation": config["tokenizer_ablation"]["enabled"]}
     return FIGURES + [f for f, on in optional.items() if on]
 
 

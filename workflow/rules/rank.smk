@@ -133,6 +133,47 @@ rule fig_scaling:
         "../scripts/fig_scaling.py"
 
 
+rule tokenizer_ablation:
+    # Latency is timed here: hold every core so no other job runs beside.
+    threads: 256  # capped by snakemake at --cores
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        data_check=f"{RES}/data_check.json",
+    output:
+        table=f"{RES}/tables/tokenizer_ablation.csv",
+        md=f"{RES}/tables/tokenizer_ablation.md",
+    params:
+        spec=config["rankers"][config["roles"]["lexical"]],
+        tokenizer_ablation=config["tokenizer_ablation"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/tokenizer_ablation.tsv"
+    log:
+        f"{LOGS}/tokenizer_ablation.log",
+    conda:
+        ENV
+    script:
+        "../scripts/tokenizer_ablation.py"
+
+
+rule fig_tokenizer_ablation:
+    input:
+        f"{RES}/tables/tokenizer_ablation.csv",
+    output:
+        png=report(f"{FIG}/fig_tokenizer_ablation.png", caption="../report/fig_tokenizer_ablation.rst",
+                   category="Figures"),
+        pdf=f"{FIG}/fig_tokenizer_ablation.pdf",
+    benchmark:
+        f"benchmarks/{EXP}/fig_tokenizer_ablation.tsv"
+    log:
+        f"{LOGS}/fig_tokenizer_ablation.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_tokenizer_ablation.py"
+
+
 rule quant_retention:
     input:
         catalog=config["catalog"],

@@ -26,43 +26,51 @@ import pandas as pd
 
 from . import io
 from .config import Ablation, Roles, Run, fit_ks
-from .scores import Scores, load_scores, mode_note
+from .scores import Scores, gold_rank, load_scores, mode_note
 from .selection import by_lang_slice
 from .tables import write_table
 
 
-def candidate_correct(scores: np.ndarray, gold: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Per row: does the gold action win against k - 1 random distractors (ties by catalog order)?"""
+def candidate_rank(scores: np.ndarray, gold: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Per row: the gold action's rank among itself and k - 1 random distractors (ties by catalog order)."""
     n, m = scores.shape
     if k >= m:
-        cand = np.broadcast_to(np.arange(m), (n, m))
-    else:
-        # k - 1 distinct distractors per row: the first k - 1 of a random order of the other columns
-        keys = rng.random((n, m))
-        keys[np.arange(n), gold] = np.inf
-        cand = np.argsort(keys, axis=1)[:, : k - 1]
-    g = scores[np.arange(n), gold][:, None]
-    s = np.take_along_axis(scores, cand, axis=1)
-    beats = (s > g) | ((s == g) & (cand < gold[:, None]))  # the gold column never beats itself
-    return ~beats.any(axis=1)
+        return gold_rank(scores, gold)
+    # the gold column and k - 1 distinct distractors: the first k of a random order of the columns, gold put first
+    keys = rng.random((n, m))
+    keys[np.arange(n), gold] = -np.inf
+    cand = np.sort(np.argsort(keys, axis=1)[:, :k], axis=1)  # catalog order, for the ties
+    return gold_rank(np.take_along_axis(scores, cand, axis=1), (cand < gold[:, None]).sum(1))
+
+
+def candidate_correct(scores: np.ndarray, gold: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Per row: does the gold action win against k - 1 random distractors (ties by catalog order)?"""
+    return candidate_rank(scores, gold, k, rng) == 1
+
+
+def seeded_ranks(scores: np.ndarray, gold: np.ndarray, k: int, seeds: int, seed: int) -> np.ndarray:
+    """(seeds x rows) gold ranks among k candidates; draw i is seeded [seed, k, i], the same sets for every ranker."""
+    k = min(k, scores.shape[1])
+    return np.array([candidate_rank(scores, gold, k, np.random.default_rng([seed, k, i])) for i in range(seeds)])
+
+
+def in_catalog_groups(rows, actions) -> tuple[list[dict], np.ndarray, list]:
+    """(in-catalog rows, their gold column among ``actions``, their by_lang_slice groups)."""
+    inrows = io.in_catalog(rows)
+    ids = list(actions)
+    gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
+    groups = list(by_lang_slice(pd.DataFrame({"lang": [r["lang"] for r in inrows],
+                                              "slice": [r["slice"] for r in inrows]})))
+    return inrows, gold, groups
 
 
 def ablation_frame(rows, named: dict[str, Scores], ks, seeds: int, seed: int) -> pd.DataFrame:
-    first = next(iter(named.values()))
-    actions = list(first.action_ids)
-    inrows = io.in_catalog(rows)
-    gold = np.array([actions.index(r["gold_tool"]) for r in inrows])
-    groups = list(by_lang_slice(pd.DataFrame({"lang": [r["lang"] for r in inrows],
-                                              "slice": [r["slice"] for r in inrows]})))
+    inrows, gold, groups = in_catalog_groups(rows, next(iter(named.values())).action_ids)
     recs = []
     for name, s in named.items():
         a = s.for_rows(inrows).action_scores()
         for k in ks:
-            per_seed = []
-            for i in range(seeds):
-                rng = np.random.default_rng([seed, k, i])  # same candidate sets for every ranker
-                per_seed.append(candidate_correct(a, gold, min(k, len(actions)), rng))
-            acc = np.array(per_seed, float)  # seeds x rows
+            acc = (seeded_ranks(a, gold, k, seeds, seed) == 1).astype(float)  # seeds x rows
             for lg, slc, m in groups:
                 v = acc[:, m.index].mean(1)
                 recs.append({"ranker": name, "k": k, "lang": lg, "slice": slc, "n": len(m),

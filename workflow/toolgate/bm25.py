@@ -26,15 +26,23 @@ IDF variants (``idf``):
 
 The two variants rank alike up to the idf difference; their scales differ.
 
+Terms come from ``text.term_function`` (the ``tokenizer`` spec: ``char``,
+``jamo``, ``kiwi``, ``kiwi+char``, with an optional Hangul n-gram size).
+
 Serialised form (``to_bytes``): a header (format tag, parameters, CRC-32 of
 everything after the tag) and the documents' terms, LZMA-compressed. An index
-fitted on texts with character n-grams stores each document's normalised,
-padded text (``text.ngram_source``): neighbouring n-grams share ``n - 1``
-characters, so that text is the most compact exact record of every term and
-frequency (device70: about 7 KB, where a front-coded vocabulary alone
-compresses to about 7 KB and its postings to 9 KB more). Any other index
-stores its token lists. Vocabulary, frequencies, lengths and weights are
-recomputed on load, so the loaded index scores exactly as the fitted one.
+fitted on texts with a tokenizer that needs no analyser (``char``, ``jamo``)
+stores each document's normalised, padded text (``text.ngram_source``):
+neighbouring n-grams share ``n - 1`` characters, so that text is the most
+compact exact record of every term and frequency (device70: about 7 KB, where
+a front-coded vocabulary alone compresses to about 7 KB and its postings to
+9 KB more), and the terms are cut from it again on load. A Kiwi index, or one
+fitted on token lists, stores its token lists, so loading needs no analyser
+and cannot drift with its version. Vocabulary, frequencies, lengths and
+weights are recomputed on load, so the loaded index scores exactly as the
+fitted one. Format 2 packs the tokenizer's Hangul n-gram size beside its unit;
+format 1 (no such size) is read too, except a ``kiwi`` index, whose English
+words went through Kiwi, which this ``kiwi`` no longer does.
 """
 from __future__ import annotations
 
@@ -47,15 +55,16 @@ from collections import Counter
 import numpy as np
 import scipy.sparse as sp
 
-from .text import TOKENIZERS, morphemes, ngram_source, windows
+from .text import TOKENIZERS, ngram_source, parse_tokenizer, term_function
 
 IDF_VARIANTS = ("lucene", "robertson")
 LAYOUTS = ("auto", "dense", "sparse")
 DENSE_MAX_BYTES = 16 << 20
 HOT_SHARE = 4
 
-_TAG = b"TGBM25\x01"  # format name and version
-_HEAD = struct.Struct("<IdddBBBBB")  # crc32, k1, b, epsilon, ngram, pad, idf, tokenizer, stored form
+_TAG = b"TGBM25\x02"  # format name and version
+_READS = (1, 2)  # versions from_bytes reads; the header is the same, the tokenizer byte packs more since 2
+_HEAD = struct.Struct("<IdddBBBBB")  # crc32, k1, b, epsilon, ngram, pad, idf, tokenizer (unit + 16 * Hangul n), form
 _FORMS = ("sources", "tokens")  # what the payload holds per document
 _DOC, _TOKEN = "\x1e", "\x1f"  # separators; whitespace to text.normalize, so never inside a source
 _LZMA = [{"id": lzma.FILTER_LZMA2, "preset": 6}]  # 8 MiB dictionary: small memory at any catalog size
@@ -102,10 +111,10 @@ class BM25:
                  ngram: int = 3, pad: bool = True, tokenizer: str = "char"):
         if idf not in IDF_VARIANTS:
             raise ValueError(f"unknown idf variant '{idf}' (known: {', '.join(IDF_VARIANTS)})")
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"unknown tokenizer '{tokenizer}' (known: {', '.join(TOKENIZERS)})")
         self.k1, self.b, self.idf_variant, self.epsilon, self.ngram, self.pad = k1, b, idf, epsilon, ngram, pad
         self.tokenizer = tokenizer
+        self._terms = term_function(tokenizer, ngram, pad)  # ValueError for an unknown tokenizer
+        self._kiwi = parse_tokenizer(tokenizer)[0].startswith("kiwi")
         self.vocab: dict[str, int] = {}
         self.layout = ""
         self._dense: np.ndarray | None = None
@@ -114,11 +123,11 @@ class BM25:
 
     # -- building
     def tokenize(self, text: str) -> list[str]:
-        """Character n-grams (the paper's index), or Kiwi morphemes with ``tokenizer="kiwi"``."""
-        return morphemes(text) if self.tokenizer == "kiwi" else windows(ngram_source(text, self.pad), self.ngram)
+        """Character n-grams (the paper's index), or the terms of another tokenizer (``text.term_function``)."""
+        return self._terms(ngram_source(text, self.pad))
 
     def fit(self, docs: list[str], layout: str = "auto") -> "BM25":
-        if self.tokenizer == "kiwi":
+        if self._kiwi:
             return self.fit_tokens([self.tokenize(d) for d in docs], layout)
         return self._fit_sources([ngram_source(d, self.pad) for d in docs], layout)
 
@@ -128,7 +137,7 @@ class BM25:
         return self
 
     def _fit_sources(self, sources: list[str], layout: str) -> "BM25":
-        self._fit((windows(s, self.ngram) for s in sources), len(sources), layout)
+        self._fit((self._terms(s) for s in sources), len(sources), layout)
         self._stored = ("sources", sources)
         return self
 
@@ -225,8 +234,9 @@ class BM25:
                                  or sum(d.count(_TOKEN) for d in docs) != self.doc_len.sum()):
             raise ValueError("cannot serialise an index whose terms contain \\x1e or \\x1f")
         payload = lzma.compress(_DOC.join(docs).encode("utf-8"), format=lzma.FORMAT_RAW, filters=_LZMA)
+        unit, hangul_n = parse_tokenizer(self.tokenizer)
         fields = (self.k1, self.b, self.epsilon, self.ngram, self.pad, IDF_VARIANTS.index(self.idf_variant),
-                  TOKENIZERS.index(self.tokenizer), _FORMS.index(form))
+                  TOKENIZERS.index(unit) + 16 * hangul_n, _FORMS.index(form))
         body = _HEAD.pack(0, *fields)[4:] + payload
         return _TAG + struct.pack("<I", zlib.crc32(body)) + body
 
@@ -236,14 +246,17 @@ class BM25:
         blob = bytes(blob)
         if len(blob) < len(_TAG) + _HEAD.size or not blob.startswith(_TAG[:-1]):
             raise ValueError(f"not a toolgate BM25 index ({len(blob)} bytes without its header)")
-        if blob[: len(_TAG)] != _TAG:
-            raise ValueError(f"unsupported BM25 index format version {blob[len(_TAG) - 1]} (this reads {_TAG[-1]})")
+        version = blob[len(_TAG) - 1]
+        if version not in _READS:
+            raise ValueError(f"unsupported BM25 index format version {version} (this reads {', '.join(map(str, _READS))})")
         crc, k1, b, eps, ngram, pad, idf, tok, form = _HEAD.unpack_from(blob, len(_TAG))
         if zlib.crc32(blob[len(_TAG) + 4:]) != crc:
             raise ValueError("corrupted or truncated BM25 index (checksum mismatch)")
+        if version == 1 and tok == TOKENIZERS.index("kiwi"):
+            raise ValueError("a format 1 kiwi index sent English words through Kiwi, which kiwi no longer does: refit it")
         try:
             text = lzma.decompress(blob[len(_TAG) + _HEAD.size:], format=lzma.FORMAT_RAW, filters=_LZMA).decode("utf-8")
-            self = cls(k1, b, IDF_VARIANTS[idf], eps, ngram, bool(pad), TOKENIZERS[tok])
+            self = cls(k1, b, IDF_VARIANTS[idf], eps, ngram, bool(pad), TOKENIZERS[tok % 16] + str(tok // 16 or ""))
             docs = text.split(_DOC)
             if _FORMS[form] == "sources":
                 return self._fit_sources(docs, "auto")

@@ -33,6 +33,19 @@ def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.nda
     return counts[:, inverse]
 
 
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The central ``level`` percentile interval of resampled values (NaN resamples ignored)."""
+    lo, hi = np.nanquantile(values, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
+
+
+def resampled_means(values: dict[str, np.ndarray], clusters: np.ndarray, n_resamples: int,
+                    seed: int) -> dict[str, np.ndarray]:
+    """Each array's mean on the same cluster-bootstrap resamples: (n_resamples,) per name, paired across names."""
+    w = cluster_weights(clusters, n_resamples, seed)
+    return {name: w @ v / w.sum(1) for name, v in values.items()}
+
+
 def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarray, diffs: list[tuple[str, str]],
                        n_resamples: int, seed: int, level: float = 0.95, metric=("auc", weighted_auc)) -> pd.DataFrame:
     """metric(a) - metric(b) for each pair of ``diffs`` with its paired percentile interval.
@@ -45,11 +58,9 @@ def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarra
     names = sorted({n for d in diffs for n in d})
     point = {n: fn(signals[n].to_numpy(), y, np.ones(len(y))) for n in names}
     boot = {n: fn(signals[n].to_numpy(), y, w) for n in names}
-    lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     recs = []
     for a, b in diffs:
-        d = boot[a] - boot[b]
-        lo, hi = np.nanquantile(d, [lo_q, hi_q])
+        lo, hi = percentile_interval(boot[a] - boot[b], level)
         recs.append({"a": a, "b": b, f"{name}_a": point[a], f"{name}_b": point[b], "difference": point[a] - point[b],
                      "ci_low": lo, "ci_high": hi, "excludes_zero": bool(lo > 0 or hi < 0)})
     return pd.DataFrame(recs)
@@ -58,8 +69,7 @@ def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarra
 def auc_interval(scores: np.ndarray, y: np.ndarray, weights: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
     """(AUC, interval low, interval high): the point AUC and the percentile interval over the weight rows."""
     scores = np.asarray(scores, float)
-    lo, hi = np.nanquantile(weighted_auc(scores, y, weights), [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(weighted_auc(scores, y, np.ones(len(y)))), float(lo), float(hi)
+    return float(weighted_auc(scores, y, np.ones(len(y)))), *percentile_interval(weighted_auc(scores, y, weights), level)
 
 
 # The ``slice`` label of rows computed on every in-catalog item, for sets without the requested slice.

@@ -141,6 +141,7 @@ Text = _section_type("text", "`text:` lexical text processing (character n-grams
 Roles = _section_type("roles", "`roles:` which ranker plays each part of the paper's design.")
 Cost = _section_type("cost", "`cost:` the latency benchmark.")
 Scaling = _section_type("scaling", "`scaling:` the catalog-size benchmark.")
+TokenizerAblation = _section_type("tokenizer_ablation", "`tokenizer_ablation:` BM25 over Korean lexical units.")
 Gate = _section_type("gate", "`gate:` the abstention gate study.")
 Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
 Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")

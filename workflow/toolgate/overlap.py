@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .bootstrap import cluster_weights, paired_differences
+from .bootstrap import cluster_weights, paired_differences, percentile_interval
 from .config import Gate, Run
 from .datacard import jaccard_frame
 from .metrics import weighted_auc
@@ -30,11 +30,6 @@ def overlap_bins(jaccard: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(edges) == 1:
         return np.zeros(len(jaccard), int), np.r_[edges, edges]
     return np.clip(np.searchsorted(edges, jaccard, side="left") - 1, 0, len(edges) - 2), edges
-
-
-def _interval(values: np.ndarray) -> tuple[float, float]:
-    lo, hi = np.nanquantile(values, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return float(lo), float(hi)
 
 
 def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[str, Signal], gate: Gate, run: Run):
@@ -57,7 +52,7 @@ def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[
         w = cluster_weights(sub["utterance_id"].to_numpy(), gate.resamples, run.seed)
         for name in gates:
             s = sub[name].to_numpy()
-            lo, hi = _interval(weighted_auc(s, y, w))
+            lo, hi = percentile_interval(weighted_auc(s, y, w), LEVEL)
             recs.append({**head, "measure": "auc", "name": name, "value": weighted_auc(s, y, np.ones(len(y))),
                          "ci_low": lo, "ci_high": hi})
         for d in paired_differences(sub, y, sub["utterance_id"].to_numpy(), diffs, gate.resamples, run.seed).itertuples():

@@ -105,12 +105,17 @@ def compute_scores(catalog_path, utterances_path, spec: dict, out_path, run: Run
     ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache)
     log.info("indexed %d catalog entries in %.2f s", len(catalog), time.perf_counter() - t0)
     t0 = time.perf_counter()
-    matrix = np.asarray(ranker.score_many([r["text"] for r in rows]), dtype=np.float64)
+    s = scores_of(ranker, catalog, rows)
     log.info("scored %d utterances in %.2f s", len(rows), time.perf_counter() - t0)
-    s = Scores(np.array([r["utterance_id"] for r in rows]), np.array([t["id"] for t in catalog]),
-               np.array([t["kind"] for t in catalog]), matrix)
     save_scores(out_path, s)
     return s
+
+
+def scores_of(ranker, catalog: list[dict], rows: list[dict]) -> Scores:
+    """A fitted ranker's scores of every row against every catalog entry (the ranker fitted on ``catalog``)."""
+    matrix = np.asarray(ranker.score_many([r["text"] for r in rows]), dtype=np.float64)
+    return Scores(np.array([r["utterance_id"] for r in rows]), np.array([t["id"] for t in catalog]),
+                  np.array([t["kind"] for t in catalog]), matrix)
 
 
 def gold_rank(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from ..gate_transfer import closing_sentences
 from ..overlap import separation_sentence
 from ..scores import has_routes, mode_note
 from ..signals import registry
+from ..tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
 from .claims import ledger
 from .tables import load_tables, side_by_side
@@ -33,6 +34,9 @@ FIGURES = [
      "worth shipping keeps its transfer point near its within point."),
     ("fig_scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, from the "
      "experiment's actions to thousands of tools (tables/scaling.csv)."),
+    ("fig_tokenizer_ablation", "Korean top-1 of BM25 by lexical unit, match and mismatch, at the full catalog and at "
+     "fewer candidates (95% pair-cluster intervals): the unit whose markers sit highest on the mismatch panel is the "
+     "one that reads paraphrases best."),
     ("fig4_jaccard", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices beside the external "
      "sets, one panel per language."),
 ]
@@ -88,6 +92,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
         ("table", led),
         *overlap_blocks(tables),
         *transfer_blocks(tables, reg),
+        *tokenizer_blocks(tables),
         *tournament_blocks(tables),
         ("h", 2, "Paper vs reproduced"),
         ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
@@ -119,6 +124,18 @@ def transfer_blocks(tables: dict, reg) -> list[tuple]:
     return [("h", 2, "Beyond the paper: a gate that does not lose"),
             ("p", "AUROC with 95% cluster-bootstrap intervals (tables/gate_transfer.csv; paired differences on this "
                   "experiment's slices in tables/gate_comparison.csv). " + (" ".join(lines) or "No set has both."))]
+
+
+def tokenizer_blocks(tables: dict) -> list[tuple]:
+    """Beyond the paper: which Korean lexical unit wins on match and on mismatch, from tokenizer_ablation.csv alone."""
+    if "tokenizer_ablation" not in tables:
+        return []
+    table = tables["tokenizer_ablation"]
+    return [("h", 2, "Beyond the paper: Korean lexical units"),
+            ("p", "The lexical ranker's BM25 with Hangul cut by each tokenizer ("
+                  + ", ".join(dict.fromkeys(table["variant"])) + "), English keeping its character n-grams; top-1 "
+                  "with 95% pair-cluster bootstrap intervals (tables/tokenizer_ablation.csv, figure below). "
+                  + " ".join(winner_sentences(table)))]
 
 
 def tournament_blocks(tables: dict) -> list[tuple]:

@@ -7,9 +7,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..signals import Signal  # noqa: E402
+
+LANG_NAMES = {"en": "English", "ko": "Korean"}
+
 
 def save(fig, stem) -> None:
     """``stem``.png and ``stem``.pdf, without timestamps so reruns are byte-stable."""
@@ -107,7 +111,7 @@ def fig_jaccard(items_csv, stem) -> None:
         ax.boxplot([d[d["dataset"] == n]["jaccard"] for n in names], showfliers=False)
         ax.set_xticks(range(1, len(names) + 1))
         ax.set_xticklabels([f"{n}\n(n={int((d['dataset'] == n).sum())})" for n in names], fontsize=7)
-        ax.set_title({"en": "English", "ko": "Korean"}.get(lang, lang))
+        ax.set_title(LANG_NAMES.get(lang, lang))
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
     fig.suptitle("Vocabulary overlap: synthetic slices and external sets", fontsize=10)
@@ -225,5 +229,35 @@ def fig_scaling(table_csv, stem) -> None:
     axes[1][2].legend(handles, labels, loc="center", fontsize=10, title="implementation")
     fig.suptitle("Cost against catalog size (CPU, one fresh process per point; encoders and rank_bm25 capped)",
                  fontsize=11)
+    fig.tight_layout()
+    save(fig, stem)
+
+
+def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:
+    """One language's top-1 by tokenizer, a panel per slice (match, mismatch; all when unsplit), a marker per
+    candidate count with its 95% interval; each tokenizer's index size and median latency under its name."""
+    df = pd.read_csv(table_csv)
+    d = df[df["lang"] == lang]
+    slices = [s for s in ("match", "mismatch") if (d["slice"] == s).any()] or ["all"]
+    variants = list(dict.fromkeys(df["variant"]))
+    ks = sorted(d["k"].unique(), reverse=True)
+    cost = df.drop_duplicates("variant").set_index("variant")
+    labels = [f"{v}\n{cost.at[v, 'index_bytes'] / 1024:.1f} KB\n{cost.at[v, 'median_ms']:.3f} ms" for v in variants]
+    fig, axes = plt.subplots(1, len(slices), figsize=(5.4 * len(slices), 4.4), squeeze=False)
+    for ax, slc in zip(axes[0], slices):
+        for j, k in enumerate(ks):
+            g = d[(d["slice"] == slc) & (d["k"] == k)].set_index("variant").loc[variants]
+            x = np.arange(len(variants)) + (j - (len(ks) - 1) / 2) * 0.2
+            ax.errorbar(x, g["top1"], yerr=[g["top1"] - g["top1_ci_low"], g["top1_ci_high"] - g["top1"]], fmt="o",
+                        ms=4, capsize=3, lw=1.2, label=f"{k} candidates" + (" (full catalog)" if k == ks[0] else ""))
+        ax.set_xticks(range(len(variants)))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_title(f"{slc} (n = {int(g['n'].iloc[0])})", fontsize=10)
+        ax.set_ylim(top=1.005)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel("top-1 of the gold action (95% pair-cluster bootstrap interval)", fontsize=8)
+    axes[0][0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(f"{LANG_NAMES.get(lang, lang)} requests: top-1 by BM25 unit "
+                 "(under each: index size, median single-query latency)", fontsize=10)
     fig.tight_layout()
     save(fig, stem)

@@ -1,0 +1,6 @@
+from toolgate.smk import logged, typed
+from toolgate.tokenizer_ablation import write_tokenizer_ablation
+
+with logged(snakemake):
+    p, i = typed(snakemake.params), snakemake.input
+    write_tokenizer_ablation(i.catalog, i.utterances, p.spec, snakemake.output.table, p.run, p.tokenizer_ablation)
