@@ -73,6 +73,7 @@ rule cost:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),  # their embedding cache
     output:
         table=f"{RES}/tables/cost.csv",
         md=f"{RES}/tables/cost.md",

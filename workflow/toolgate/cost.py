@@ -3,7 +3,9 @@
 Each ranker runs in its own fresh interpreter (``python -m toolgate.cost``) so its peak RSS (``ru_maxrss``) is
 its own; that figure includes the Python interpreter and numpy (about the same
 base for every row). Latency covers whole-catalog scoring plus ranking of one
-query, after ``warmup`` untimed queries; model loading is excluded. Our BM25 is
+query, after ``warmup`` untimed queries; model loading is excluded, and an
+encoder's catalog embeddings are read from the cache the scores rule filled
+(queries are always encoded). Our BM25 is
 timed beside ``rank_bm25`` and ``bm25s`` on the same tokenised queries, in the
 same run.
 """
@@ -83,8 +85,9 @@ def _bench(job: dict) -> dict:
     catalog, langs, spec = job["catalog"], job["langs"], job["spec"]
     size = None
     if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
-        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
-        gate = ranker if job["shared"] else fit_ranker(job["gate_spec"], catalog, langs, job["ngram"], job["pad"])
+        fit = lambda s: fit_ranker(s, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
+        ranker = fit(spec)
+        gate = ranker if job["shared"] else fit(job["gate_spec"])
         acts = np.array([t["kind"] == "action" for t in catalog])
 
         def score(q):  # the gate value is computed as a deployment would; timing needs only its cost
@@ -97,7 +100,7 @@ def _bench(job: dict) -> dict:
             (s if job["shared"] else gate.score_many(qs))[:, acts].max(1)
             return s
     elif job["impl"] == "toolgate":
-        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"])
+        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
         score, batch = ranker.score, ranker.score_many
         size = size_bytes(ranker, job.get("index_path"))
     else:
@@ -125,7 +128,7 @@ def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
 def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
     texts = [r["text"] for r in rows]
     return {"catalog": catalog, "queries": texts[: cost.queries], "warmup": cost.warmup,
-            "langs": run.langs, "ngram": run.text.ngram, "pad": run.text.pad}
+            "langs": run.langs, "ngram": run.text.ngram, "pad": run.text.pad, "cache": run.cache}
 
 
 def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run, cost: Cost) -> pd.DataFrame:

@@ -40,12 +40,15 @@ class BM25Ranker:
 
 
 class DenseRanker:
-    def __init__(self, encoder, cache_dir=None):
-        self.encoder = CachedEncoder(encoder, cache_dir) if cache_dir else encoder
-        self.raw = encoder
+    """``cache_queries=False``: documents through the cache, queries always encoded (what a timing needs)."""
+
+    def __init__(self, encoder, cache_dir=None, cache_queries: bool = True):
+        cached = CachedEncoder(encoder, cache_dir) if cache_dir else encoder
+        self.raw, self.doc_encoder = encoder, cached
+        self.encoder = cached if cache_queries else encoder
 
     def fit(self, docs):
-        self.docs = self.encoder.encode_documents(list(docs))
+        self.docs = self.doc_encoder.encode_documents(list(docs))
         return self
 
     def score_many(self, queries):
@@ -79,8 +82,8 @@ def encoder_kwargs(spec: dict) -> dict:
     return {k: v for k, v in spec.items() if k == "backend" or k in accepted}
 
 
-def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
-    """An unfitted ranker from its config entry."""
+def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_queries: bool = True):
+    """An unfitted ranker from its config entry (``cache_queries``: see :class:`DenseRanker`)."""
     spec = ranker_spec(spec)
     kind = spec["type"]
     if kind == "hybrid":
@@ -89,7 +92,7 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None):
         return BM25Ranker(spec["k1"], spec["b"], spec["idf"], spec["epsilon"], ngram, pad, spec["tokenizer"])
     encoder = make_encoder(encoder_kwargs(spec["encoder"]), cache_dir)
     if kind == "dense":
-        return DenseRanker(encoder, cache_dir)
+        return DenseRanker(encoder, cache_dir, cache_queries)
     if kind == "maxsim":
         return MaxSimRanker(encoder)
     raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim, hybrid)")
@@ -127,14 +130,16 @@ def query_embeddings(spec: dict, texts, run) -> np.ndarray:
     return ranker.encoder.encode_queries(list(texts))
 
 
-def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None):
+def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None,
+               cache_queries: bool = True):
     """A ranker fitted on every catalog entry's index text (actions and routes, catalog order); a hybrid's members
-    each on their own index text."""
+    each on their own index text. ``cache_queries=False``: only the documents go through the cache."""
     spec = ranker_spec(spec)
     if spec["type"] == "hybrid":
         from .hybrid import HybridRanker  # hybrid reads score matrices (toolgate.scores), which import this module
 
-        return HybridRanker([fit_ranker(m, catalog, langs, ngram, pad, cache_dir) for m in spec["member_specs"]],
+        return HybridRanker([fit_ranker(m, catalog, langs, ngram, pad, cache_dir, cache_queries)
+                             for m in spec["member_specs"]],
                             spec["method"], spec["rrf_k"])
     docs = [index_text(t, spec["variant"], langs) for t in catalog]
-    return build_ranker(spec, ngram, pad, cache_dir).fit(docs)
+    return build_ranker(spec, ngram, pad, cache_dir, cache_queries).fit(docs)
