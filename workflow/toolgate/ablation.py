@@ -14,8 +14,8 @@ gap is smaller than the seed standard deviation of either ranker's mismatch
 accuracy; "no crossover in [0,1]" when p* falls outside.
 
 A hybrid of BM25 and the row's encoder (``toolgate.hybrid``) gets three columns
-per row: its top-1 minus the better member's on match and on mismatch, and
-whether it is within the seed spread of the better member on both slices
+per row: its top-1 minus its best member's on match and on mismatch, and
+whether it is within the seed spread of that member on both slices
 (gap >= -max(std of the hybrid, std of that member)): whether the choice the
 crossover describes needs to be made at all.
 """
@@ -104,7 +104,7 @@ def crossover_frame(abl: pd.DataFrame, lexical: str, encoders: list[str], hybrid
                    "unstable": bool(abs(g_mm) < sd)}
             for h, members in hybrids.items():
                 if {lexical, enc} <= set(members):
-                    rec.update(_hybrid_columns(d, h, (lexical, enc), k))
+                    rec.update(_hybrid_columns(d, h, members, k))
             recs.append(rec)
     return pd.DataFrame(recs, columns=columns)
 

@@ -40,12 +40,20 @@ def resolve(config: dict, source: str = "config") -> dict:
         raise InputError(source, message, field=field)
     out = copy.deepcopy(config)
     _fill_defaults(out, schema)
-    _check_hybrids(out["rankers"], source)
+    _check_hybrids(out, source)
     return out
 
 
-def _check_hybrids(rankers: dict, source: str) -> None:
-    """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two."""
+def _check_hybrids(cfg: dict, source: str) -> None:
+    """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two. A hybrid
+    ranks actions only, from score matrices: it cannot be the lexical ranker or a pipeline's (exported) ranker."""
+    rankers = cfg["rankers"]
+    hybrid = {n for n, spec in rankers.items() if spec["type"] == "hybrid"}
+    uses = {"roles.lexical": cfg["roles"]["lexical"],
+            **{f"routing.pipelines.{p}.ranker": v["ranker"] for p, v in cfg["routing"]["pipelines"].items()}}
+    for field, name in uses.items():
+        if name in hybrid:
+            raise InputError(source, f"'{name}' is a hybrid ranker, which cannot play this part", field=field)
     for name, spec in rankers.items():
         if spec["type"] != "hybrid":
             continue
@@ -80,7 +88,8 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
 
     Called when the workflow starts, so a config that does not fit its inputs stops before any job:
     ``tournament.checkpoint`` against ``native.roster``; ``ablation.ks`` against the action count;
-    ``gate.folds`` against the in- and out-of-catalog request groups of a prepared utterance file. Inputs
+    ``gate.folds`` and each convex hybrid's ``folds`` against the in- and out-of-catalog request groups of a
+    prepared utterance file. Inputs
     built by a rule are checked by the rules that read them.
     """
     tour = cfg["tournament"]
@@ -95,11 +104,15 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     if cfg["utterances"]["source"] != "file" or not Path(path).is_file():
         return
     rows = io.main_set(io.load_utterances(path, catalog, tuple(cfg["langs"])))
+    folds = {"gate.folds": cfg["gate"]["folds"],
+             **{f"rankers.{n}.folds": s["folds"] for n, s in cfg["rankers"].items() if s["type"] == "hybrid"
+                and s["method"] == "convex"}}
     for label, inside in (("in-catalog", True), ("out-of-catalog", False)):
         groups = len({r["pair_id"] for r in rows if (r["gold_outcome"] in io.IN_CATALOG) == inside})
-        if groups < cfg["gate"]["folds"]:
-            raise InputError(source, f"{cfg['gate']['folds']} folds need at least as many {label} request groups "
-                                     f"(pair_id); {path} has {groups}", field="gate.folds")
+        for field, n in folds.items():
+            if groups < n:
+                raise InputError(source, f"{n} folds need at least as many {label} request groups (pair_id); "
+                                         f"{path} has {groups}", field=field)
 
 
 def config_hash(cfg: dict) -> str:

@@ -262,7 +262,8 @@ class CachedEncoder:
         self.encoder, self.cache_dir = encoder, Path(cache_dir)
 
     def _cached(self, texts, role, fn):
-        digest = hashlib.sha256("\x1f".join([self.encoder.key, role, *texts]).encode()).hexdigest()[:24]
+        prefix = getattr(self.encoder, f"{role}_prefix", "")  # the same model with other prefixes embeds otherwise
+        digest = hashlib.sha256("\x1f".join([self.encoder.key, role, prefix, *texts]).encode()).hexdigest()[:24]
         path = self.cache_dir / f"{self.encoder.backend}-{role}-{digest}.npy"
         if path.exists():
             log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))

@@ -1,8 +1,10 @@
 """Hybrid rankers: two or more rankers' score matrices fused into one, per request.
 
 * ``rrf``: reciprocal-rank fusion, ``sum_m 1 / (rrf_k + rank_m)`` with each
-  member's 1-based rank among the request's candidates (ties in catalog order,
-  as everywhere).
+  member's 1-based rank among the request's candidates; tied scores share the
+  best rank of the tie (BM25 gives many tools exactly 0, and catalog position
+  must not become a signal); ties of the fused score keep catalog order, as
+  everywhere.
 * ``convex``: ``w * a + (1 - w) * b`` over the two members' per-request
   min-max-normalised scores (a request whose member scores are all equal gets
   0 from that member). ``w`` is chosen out of fold: folds grouped by pair
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from scipy.stats import rankdata
 
 from . import io
 from .gate_models import main_folds
@@ -31,11 +34,9 @@ GRID = np.round(np.linspace(0.0, 1.0, 21), 2)  # convex weights tried on each tr
 
 
 def ranks(matrix: np.ndarray) -> np.ndarray:
-    """1-based rank of every column per row (ties in column order); ``-inf`` columns rank after all others."""
-    order = np.argsort(-matrix, axis=1, kind="stable")
-    out = np.empty_like(order)
-    np.put_along_axis(out, order, np.arange(1, matrix.shape[1] + 1)[None, :], axis=1)
-    return out
+    """1-based rank of every column per row: 1 + the number of strictly higher scores (a tie shares its best
+    rank); ``-inf`` columns rank after all finite ones."""
+    return rankdata(-matrix, method="min", axis=1).astype(int)
 
 
 def minmax(matrix: np.ndarray) -> np.ndarray:
@@ -57,7 +58,9 @@ def rrf(matrices: list[np.ndarray], rrf_k: int) -> np.ndarray:
 def convex(a: np.ndarray, b: np.ndarray, w) -> np.ndarray:
     """``w`` a scalar or one weight per row."""
     w = np.asarray(w, float).reshape(-1, 1) if np.ndim(w) else float(w)
-    return w * minmax(a) + (1 - w) * minmax(b)
+    with np.errstate(invalid="ignore"):  # 0 * -inf at w = 0 or 1: hidden tools stay -inf below
+        fused = w * minmax(a) + (1 - w) * minmax(b)
+    return np.where(np.isfinite(a), fused, -np.inf)
 
 
 def combine(matrices: list[np.ndarray], method: str, rrf_k: int, weight=0.5) -> np.ndarray:

@@ -120,7 +120,7 @@ def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.Dat
     df["rank"] = [rk.index(g) + 1 if g in rk else np.inf for rk, g in zip(df["ranking"], gold)]
     recs = []
     for lang, slice_, m in by_lang_slice(df):
-        prompts = m["prompts"].sum()
+        prompts = m.loc[m["error"].eq(""), "prompts"].sum()  # a failed bracket records no invalid count
         recs.append({"checkpoint": dep["checkpoint"], "status": "ok", "reason": "", "lang": lang, "slice": slice_,
                      "n": len(m), "n_errors": int(m["error"].ne("").sum()), "top1": float((m["rank"] == 1).mean()),
                      "top5": float((m["rank"] <= 5).mean()), "mrr": float((1.0 / m["rank"]).mean()),
@@ -146,7 +146,7 @@ def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: N
                 "prompt; group winners advance until one remains. Ranking: by elimination round, later first, ties "
                 "(same round) in catalog order; top5 is recall at 5, mrr uses the full ranking. In-catalog requests; "
                 "failed requests (n_errors: overlong prompts, which are never truncated, and server errors) count as "
-                "wrong. An invalid answer (invalid_rate, per prompt) advances the group's first option. prompts, "
+                "wrong. An invalid answer (invalid_rate, per prompt of the requests that did not fail) advances the group's first option. prompts, "
                 "tokens (the server's usage) and latency_s are means per request. status 'not run': no model could "
                 f"be served (reason: the stage and captured error, as in native_deployment). {mode_note(rows)}",
                 run.seed)

@@ -223,6 +223,8 @@ def hybrid_removes_choice(t, c: Context):
     cols = [col for col in df.columns if col.endswith("_within_spread")]
     if not cols:
         raise Missing("crossover.csv has no hybrid columns (no ranker of type hybrid with BM25 and an encoder)")
+    if df[cols].isna().all().all():
+        raise Missing("crossover.csv has no hybrid values (no match/mismatch slices)")
     parts, ok = [], False
     for col in cols:
         d = df.dropna(subset=[col])
