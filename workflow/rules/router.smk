@@ -8,7 +8,10 @@ rule export_router:
         signals=f"{RES}/gate/signals.csv",
         scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
     output:
+        # every file of the artifact, so snakemake clears them all before a rerun
         f"{RES}/router/{{pipeline}}/router.json",
+        f"{RES}/router/{{pipeline}}/bm25.index",
+        f"{RES}/router/{{pipeline}}/catalog.jsonl",
     params:
         out_dir=lambda w, output: Path(output[0]).parent,
         rankers=config["rankers"],

@@ -14,6 +14,7 @@ from .readers import FORMATS, read
 __all__ = ["FORMATS", "Options", "import_set", "read", "write_import"]
 
 
-def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "") -> dict:
+def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "",
+               force: bool = False) -> dict:
     """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
-    return write_import(read(fmt, sources, lang, options.subsets), options, out_dir, command)
+    return write_import(read(fmt, sources, lang, options.subsets), options, out_dir, command, force)

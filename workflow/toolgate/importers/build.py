@@ -4,15 +4,14 @@ Order of the options: keep the chosen subsets, draw the sample, split the tools
 (``--holdout-tools``: the removed tools leave the catalog and every candidate
 list, and their requests become out-of-catalog items, as in the FunctionChat
 experiment), then pool or keep each request's own candidates, and add the route
-entries. Everything is written to ``DIR.partial``, validated as any input
-(catalog, utterances, config against both), and only then moved into ``DIR``.
+entries. Everything is written to a temporary folder, validated as any input
+(catalog, utterances, config against both), and only then moved into ``DIR``
+(:mod:`toolgate.outdir`: an existing folder is never overwritten silently).
 """
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import yaml
 from .. import io
 from ..config import check_inputs, resolve
 from ..errors import InputError
+from ..outdir import write_folder
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
 
@@ -121,27 +121,25 @@ def experiment_config(out: Path, lang: str, folds: int) -> dict:
     return cfg
 
 
-def write_import(ext: ExternalSet, opt: Options, out_dir, command: str) -> dict:
-    """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return the info."""
-    catalog, rows, info = prepare(ext, opt)
-    out = Path(out_dir)
-    cfg = experiment_config(out, ext.lang, gate_folds(rows))
-    info.update(command=command, experiment=cfg["experiment"], gate_folds=cfg.get("gate", {}).get("folds"))
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: bool = False) -> dict:
+    """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return import.json's
+    info with ``written``: how the folder was written. The folder must be new or empty, or hold an earlier import (replaced with ``force``; :mod:`toolgate.outdir`).
+    """
+    out, info = Path(out_dir), {}
+
+    def write(tmp: Path) -> None:
+        catalog, rows, prepared = prepare(ext, opt)
+        cfg = experiment_config(out, ext.lang, gate_folds(rows))
+        info.update(prepared, command=command, experiment=cfg["experiment"],
+                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]))
         io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
         io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
         io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=out / "config.yaml")
                         + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)
-        out.mkdir(parents=True, exist_ok=True)
-        for name in FILES:
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    info["written"] = write_folder(out, FILES[-1], lambda m: m["files"], write, force)
     return info
 
 

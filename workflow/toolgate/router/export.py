@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import platform
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import pandas as pd
 import sklearn
 
 from .. import __version__, io
+from ..outdir import write_folder
 from ..calibration import fit_platt, platt_probability
 from ..config import ranker_spec
 from ..pipelines import band_decisions, fit_band
@@ -53,8 +53,9 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, pipeline: 
 
 
 def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rankers: dict, study: Study,
-                  provenance: dict) -> dict:
-    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl}; return the manifest.
+                  provenance: dict, force: bool = False) -> tuple[dict, str]:
+    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl} (:func:`toolgate.outdir.write_folder`, so an
+    existing folder is refused unless ``force``); return the manifest and how the folder was written.
 
     ``inputs``: (catalog, utterances, signals.csv) paths; ``provenance``: experiment, config_hash, lexical ranker
     name, limits (max_chars, top_k).
@@ -85,15 +86,14 @@ def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rank
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__},
     }
     out = Path(out_dir)
-    tmp = out.with_name(out.name + ".partial")  # the folder appears whole or not at all
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "bm25.index").write_bytes(index)
-    (tmp / "catalog.jsonl").write_bytes(cat_bytes)
-    (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+
+    def write(tmp: Path) -> None:
+        (tmp / "bm25.index").write_bytes(index)
+        (tmp / "catalog.jsonl").write_bytes(cat_bytes)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+    written = write_folder(out, MANIFEST, lambda m: list(m["files"]), write, force, allowed_output="router")
     size = len(index) + (out / MANIFEST).stat().st_size
     log.info("exported %s to %s: BM25 index %d bytes + manifest (gate payload) %d bytes = %.1f KB; catalog %d bytes",
              pipeline, out, len(index), (out / MANIFEST).stat().st_size, size / 1024, len(cat_bytes))
-    return manifest
+    return manifest, written
