@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -44,8 +45,11 @@ def _import(args) -> int:
     opt = Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
                   candidates=not args.no_candidates, routes=not args.no_routes)
     command = shlex.join(["toolgate", *args.argv])
-    info = import_set(args.format, args.sources, args.out, opt, args.lang, command)
+    info = import_set(args.format, args.sources, args.out, opt, args.lang, command, args.force)
     out = Path(args.out)
+    if info["written"] != "new":
+        print(f"{out}: " + ("replaced the earlier import's files" if info["written"] == "replaced"
+                            else "wrote beside the folder's other files"))
     catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", (info["lang"],))
     _summary(out / "catalog.jsonl", catalog, out / "utterances.jsonl", rows)
     for why, n in info["dropped"].items():
@@ -120,13 +124,15 @@ def _export(args) -> int:
     study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
                   section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], dense))
     out = Path(args.out or res / "router" / pipeline)
-    m = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", needed[-1]), scores, out, pipeline,
-                      cfg["rankers"], study, {"experiment": cfg["experiment"], "config_hash": config_hash(cfg),
-                                              "lexical": cfg["roles"]["lexical"],
-                                              "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}})
+    m, written = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", needed[-1]), scores, out,
+                               pipeline, cfg["rankers"], study,
+                               {"experiment": cfg["experiment"], "config_hash": config_hash(cfg),
+                                "lexical": cfg["roles"]["lexical"],
+                                "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}, args.force)
     th = m["thresholds"]
     payload = m["files"]["bm25.index"]["bytes"] + (out / "router.json").stat().st_size
-    print(f"exported {pipeline} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}: execute at "
+    how = {"new": "", "replaced": " (replacing the earlier router's files)", "beside": " (beside the folder's files)"}
+    print(f"exported {pipeline} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}{how[written]}: execute at "
           f"P >= {th['execute']:.3f}, confirm at P >= {th['confirm']:.3f}; index + manifest {payload / 1024:.1f} KB "
           f"(encoder weights referenced, not shipped)")
     return 0
@@ -136,6 +142,9 @@ def _decide(args) -> int:
     from .config import load
     from .router.runtime import Router, RouterError
 
+    if args.jsonl and args.text:
+        print("error: give one request as TEXT or read requests with --jsonl, not both", file=sys.stderr)
+        return 2
     if args.router:
         folder = Path(args.router)
     else:
@@ -157,12 +166,14 @@ def _decide(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     failed = 0
-    for n, line in enumerate(sys.stdin, start=1):
+    for n, raw in enumerate(sys.stdin.buffer, start=1):  # bytes: each line decodes alone, whatever the locale
         try:
-            print(json.dumps(router.decide(_request(line)).to_dict(), ensure_ascii=False), flush=True)
+            out = router.decide(_request(raw)).to_dict()
         except RouterError as exc:
             failed += 1
-            print(json.dumps({"line": n, "error": str(exc)}, ensure_ascii=False), flush=True)
+            out = {"line": n, "error": str(exc)}
+        sys.stdout.buffer.write((json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8"))
+        sys.stdout.buffer.flush()
     return 2 if failed else 0
 
 
@@ -170,16 +181,31 @@ def _lang(text: str) -> str:
     return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
 
 
-def _request(line: str) -> str:
-    """A --jsonl line: a JSON object with "text", a JSON string, or plain text."""
-    line = line.rstrip("\n")
+def _request(raw: bytes):
+    """The text of a --jsonl line: a JSON object with a string "text"; RouterError says what else the line is."""
+    from .router.runtime import RouterError, json_type
+
+    try:
+        line = raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise RouterError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
     try:
         obj = json.loads(line)
-    except json.JSONDecodeError:
-        return line
-    if isinstance(obj, dict):
-        return obj.get("text", "")
-    return obj if isinstance(obj, str) else line
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise RouterError(f"not a JSON object ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'nested too deeply'})"
+                          ': give {"text": "..."}') from None
+    if not isinstance(obj, dict):
+        raise RouterError(f'{json_type(obj)}, not an object: give {{"text": "..."}}')
+    if "text" not in obj:
+        raise RouterError('no "text" field: give {"text": "..."}')
+    return obj["text"]
+
+
+def _threads(text: str) -> int:
+    value, cores = int(text), os.cpu_count() or 1
+    if not 1 <= value <= cores:
+        raise argparse.ArgumentTypeError(f"{text} is not between 1 and this machine's {cores} cores")
+    return value
 
 
 def _profile(args) -> int:
@@ -215,17 +241,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="export a pipeline of an experiment as a router artifact")
     p.add_argument("--config", default="config.yaml", help="experiment config whose results to export (default: config.yaml)")
     p.add_argument("--pipeline", help="a pipeline under routing.pipelines (default: the first of router.pipelines, P1)")
-    p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline>)")
+    p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline>); must be new or empty")
+    p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the files its "
+                   "router.json records) or write beside other files when no name clashes")
     p.set_defaults(func=_export)
     p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
     p.add_argument("--router", help="router folder (default: results/<experiment>/router/<first pipeline>)")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
-    p.add_argument("--threads", type=int, help="encoder threads (default: the backend's)")
+    p.add_argument("--threads", type=_threads, help="encoder threads, 1 to the machine's cores (default: the backend's)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
-    mode.add_argument("--jsonl", action="store_true", help="read requests from stdin (JSON or plain lines), write JSON lines")
+    mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '
+                      "write one JSON decision (or error object) a line; exit 2 when any line failed")
     p.set_defaults(func=_decide)
     p = sub.add_parser("profile", help="per-rule wall times of the last workflow run, slowest first")
     p.add_argument("--experiment", help="experiment name (default: the config's)")
@@ -246,7 +275,10 @@ def _import_parser(sub) -> None:
                    "BFCL_v4_<subset>.json files; functionchat: a folder or FunctionChat-{Singlecall,CallDecision}.jsonl; "
                    "beir: a folder or corpus.jsonl queries.jsonl qrels.tsv")
     p.add_argument("sources", nargs="+", metavar="SRC", help="input files or a folder, by format")
-    p.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write")
+    p.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write (new or empty; never a git "
+                   "work tree's root, the current folder or the workflow's results/)")
+    p.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the files its "
+                   "import.json records) or write beside other files when no name clashes")
     p.add_argument("--lang", choices=io.LANGS, help="language of the texts (openai-tools, beir; default en)")
     p.add_argument("--sample", type=int, default=0, metavar="N", help="at most N requests, drawn with --seed (0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample and the tool split (default 0)")

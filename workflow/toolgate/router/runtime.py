@@ -2,7 +2,9 @@
 
 Every problem with an artifact or an input raises :class:`RouterError` with a
 one-line message (the CLI prints it and exits 2); nothing is silently bent: an
-overlong text is refused, never truncated.
+overlong text is refused, never truncated. Every component sees the request in
+one Unicode form (NFC), and the band's decision passes the evidence rules of
+:mod:`.evidence` before anything is executed.
 """
 from __future__ import annotations
 
@@ -19,14 +21,19 @@ from .. import __version__, io
 from ..bm25 import BM25
 from ..calibration import platt_probability
 from ..catalog import index_text
-from ..errors import InputError
+from ..encoders import ModelUnavailable, offline_problem
+from ..errors import InputError, MissingExtra
 from ..pipelines import band_decisions
 from ..rankers import BM25Ranker, build_ranker
 from ..scores import route_choice, top_order
+from .evidence import Evidence
 
 FORMAT = 1
 MANIFEST = "router.json"
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
+           "multistep": "two actions in one request: delegated", "tie": "tied top candidates: asked, not executed",
+           "missing_slot": "no value for a required parameter: asked"}
 
 
 class RouterError(ValueError):
@@ -42,10 +49,12 @@ class Decision:
     p_in_catalog: float
     candidates: list = field(default_factory=list)  # [(tool id, ranker score)], best first
     latency_ms: float = 0.0
+    reason: str = "band"  # which rule decided: the band, or an evidence rule that overrode it (REASONS)
 
     def line(self) -> str:
         head = f"{self.kind} {self.tool}" if self.tool else self.kind
-        return f"{head}  (P(in catalog) {self.p_in_catalog:.3f}, {self.latency_ms:.1f} ms)"
+        why = "" if self.reason == "band" else f"; {REASONS[self.reason]}"
+        return f"{head}  (P(in catalog) {self.p_in_catalog:.3f}, {self.latency_ms:.1f} ms{why})"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -53,23 +62,48 @@ class Decision:
         return d
 
 
+def json_type(obj) -> str:
+    """The JSON name of a parsed value's type (for messages about what a line or field holds)."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(obj), "a number")
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a finite number")
+
+
 def _read_manifest(folder: Path) -> dict:
+    """The manifest of ``folder``, checked against ``router.schema.yaml`` and the rules the schema cannot say."""
     path = folder / MANIFEST
     if not path.is_file():
         raise RouterError(f"{folder}: no {MANIFEST}; export a router with `toolgate export`")
     try:
-        m = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        m = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise RouterError(f"{path}: not a router manifest ({exc})") from None
+    if not isinstance(m, dict):
+        raise RouterError(f"{path}: not a router manifest ({json_type(m)}, not an object)")
     if m.get("format") != FORMAT:
         raise RouterError(f"{path}: router format {m.get('format')!r}, this toolgate reads format {FORMAT}")
     if str(m.get("toolgate_version", "")).split(".")[0] != __version__.split(".")[0]:
         raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
                           "(another major version); export the router again")
+    try:
+        io.check_schema(path, None, m, "router")
+    except InputError as exc:
+        raise RouterError(str(exc)) from None
+    th = m["thresholds"]
+    if th["execute"] < th["confirm"]:
+        raise RouterError(f"{path}: field 'thresholds': execute {th['execute']} is below confirm {th['confirm']}")
+    for role in ("ranker_spec", "gate_spec"):
+        spec = m["pipeline"][role]
+        problem = offline_problem(spec["encoder"]) if "encoder" in spec else None
+        if problem:
+            raise RouterError(f"{path}: field 'pipeline.{role}.encoder': {problem}; a router loads offline only")
     return m
 
 
@@ -85,16 +119,20 @@ def _checked_file(folder: Path, name: str, entry: dict) -> bytes:
 
 
 def check_request(text, max_chars: int) -> str:
-    """The text, or RouterError when it is empty, longer than ``max_chars`` or holds control characters."""
-    if not isinstance(text, str) or not text.strip():
+    """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
+    C0/C1 control character other than tab, newline and carriage return, or a lone surrogate. Format characters (BOM, ZWJ in emoji,
+    soft hyphen, direction marks) occur in real text and are accepted."""
+    if not isinstance(text, str):
+        raise RouterError(f"request is {json_type(text)}, not a string: give the text as a string")
+    if not text.strip():
         raise RouterError("empty request: give a non-empty text")
     if len(text) > max_chars:
         raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
                           "(router.max_chars); it is refused, not truncated")
-    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()]
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"]
     if bad:
         raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
-    return text
+    return unicodedata.normalize("NFC", text)
 
 
 class Router:
@@ -109,6 +147,7 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
+        self.evidence = Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = None) -> "Router":
@@ -119,6 +158,8 @@ class Router:
         files = m["files"]
         blob = _checked_file(folder, "bm25.index", files["bm25.index"])
         cat_bytes = _checked_file(folder, "catalog.jsonl", files["catalog.jsonl"])
+        if catalog is not None and not Path(catalog).is_file():
+            raise RouterError(f"{catalog}: no such catalog file (--catalog)")
         if catalog is not None and _sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
             raise RouterError(f"{catalog}: not the catalog this router was exported from "
                               f"(sha256 {m['catalog']['sha256'][:12]}..., source {m['catalog']['source']})")
@@ -141,8 +182,11 @@ class Router:
                 spec = {**spec, "encoder": {**spec["encoder"], "threads": threads}}
             return build_ranker(spec, text["ngram"], text["pad"]).fit(docs)
 
-        ranker = fitted(m["pipeline"]["ranker_spec"])
-        gate = ranker if m["pipeline"]["gate"] == m["pipeline"]["ranker"] else fitted(m["pipeline"]["gate_spec"])
+        try:
+            ranker = fitted(m["pipeline"]["ranker_spec"])
+            gate = ranker if m["pipeline"]["gate"] == m["pipeline"]["ranker"] else fitted(m["pipeline"]["gate_spec"])
+        except (ModelUnavailable, MissingExtra) as exc:
+            raise RouterError(f"{folder}: the router's encoder does not load: {exc}") from None
         return cls(m, cat, lexical, ranker, gate)
 
     def check(self, text) -> str:
@@ -157,10 +201,25 @@ class Router:
         kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
         for i, t in enumerate(texts):
+            k, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i]]
-            out.append(Decision(t, KIND_WORDS[kind[i]], str(tool[i]) or None, float(prob[i]), cands,
-                                1000.0 * seconds / len(texts)))
+            out.append(Decision(t, KIND_WORDS[k], str(tool[i]) if k in ("action", "ask") else None, float(prob[i]),
+                                cands, 1000.0 * seconds / len(texts), why))
         return out
+
+    def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str):
+        """(kind, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order."""
+        if not self.evidence.has_evidence(text, lexical_max):
+            return route, "no_evidence"
+        if kind not in ("action", "ask"):
+            return kind, "band"
+        if len(self.evidence.steps(text, lambda part: self.lexical.score(part)[self.actions])) > 1:
+            return "delegate", "multistep"
+        if kind == "action" and len(acts) > 1 and np.sort(acts)[-2] == acts.max():
+            return "ask", "tie"
+        if kind == "action" and not self.evidence.fills_a_slot(text, tool):
+            return "ask", "missing_slot"
+        return kind, "band"
 
     def decide(self, text: str) -> Decision:
         """One request, scored alone; latency covers ranking, gating and the band decision."""
