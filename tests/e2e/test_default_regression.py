@@ -7,6 +7,7 @@ tables' consistency with each other is checked on the same run (the suite runs
 each workflow once).
 """
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -101,8 +102,13 @@ def test_exported_router_decides_as_the_pipeline_does():
     words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
     by_id = {r["utterance_id"]: d for r, d in zip(rows, got)}
     decided = [by_id[r["utterance_id"]] for r in main]
-    assert [d.kind for d in decided] == [words[k] for k in kind]
-    assert [d.tool or "" for d in decided] == list(tool)
+    band = [d.reason == "band" for d in decided]
+    assert [d.kind for d, b in zip(decided, band) if b] == [words[k] for k, b in zip(kind, band) if b]
+    assert [d.tool or "" for d, b in zip(decided, band) if b] == [t for t, b in zip(tool, band) if b]
+    # The evidence rules only ever make a decision more careful, and they are the exception.
+    assert all(d.kind != "act" for d, b in zip(decided, band) if not b) and sum(band) >= 0.85 * len(main)
+    delegated = [d for d, r in zip(decided, main) if r["subtype"] == "multistep"]
+    assert sum(d.reason == "multistep" for d in delegated) >= 0.5 * len(delegated)
     cost = (res / "tables" / "router_cost.csv").read_text().splitlines()
     assert cost[0].startswith("pipeline,") and len(cost) == 3  # P1 with default and single-thread encoders
 
@@ -116,6 +122,29 @@ def test_decide_on_the_command_line():
     assert one.returncode == 0 and one.stdout.split()[0] in {"act", "ask", "delegate", "chat"}
     assert "P(in catalog)" in one.stdout and " ms)" in one.stdout
     many = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", "--jsonl"], cwd=ROOT, capture_output=True,
-                          text=True, input='{"text": "Turn on Wi-Fi"}\n"Tell me a joke"\nplain text line\n\n')
-    lines = many.stdout.splitlines()
-    assert many.returncode == 2 and len(lines) == 4 and json.loads(lines[3])["error"].startswith("empty request")
+                          input='{"text": "Turn on Wi-Fi"}\n{"text": "Tell me a joke"}\nplain text line\n{"text": " "}\n'
+                          .encode() + b'{"text": "\xff"}\n', env={**os.environ, "LANG": "en_US.UTF-8"})
+    lines = [json.loads(x) for x in many.stdout.decode().splitlines()]
+    assert many.returncode == 2 and len(lines) == 5 and [x.get("line") for x in lines] == [None, None, 3, 4, 5]
+    assert lines[3]["error"].startswith("empty request") and lines[4]["error"].startswith("not UTF-8")
+
+
+def test_router_probes():
+    """../shared/probes through the default router: never `act` on content-free text; every decision pinned."""
+    import yaml
+    from toolgate import Router
+
+    router = Router.load(ROOT / "results" / "default" / "router" / "P1")
+    pinned = yaml.safe_load((ROOT / "tests" / "expected" / "router_probes.yaml").read_text())
+    diffs = []
+    for name, items in pinned.items():
+        probes = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
+        assert [p["text"] for p in probes] == [x["text"] for x in items]
+        for p, d in zip(probes, router.decide_many([p["text"] for p in probes])):
+            if p["expect"] == "not_act":
+                assert d.kind != "act", (p["text"], d.line())
+            got = f"{d.kind} {d.tool}" if d.tool else d.kind
+            want = next(x for x in items if x["text"] == p["text"])
+            if (got, d.reason) != (want["decision"], want["reason"]):
+                diffs.append(f"{p['text']!r}: pinned {want['decision']} ({want['reason']}), now {got} ({d.reason})")
+    assert not diffs, "router decisions changed; refresh tests/expected/router_probes.yaml if on purpose:\n" + "\n".join(diffs)

@@ -29,7 +29,7 @@ from ..catalog import index_text
 from ..text import normalize
 
 _WORD = re.compile(r"\w+")
-_JAMO = re.compile("^[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+$")  # jamo and the Hangul filler
+_JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler
 _HANGUL = re.compile("^[\uac00-\ud7a3]")
 # Conversational filler of both languages: words that carry no action and fill no slot on their own.
 FILLER = frozenset("""
@@ -46,13 +46,15 @@ _KO_AUX = ("있", "싶")
 
 
 def words(text: str) -> list[str]:
-    """The normalised words of a text (NFKC, case-folded); punctuation and emoji are not words."""
-    return _WORD.findall(normalize(text).replace("_", " "))
+    """The normalised words of a text (NFKC, case-folded); punctuation, emoji and loose jamo are not words.
+
+    Jamo left over after NFC (ㅋㅋ, ㅠㅠ) are removed before NFKC, which would compose ㅋ + ㅠ into 큐."""
+    return _WORD.findall(normalize(_JAMO.sub(" ", unicodedata.normalize("NFC", text))).replace("_", " "))
 
 
 def content_words(text: str) -> list[str]:
-    """Words that could name an action: not jamo, not a bare number, not filler."""
-    return [w for w in words(text) if not _JAMO.match(w) and not w.isdigit() and w not in FILLER]
+    """Words that could name an action: not a bare number, not filler."""
+    return [w for w in words(text) if not w.isdigit() and w not in FILLER]
 
 
 def content_free(text: str) -> bool:
