@@ -1,10 +1,12 @@
 """The command line: validate, route and check, and their errors."""
+import json
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from conftest import utterance, write_jsonl
+from router_fixtures import artifact  # noqa: F401  (fixture)
 from toolgate.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +60,56 @@ def test_validate_warns_about_what_the_tables_will_not_contain(tmp_path, small_c
     out, err = capsys.readouterr()
     assert "no mutating flags" in out and "1 with their own candidates" in out
     assert "warning: no route entries" in err and "warning: mutating false positives: not available" in err
+
+
+def _fails(capsys, argv, *named) -> str:
+    """``toolgate argv`` exits 2 with one line on stderr (no traceback) naming each of ``named``."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert all(str(n) in err for n in named), err
+    return err
+
+
+def test_a_config_that_cannot_be_read_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("experiment: x\nrankers: [\n")
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    commands = (["route", "x"], ["decide", "x"], ["export"], ["profile"],
+                ["check", "--expected", str(ROOT / "tests/expected/default.yaml"), "--results", str(tables)])
+    for argv in commands:
+        for cfg, why in ((tmp_path / "missing.yaml", "No such file"), (tables, "Is a directory"),
+                         (bad_yaml, ":3: cannot parse YAML")):
+            _fails(capsys, [*argv, "--config", str(cfg)], cfg, why)
+    monkeypatch.chdir(tables)  # decide without --router reads ./config.yaml
+    _fails(capsys, ["decide", "x"], "config.yaml: cannot read file")
+
+
+def test_validate_refuses_deeply_nested_json_at_its_line(tmp_path, capsys, small_catalog):
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    for deep in ("[" * 100000 + "]" * 100000, '{"a":' * 100000 + "1" + "}" * 100000):
+        utts = tmp_path / "u.jsonl"
+        utts.write_text(json.dumps(utterance(1)) + "\n" + deep + "\n")
+        _fails(capsys, ["validate", "--catalog", str(cat), "--utterances", str(utts)], f"{utts}:2: ", "nested too deeply")
+
+
+def test_route_catalog_must_be_a_readable_file(tmp_path, capsys):
+    cfg = str(ROOT / "config.yaml")
+    for cat, why in ((tmp_path / "missing.jsonl", "No such file"), (tmp_path, "Is a directory")):
+        _fails(capsys, ["route", "x", "--config", cfg, "--catalog", str(cat)], f"{cat}: cannot read file", why)
+
+
+def test_import_names_a_folder_given_for_a_file(tmp_path, capsys):
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    reqs = write_jsonl(tmp_path / "r.jsonl", [{"text": "hi", "tool": None}])
+    _fails(capsys, ["import", "openai-tools", str(folder), str(reqs), "--out", str(tmp_path / "out")],
+           f"{folder}: cannot read file: Is a directory")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_error_outside_the_loaders_is_one_line(artifact, tmp_path, capsys):
+    missing = tmp_path / "missing.jsonl"  # read by the router itself, not by an io loader
+    _fails(capsys, ["decide", "wifi on", "--router", str(artifact), "--catalog", str(missing)],
+           f"{missing}: No such file or directory")

@@ -8,7 +8,6 @@ from dataclasses import dataclass, fields, make_dataclass
 from pathlib import Path
 
 import jsonschema
-import yaml
 from jsonschema.exceptions import best_match
 
 from . import io
@@ -122,8 +121,7 @@ def config_hash(cfg: dict) -> str:
 
 def load(path) -> dict:
     """Read and resolve a YAML config file."""
-    with open(path, encoding="utf-8") as fh:
-        return resolve(yaml.safe_load(fh) or {}, str(path))
+    return resolve(io.read_yaml(path) or {}, str(path))
 
 
 # ----------------------------------------------------------------------------- typed sections
