@@ -113,3 +113,23 @@ def test_a_file_error_outside_the_loaders_is_one_line(artifact, tmp_path, capsys
     missing = tmp_path / "missing.jsonl"  # read by the router itself, not by an io loader
     _fails(capsys, ["decide", "wifi on", "--router", str(artifact), "--catalog", str(missing)],
            f"{missing}: No such file or directory")
+
+
+def test_check_refuses_what_is_not_an_expected_file_or_a_tables_folder(tmp_path, capsys):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    cfg = ["--config", str(ROOT / "config.yaml")]
+    empty, bad = tmp_path / "empty.yaml", tmp_path / "bad.yaml"
+    empty.write_text("")
+    bad.write_text("entries:\n  - {name: x\n")
+    for exp, why in ((tmp_path / "missing.yaml", "cannot read file"), (empty, "field 'experiment': missing"),
+                     (bad, ":3: cannot parse YAML"), (ROOT / "config.yaml", "field 'entries': missing")):
+        _fails(capsys, ["check", "--expected", str(exp), "--results", str(tables), *cfg], exp, why)
+    expected = tmp_path / "e.yaml"
+    expected.write_text((ROOT / "tests/expected/default.yaml").read_text())
+    for write in ([], ["--write"]):  # a results folder that is not there is not "20 differ"
+        _fails(capsys, ["check", "--expected", str(expected), "--results", str(tmp_path / "nope"), *cfg, *write],
+               f"{tmp_path / 'nope'}: no such folder of result tables")
+    _fails(capsys, ["check", "--expected", str(expected), "--results", str(tables), *cfg, "--write"],
+           f"{tables}: no value for entry 'jaccard en match' (table 'jaccard' was not produced)")
+    assert expected.read_text() == (ROOT / "tests/expected/default.yaml").read_text()

@@ -150,7 +150,7 @@ def test_import_openai_and_bfcl_tools():
     assert rows[0]["parameters"]["properties"]["unit"]["enum"] == ["c", "f"]
     assert rows[1]["descriptions"]["en"] == "math.gcd"
     for lineno, row in enumerate(rows, 1):  # imported rows pass the catalog schema
-        io._check_schema("<import>", lineno, row, "catalog")
+        io.check_schema("<import>", lineno, row, "catalog")
 
 
 def test_summarize_counts(small_catalog):

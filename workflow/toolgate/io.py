@@ -102,7 +102,8 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     return rows
 
 
-def _check_schema(path, lineno: int, obj: dict, name: str) -> None:
+def check_schema(path, lineno: int | None, obj, name: str) -> None:
+    """InputError naming the field of ``obj`` that breaks ``workflow/schemas/<name>.schema.yaml``, if one does."""
     err = best_match(_validator(name).iter_errors(obj))
     if err is not None:
         field, message = schema_error(err)
@@ -120,7 +121,7 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
     seen: dict[str, int] = {}
     tools = []
     for lineno, obj in read_jsonl(path):
-        _check_schema(path, lineno, obj, "catalog")
+        check_schema(path, lineno, obj, "catalog")
         if obj["id"] in seen:
             raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
         seen[obj["id"]] = lineno
@@ -175,7 +176,7 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
     seen: dict[str, int] = {}
     rows = []
     for lineno, obj in numbered_rows:
-        _check_schema(path, lineno, obj, "utterances")
+        check_schema(path, lineno, obj, "utterances")
         uid = obj["utterance_id"]
         if uid in seen:
             raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
