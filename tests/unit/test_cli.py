@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from conftest import utterance, write_jsonl
@@ -133,3 +134,27 @@ def test_check_refuses_what_is_not_an_expected_file_or_a_tables_folder(tmp_path,
     _fails(capsys, ["check", "--expected", str(expected), "--results", str(tables), *cfg, "--write"],
            f"{tables}: no value for entry 'jaccard en match' (table 'jaccard' was not produced)")
     assert expected.read_text() == (ROOT / "tests/expected/default.yaml").read_text()
+
+
+@pytest.mark.parametrize("text,why", [("", "empty request"), (" \t\n", "empty request"),
+                                      ("alarm\x1b[2J at 7", "request contains control character U+001B"),
+                                      ("alarm\x9b2J at 7", "request contains control character U+009B")])
+def test_route_refuses_empty_text_and_control_characters(capsys, text, why):
+    err = _fails(capsys, ["route", text, "--config", str(ROOT / "config.yaml")], f"error: text: {why}")
+    assert "\x1b" not in err and "\x9b" not in err  # never echoed raw
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["route", "alarm", "--top", "-2"], "argument --top: -2 is below the minimum of 1"),
+    (["route", "alarm", "--top", "x"], "argument --top: 'x' is not an integer"),
+    (["profile", "--top", "0"], "argument --top: 0 is below the minimum of 1"),
+    (["decide", "x", "--threads", "0"], "argument --threads: 0 is below the minimum of 1"),
+    (["import", "openai-tools", "t.json", "r.jsonl", "--out", "OUT", "--sample", "-5"],
+     "argument --sample: -5 is below the minimum of 0"),
+])
+def test_counts_out_of_range_are_argparse_errors(tmp_path, capsys, argv, why):
+    argv = [str(tmp_path / a) if a == "OUT" else a for a in argv]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "OUT").exists()
