@@ -8,8 +8,8 @@ from toolgate.report.check import load_expected
 from toolgate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
-# defaults, then against its catalog and utterances where they exist (ablation.ks,
-# gate.folds); an invalid value stops the workflow naming the key.
+# defaults, then against its template banks, catalog and utterances where they exist
+# (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming the key.
 config.update(resolve(config))
 check_inputs(config)
 
