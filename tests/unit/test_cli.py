@@ -1,10 +1,13 @@
 """The command line: validate, route and check, and their errors."""
+import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from conftest import utterance, write_jsonl
+from router_fixtures import artifact  # noqa: F401  (fixture)
 from toolgate.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +61,100 @@ def test_validate_warns_about_what_the_tables_will_not_contain(tmp_path, small_c
     out, err = capsys.readouterr()
     assert "no mutating flags" in out and "1 with their own candidates" in out
     assert "warning: no route entries" in err and "warning: mutating false positives: not available" in err
+
+
+def _fails(capsys, argv, *named) -> str:
+    """``toolgate argv`` exits 2 with one line on stderr (no traceback) naming each of ``named``."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert all(str(n) in err for n in named), err
+    return err
+
+
+def test_a_config_that_cannot_be_read_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("experiment: x\nrankers: [\n")
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    commands = (["route", "x"], ["decide", "x"], ["export"], ["profile"],
+                ["check", "--expected", str(ROOT / "tests/expected/default.yaml"), "--results", str(tables)])
+    for argv in commands:
+        for cfg, why in ((tmp_path / "missing.yaml", "No such file"), (tables, "Is a directory"),
+                         (bad_yaml, ":3: cannot parse YAML")):
+            _fails(capsys, [*argv, "--config", str(cfg)], cfg, why)
+    monkeypatch.chdir(tables)  # decide without --router reads ./config.yaml
+    _fails(capsys, ["decide", "x"], "config.yaml: cannot read file")
+
+
+def test_validate_refuses_deeply_nested_json_at_its_line(tmp_path, capsys, small_catalog):
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    for deep in ("[" * 100000 + "]" * 100000, '{"a":' * 100000 + "1" + "}" * 100000):
+        utts = tmp_path / "u.jsonl"
+        utts.write_text(json.dumps(utterance(1)) + "\n" + deep + "\n")
+        _fails(capsys, ["validate", "--catalog", str(cat), "--utterances", str(utts)], f"{utts}:2: ", "nested too deeply")
+
+
+def test_route_catalog_must_be_a_readable_file(tmp_path, capsys):
+    cfg = str(ROOT / "config.yaml")
+    for cat, why in ((tmp_path / "missing.jsonl", "No such file"), (tmp_path, "Is a directory")):
+        _fails(capsys, ["route", "x", "--config", cfg, "--catalog", str(cat)], f"{cat}: cannot read file", why)
+
+
+def test_import_names_a_folder_given_for_a_file(tmp_path, capsys):
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    reqs = write_jsonl(tmp_path / "r.jsonl", [{"text": "hi", "tool": None}])
+    _fails(capsys, ["import", "openai-tools", str(folder), str(reqs), "--out", str(tmp_path / "out")],
+           f"{folder}: cannot read file: Is a directory")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_error_outside_the_loaders_is_one_line(artifact, tmp_path, capsys):
+    missing = tmp_path / "missing.jsonl"  # read by the router itself, not by an io loader
+    _fails(capsys, ["decide", "wifi on", "--router", str(artifact), "--catalog", str(missing)],
+           f"{missing}: No such file or directory")
+
+
+def test_check_refuses_what_is_not_an_expected_file_or_a_tables_folder(tmp_path, capsys):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    cfg = ["--config", str(ROOT / "config.yaml")]
+    empty, bad = tmp_path / "empty.yaml", tmp_path / "bad.yaml"
+    empty.write_text("")
+    bad.write_text("entries:\n  - {name: x\n")
+    for exp, why in ((tmp_path / "missing.yaml", "cannot read file"), (empty, "field 'experiment': missing"),
+                     (bad, ":3: cannot parse YAML"), (ROOT / "config.yaml", "field 'entries': missing")):
+        _fails(capsys, ["check", "--expected", str(exp), "--results", str(tables), *cfg], exp, why)
+    expected = tmp_path / "e.yaml"
+    expected.write_text((ROOT / "tests/expected/default.yaml").read_text())
+    for write in ([], ["--write"]):  # a results folder that is not there is not "20 differ"
+        _fails(capsys, ["check", "--expected", str(expected), "--results", str(tmp_path / "nope"), *cfg, *write],
+               f"{tmp_path / 'nope'}: no such folder of result tables")
+    _fails(capsys, ["check", "--expected", str(expected), "--results", str(tables), *cfg, "--write"],
+           f"{tables}: no value for entry 'jaccard en match' (table 'jaccard' was not produced)")
+    assert expected.read_text() == (ROOT / "tests/expected/default.yaml").read_text()
+
+
+@pytest.mark.parametrize("text,why", [("", "empty request"), (" \t\n", "empty request"),
+                                      ("alarm\x1b[2J at 7", "request contains control character U+001B"),
+                                      ("alarm\x9b2J at 7", "request contains control character U+009B")])
+def test_route_refuses_empty_text_and_control_characters(capsys, text, why):
+    err = _fails(capsys, ["route", text, "--config", str(ROOT / "config.yaml")], f"error: text: {why}")
+    assert "\x1b" not in err and "\x9b" not in err  # never echoed raw
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["route", "alarm", "--top", "-2"], "argument --top: -2 is below the minimum of 1"),
+    (["route", "alarm", "--top", "x"], "argument --top: 'x' is not an integer"),
+    (["profile", "--top", "0"], "argument --top: 0 is below the minimum of 1"),
+    (["decide", "x", "--threads", "0"], "argument --threads: 0 is below the minimum of 1"),
+    (["import", "openai-tools", "t.json", "r.jsonl", "--out", "OUT", "--sample", "-5"],
+     "argument --sample: -5 is below the minimum of 0"),
+])
+def test_counts_out_of_range_are_argparse_errors(tmp_path, capsys, argv, why):
+    argv = [str(tmp_path / a) if a == "OUT" else a for a in argv]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "OUT").exists()

@@ -106,3 +106,21 @@ def test_check_inputs_against_the_catalog_and_utterances(tmp_path, small_catalog
             config.check_inputs(config.resolve({**cfg, key: value}), "my.yaml")
         assert e.value.field == field and e.value.path == "my.yaml"
     config.check_inputs(config.resolve({**cfg, "catalog": str(tmp_path / "built_by_a_rule.jsonl")}))  # not yet there
+
+
+def test_check_inputs_of_a_generated_set(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # utterances.templates defaults to the shipped banks, relative to the repository
+    base = {"experiment": "x", "catalog": str(tmp_path / "built_by_a_rule.jsonl")}
+    config.check_inputs(config.resolve(base))
+    for templates in (tmp_path / "missing", tmp_path):  # not there; there but without banks
+        with pytest.raises(InputError) as e:
+            config.check_inputs(config.resolve({**base, "utterances": {"templates": str(templates)}}), "my.yaml")
+        assert e.value.field == "utterances.templates" and str(templates) in str(e.value)
+    comp = {"in_catalog_pairs": 210, "external_service_pairs": 4, "multistep_pairs": 3, "chat_pairs": 2}
+    with pytest.raises(InputError) as e:  # the groups per side follow from the composition
+        config.check_inputs(config.resolve({**base, "utterances": {"composition": comp}, "gate": {"folds": 10}}))
+    assert e.value.field == "gate.folds"
+    assert "10 folds need at least as many out-of-catalog request groups (pair_id); utterances.composition has 9" in str(e.value)
+    config.check_inputs(config.resolve({**base, "utterances": {"composition": comp}, "gate": {"folds": 9}}))
+    with pytest.raises(InputError, match="1000 folds .* in-catalog .* has 210"):
+        config.check_inputs(config.resolve({**base, "gate": {"folds": 1000}}))

@@ -14,7 +14,7 @@ def _valid(ext):
     ids = [t["id"] for t in ext.catalog]
     assert len(ids) == len(set(ids))
     for i, row in enumerate(ext.catalog, 1):
-        io._check_schema(f"<{ext.dataset}>", i, row, "catalog")
+        io.check_schema(f"<{ext.dataset}>", i, row, "catalog")
     io.check_utterances(list(enumerate(ext.utterances, 1)), ext.catalog, f"<{ext.dataset}>", langs=(ext.lang,))
     n = len(ext.utterances)
     assert len(ext.candidates) == len(ext.clusters) == len(ext.conditions) == n

@@ -50,6 +50,18 @@ def test_malformed_json_and_non_utf8(tmp_path):
     assert e.value.line == 1
 
 
+def test_read_yaml_names_the_file_and_line(tmp_path):
+    p = tmp_path / "x.yaml"
+    for text, line, msg in (("a: 1\nb: [\n", 3, "cannot parse YAML"), ("[" * 100000, None, "nested too deeply"),
+                            (b"a: 1\nb: \xff\n", 2, r"not UTF-8 \(byte 4 of the line\)")):
+        p.write_bytes(text if isinstance(text, bytes) else text.encode())
+        with pytest.raises(InputError, match=msg) as e:
+            io.read_yaml(p)
+        assert (e.value.path, e.value.line) == (str(p), line)
+    with pytest.raises(InputError, match="cannot read file: Is a directory"):
+        io.read_yaml(tmp_path)
+
+
 def _load_utts(tmp_path, catalog, rows):
     return io.load_utterances(write_jsonl(tmp_path / "u.jsonl", rows), catalog)
 
@@ -138,7 +150,7 @@ def test_import_openai_and_bfcl_tools():
     assert rows[0]["parameters"]["properties"]["unit"]["enum"] == ["c", "f"]
     assert rows[1]["descriptions"]["en"] == "math.gcd"
     for lineno, row in enumerate(rows, 1):  # imported rows pass the catalog schema
-        io._check_schema("<import>", lineno, row, "catalog")
+        io.check_schema("<import>", lineno, row, "catalog")
 
 
 def test_summarize_counts(small_catalog):

@@ -59,6 +59,19 @@ def test_oversized_k_fails_at_validation_naming_the_key(repo_copy):
     assert "Job stats" not in out
 
 
+@pytest.mark.parametrize("body,message", [
+    ("utterances:\n  templates: data/templates/nope\n",
+     "field 'utterances.templates': no template bank files (*.yaml) in 'data/templates/nope'"),
+    ("gate:\n  folds: 1000\n", "field 'gate.folds': 1000 folds need at least as many in-catalog request groups "
+                                "(pair_id); utterances.composition has 210"),
+], ids=["templates", "folds"])
+def test_a_generated_set_fails_at_validation_naming_the_key(repo_copy, body, message):
+    (repo_copy / "bad.yaml").write_text(f"experiment: bad\n{body}")
+    proc = snakemake("-n", "--configfile", "bad.yaml", cwd=repo_copy, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and message in out and "IndexError" not in out and "Job stats" not in out
+
+
 def test_every_rule_has_a_log_and_a_benchmark():
     # `toolgate profile` reads the benchmark files: a rule without one is missing from the per-rule wall times
     text = "\n".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))

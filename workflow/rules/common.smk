@@ -2,15 +2,14 @@
 import sys
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, config_hash, resolve
+from toolgate.report.check import load_expected
 from toolgate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
-# defaults, then against its catalog and utterances where they exist (ablation.ks,
-# gate.folds); an invalid value stops the workflow naming the key.
+# defaults, then against its template banks, catalog and utterances where they exist
+# (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming the key.
 config.update(resolve(config))
 check_inputs(config)
 
@@ -116,7 +115,4 @@ def all_targets():
 def checks_this_experiment():
     """The expected-values file applies only to the experiment it names."""
     path = config["report"]["expected"]
-    if not path:
-        return False
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh).get("experiment") == EXP
+    return bool(path) and load_expected(path)["experiment"] == EXP

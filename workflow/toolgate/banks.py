@@ -8,8 +8,6 @@ import hashlib
 import re
 from pathlib import Path
 
-import yaml
-
 from . import io, korean
 from .errors import InputError
 
@@ -21,7 +19,7 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
     """Lexicons, per-action template banks and out-of-catalog banks, validated."""
     folder = Path(folder)
     lex_path = folder / "lexicons.yaml"
-    lexicons = _yaml(lex_path) if lex_path.exists() else {}
+    lexicons = io.read_yaml(lex_path) if lex_path.exists() else {}
     for name, entries in lexicons.items():
         _check_fillers(lex_path, name, entries, langs)
     actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
@@ -31,7 +29,7 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
         raise InputError(folder, "no template bank files (*.yaml) in the folder")
     for path in files:
         banks["files"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
-        doc = _yaml(path) or {}
+        doc = io.read_yaml(path) or {}
         unknown = set(doc) - {"actions", "out"}
         if unknown:
             raise InputError(path, "unknown top-level key", field=sorted(unknown)[0])
@@ -55,15 +53,6 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
     if missing:
         raise InputError(folder, f"{len(missing)} catalog actions have no template bank, e.g. '{missing[0]}'")
     return banks
-
-
-def _yaml(path: Path):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise InputError(path, f"cannot parse YAML: {exc}".splitlines()[0], None if line is None else line + 1) from None
 
 
 def _check_fillers(path, where, entries, langs) -> None:

@@ -59,6 +59,21 @@ def _import(args) -> int:
     return 0
 
 
+def _at_least(minimum: int, cores: bool = False):
+    """An argparse type: an integer of at least ``minimum`` (and, with ``cores``, at most the machine's cores)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum of {minimum}")
+        if cores and value > (os.cpu_count() or 1):
+            raise argparse.ArgumentTypeError(f"{value} is above this machine's {os.cpu_count() or 1} cores")
+        return value
+    return parse
+
+
 def _fraction(text: str) -> float:
     value = float(text)
     if not 0 <= value < 1:
@@ -69,8 +84,13 @@ def _fraction(text: str) -> float:
 def _route(args) -> int:
     from . import config as cfgmod
     from .rankers import fit_ranker, with_members
+    from .router.runtime import RouterError, check_request
     from .scores import top_order
 
+    try:  # the router's rules for a request (not empty, no control characters); ranking has no length limit
+        check_request(args.text, sys.maxsize)
+    except RouterError as exc:
+        raise InputError("text", str(exc)) from None
     cfg = cfgmod.load(args.config)
     if args.ranker not in cfg["rankers"]:
         print(f"error: unknown ranker '{args.ranker}' (config {args.config} has: {', '.join(cfg['rankers'])})", file=sys.stderr)
@@ -201,13 +221,6 @@ def _request(raw: bytes):
     return obj["text"]
 
 
-def _threads(text: str) -> int:
-    value, cores = int(text), os.cpu_count() or 1
-    if not 1 <= value <= cores:
-        raise argparse.ArgumentTypeError(f"{text} is not between 1 and this machine's {cores} cores")
-    return value
-
-
 def _profile(args) -> int:
     from .config import load
     from .profile import profile_text
@@ -227,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("route", help="rank the catalog for one request and print the top candidates")
     p.add_argument("text", help="the request, Korean or English")
     p.add_argument("--ranker", default="bm25", help="a ranker named in the config (default: bm25)")
-    p.add_argument("--top", type=int, default=5, help="candidates to print (default: 5)")
+    p.add_argument("--top", type=_at_least(1), default=5, help="candidates to print (default: 5)")
     p.add_argument("--catalog", help="catalog JSONL (default: the config's)")
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
     p.add_argument("--routes", action="store_true", help="also rank the route entries (chat, delegate, clarify)")
@@ -250,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--router", help="router folder (default: results/<experiment>/router/<first pipeline>)")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
-    p.add_argument("--threads", type=_threads, help="encoder threads, 1 to the machine's cores (default: the backend's)")
+    p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '
@@ -259,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("profile", help="per-rule wall times of the last workflow run, slowest first")
     p.add_argument("--experiment", help="experiment name (default: the config's)")
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
-    p.add_argument("--top", type=int, default=40, help="jobs to list (default: 40)")
+    p.add_argument("--top", type=_at_least(1), default=40, help="jobs to list (default: 40)")
     p.set_defaults(func=_profile)
     return parser
 
@@ -280,7 +293,7 @@ def _import_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the files its "
                    "import.json records) or write beside other files when no name clashes")
     p.add_argument("--lang", choices=io.LANGS, help="language of the texts (openai-tools, beir; default en)")
-    p.add_argument("--sample", type=int, default=0, metavar="N", help="at most N requests, drawn with --seed (0: all)")
+    p.add_argument("--sample", type=_at_least(0), default=0, metavar="N", help="at most N requests, drawn with --seed (0: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample and the tool split (default 0)")
     p.add_argument("--holdout-tools", type=_fraction, default=0.0, metavar="FRACTION",
                    help="remove this share of the gold tools from the catalog; their requests become out of catalog")
@@ -300,6 +313,9 @@ def main(argv=None) -> int:
         return args.func(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # last resort: a file read outside toolgate's loaders (they raise InputError)
+        print(f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}", file=sys.stderr)
         return 2
 
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, fields, make_dataclass
 from pathlib import Path
 
 import jsonschema
-import yaml
 from jsonschema.exceptions import best_match
 
 from . import io
+from .banks import OUT_SUBTYPES
 from .errors import InputError
 
 
@@ -84,35 +84,48 @@ def fit_ks(ks, n_actions: int, source: str = "config") -> list[int]:
 
 
 def check_inputs(cfg: dict, source: str = "config") -> None:
-    """Checks of a resolved config against its catalog and utterance file, where they already exist.
+    """Checks of a resolved config against its inputs, where they are known before any job.
 
     Called when the workflow starts, so a config that does not fit its inputs stops before any job:
-    ``tournament.checkpoint`` against ``native.roster``; ``ablation.ks`` against the action count;
-    ``gate.folds`` and each convex hybrid's ``folds`` against the in- and out-of-catalog request groups of a
-    prepared utterance file. Inputs
-    built by a rule are checked by the rules that read them.
+    ``tournament.checkpoint`` against ``native.roster``; ``utterances.templates`` holds template banks (a
+    generated set); ``ablation.ks`` against the action count; ``gate.folds`` and each convex hybrid's ``folds``
+    against the in- and out-of-catalog request groups (pairs), counted in ``utterances.composition`` for a
+    generated set and in a prepared utterance file. Inputs built by a rule are checked by the rules that read them.
     """
     tour = cfg["tournament"]
     if tour["enabled"] and tour["checkpoint"] not in cfg["native"]["roster"]:
         raise InputError(source, f"'{tour['checkpoint']}' is not in native.roster (known: "
                                  f"{', '.join(cfg['native']['roster'])})", field="tournament.checkpoint")
+    utt = cfg["utterances"]
+    if utt["source"] == "generate":
+        if not any(Path(utt["templates"]).glob("*.yaml")):
+            raise InputError(source, f"no template bank files (*.yaml) in '{utt['templates']}'",
+                             field="utterances.templates")
+        comp = utt["composition"]
+        _check_folds(cfg, comp["in_catalog_pairs"], sum(comp[f"{s}_pairs"] for s in OUT_SUBTYPES),
+                     "utterances.composition", source)
     if not Path(cfg["catalog"]).is_file():
         return
     catalog = io.load_catalog(cfg["catalog"], tuple(cfg["langs"]))
     fit_ks(cfg["ablation"]["ks"], sum(t["kind"] == "action" for t in catalog), source)
-    path = cfg["utterances"]["file"]
-    if cfg["utterances"]["source"] != "file" or not Path(path).is_file():
+    path = utt["file"]
+    if utt["source"] != "file" or not Path(path).is_file():
         return
     rows = io.main_set(io.load_utterances(path, catalog, tuple(cfg["langs"])))
+    pairs = {side: {r["pair_id"] for r in rows if (r["gold_outcome"] in io.IN_CATALOG) == side} for side in (True, False)}
+    _check_folds(cfg, len(pairs[True]), len(pairs[False]), path, source)
+
+
+def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> None:
+    """Folds grouped by pair need at least one group per fold on each side (sklearn fails after scoring otherwise)."""
     folds = {"gate.folds": cfg["gate"]["folds"],
              **{f"rankers.{n}.folds": s["folds"] for n, s in cfg["rankers"].items() if s["type"] == "hybrid"
                 and s["method"] == "convex"}}
-    for label, inside in (("in-catalog", True), ("out-of-catalog", False)):
-        groups = len({r["pair_id"] for r in rows if (r["gold_outcome"] in io.IN_CATALOG) == inside})
+    for label, groups in (("in-catalog", n_in), ("out-of-catalog", n_out)):
         for field, n in folds.items():
             if groups < n:
                 raise InputError(source, f"{n} folds need at least as many {label} request groups (pair_id); "
-                                         f"{path} has {groups}", field=field)
+                                         f"{where} has {groups}", field=field)
 
 
 def config_hash(cfg: dict) -> str:
@@ -122,8 +135,7 @@ def config_hash(cfg: dict) -> str:
 
 def load(path) -> dict:
     """Read and resolve a YAML config file."""
-    with open(path, encoding="utf-8") as fh:
-        return resolve(yaml.safe_load(fh) or {}, str(path))
+    return resolve(io.read_yaml(path) or {}, str(path))
 
 
 # ----------------------------------------------------------------------------- typed sections

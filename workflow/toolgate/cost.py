@@ -11,10 +11,12 @@ same run.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -111,17 +113,35 @@ def _bench(job: dict) -> dict:
     return {"ranker": job["name"], "implementation": job["impl"], "size_bytes": size, **stats}
 
 
+@contextlib.contextmanager
+def _exit_on_stop_signals():
+    """SIGTERM and SIGINT raise SystemExit (status 128 + signal) inside the block.
+
+    By default SIGTERM ends this process at once and leaves the running benchmark child behind, an orphan that
+    goes on for its whole run; raised, it unwinds through ``subprocess.run``, which kills that child, and past the
+    caller's writes, so a stopped job leaves neither processes nor outputs.
+    """
+    stops = (signal.SIGTERM, signal.SIGINT)
+    previous = [signal.signal(s, lambda signum, _: sys.exit(128 + signum)) for s in stops]
+    try:
+        yield
+    finally:
+        for s, handler in zip(stops, previous):
+            signal.signal(s, handler)
+
+
 def run_jobs(jobs: list[dict], module: str = "toolgate.cost") -> list[dict]:
     """Each job in a fresh interpreter running ``python -m module`` (JSON in, JSON out); returns their results."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     recs = []
-    for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
-        log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
-        proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(job), capture_output=True,
-                              text=True, env=env)
-        if proc.returncode != 0:
-            raise RuntimeError(f"benchmark of {job['name']} ({job.get('impl', module)}) failed:\n{proc.stderr[-3000:]}")
-        recs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    with _exit_on_stop_signals():
+        for job in tqdm(jobs, desc="benchmarks", unit="job", file=sys.stderr):
+            log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
+            proc = subprocess.run([sys.executable, "-m", module], input=json.dumps(job), capture_output=True,
+                                  text=True, env=env)
+            if proc.returncode != 0:
+                raise RuntimeError(f"benchmark of {job['name']} ({job.get('impl', module)}) failed:\n{proc.stderr[-3000:]}")
+            recs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return recs
 
 

@@ -50,25 +50,50 @@ def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
     return ".".join(path) or None, err.message
 
 
-def read_jsonl(path) -> list[tuple[int, dict]]:
-    """(line number, object) for every non-blank line; strict UTF-8 and JSON."""
+def read_text(path) -> str:
+    """A UTF-8 text file, or InputError saying why it cannot be read (the line of a byte that is not UTF-8)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)
+        raise InputError(path, f"not UTF-8 (byte {column} of the line)", raw.count(b"\n", 0, exc.start) + 1) from None
+
+
+def loads_json(text: str, path, lineno: int | None = None):
+    """``json.loads``, or InputError naming the line and column of a syntax error (``lineno``: the text's line
+    in the file, for one JSONL line)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno + (lineno or 1) - 1) from None
+    except RecursionError:  # the decoder recurses once per level: [[[[...]]]] thousands deep exhausts the stack
+        raise InputError(path, "malformed JSON: nested too deeply", lineno) from None
+
+
+def read_yaml(path):
+    """A YAML file's content, or InputError naming the line of a syntax error."""
+    try:
+        return yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(path, f"cannot parse YAML: {problem}", None if mark is None else mark.line + 1) from None
+    except RecursionError:
+        raise InputError(path, "cannot parse YAML: nested too deeply") from None
+
+
+def read_jsonl(path) -> list[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; strict UTF-8 and JSON."""
     rows = []
-    for lineno, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 (byte {exc.start + 1} of the line)", lineno) from None
+    for lineno, text in enumerate(read_text(path).split("\n"), start=1):
         if not text.strip():
             continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", lineno) from None
+        obj = loads_json(text, path, lineno)
         if not isinstance(obj, dict):
             raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", lineno)
         rows.append((lineno, obj))
@@ -77,8 +102,8 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     return rows
 
 
-def check_schema(path, lineno: int | None, obj: dict, name: str) -> None:
-    """InputError at ``path`` (line ``lineno``) naming the field of the best-matching violation of schema ``name``."""
+def check_schema(path, lineno: int | None, obj, name: str) -> None:
+    """InputError naming the field of ``obj`` that breaks ``workflow/schemas/<name>.schema.yaml``, if one does."""
     err = best_match(_validator(name).iter_errors(obj))
     if err is not None:
         field, message = schema_error(err)

@@ -13,7 +13,6 @@ A row without its own list has an empty ``candidates`` entry (it sees the whole 
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .. import io
@@ -54,12 +53,7 @@ def read(fmt: str, sources: list, lang: str | None = None, subsets=()) -> A.Exte
 
 def load_json(path):
     """A JSON file, or InputError naming the line and column of a syntax error."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    return io.loads_json(io.read_text(path), path)
 
 
 def _tool_names(path, tools: A._Tools) -> dict[str, str]:
@@ -163,10 +157,7 @@ def _beir_paths(sources: list[Path]) -> tuple[Path, Path, Path]:
 
 def _qrels(path, docs: dict) -> dict[str, list[tuple[int, str]]]:
     """Query id -> [(score, corpus id)] with score > 0, in file order; a header line is skipped."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read file: {exc}") from None
+    lines = io.read_text(path).splitlines()
     out: dict[str, list] = {}
     for lineno, line in enumerate(lines, start=1):
         cells = line.rstrip("\n").split("\t")

@@ -13,13 +13,20 @@ import yaml
 
 from .. import io
 from ..config import Roles
+from ..errors import InputError
 from .tables import load_tables, lookup
+
+
+def load_expected(path) -> dict:
+    """An expected-values file, validated against ``workflow/schemas/expected.schema.yaml``."""
+    expected = io.read_yaml(path) or {}
+    io.check_schema(path, None, expected, "expected")
+    return expected
 
 
 def check(tables_dir, expected_path, roles: Roles) -> tuple[list[str], list[str]]:
     """(failures, passes) as readable lines."""
-    with open(expected_path, encoding="utf-8") as fh:
-        expected = yaml.safe_load(fh)
+    expected = load_expected(expected_path)
     tables = load_tables(tables_dir)
     failures, passes = [], []
     for e in expected["entries"]:
@@ -53,10 +60,12 @@ def run_check(tables_dir, expected_path, roles: Roles, out_path=None) -> bool:
 
 def write_expected(tables_dir, expected_path, roles: Roles) -> None:
     """Refresh the values of an expected file from current results, keeping names, lookups and tolerances."""
-    with open(expected_path, encoding="utf-8") as fh:
-        expected = yaml.safe_load(fh)
+    expected = load_expected(expected_path)
     tables = load_tables(tables_dir)
     for e in expected["entries"]:
-        v = lookup(tables, e, roles)
+        try:
+            v = lookup(tables, e, roles)
+        except KeyError as exc:
+            raise InputError(tables_dir, f"no value for entry '{e['name']}' ({exc.args[0]})") from None
         e["value"] = round(v, 4) if isinstance(v, float) else v
     io.write_atomic(expected_path, yaml.safe_dump(expected, sort_keys=False, allow_unicode=True, width=120))

@@ -17,9 +17,12 @@ import numpy as np
 import pandas as pd
 
 from ..config import Roles
+from ..errors import InputError
 
 
 def load_tables(tables_dir) -> dict[str, pd.DataFrame]:
+    if not Path(tables_dir).is_dir():  # glob would find no tables, and every lookup would say "not produced"
+        raise InputError(tables_dir, "no such folder of result tables")
     return {p.stem: pd.read_csv(p) for p in sorted(Path(tables_dir).glob("*.csv"))}
 
 
