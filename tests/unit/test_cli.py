@@ -113,7 +113,9 @@ def test_import_names_a_folder_given_for_a_file(tmp_path, capsys):
 def test_a_file_error_outside_the_loaders_is_one_line(artifact, tmp_path, capsys):
     missing = tmp_path / "missing.jsonl"  # read by the router itself, not by an io loader
     _fails(capsys, ["decide", "wifi on", "--router", str(artifact), "--catalog", str(missing)],
-           f"{missing}: No such file or directory")
+           f"{missing}: no such catalog file (--catalog)")
+    _fails(capsys, ["decide", "wifi on", "--router", str(artifact), "--catalog", str(tmp_path)],
+           f"{tmp_path}: no such catalog file (--catalog)")
 
 
 def test_check_refuses_what_is_not_an_expected_file_or_a_tables_folder(tmp_path, capsys):
