@@ -148,3 +148,33 @@ def test_router_probes():
             if (got, d.reason) != (want["decision"], want["reason"]):
                 diffs.append(f"{p['text']!r}: pinned {want['decision']} ({want['reason']}), now {got} ({d.reason})")
     assert not diffs, "router decisions changed; refresh tests/expected/router_probes.yaml if on purpose:\n" + "\n".join(diffs)
+
+
+CHECK_SCRIPT = """<script>window.addEventListener('load', () => {
+  const imgs = [...document.images], m = document.getElementById('claims-matrix');
+  const r = m ? m.getBoundingClientRect() : null;
+  document.body.dataset.check = JSON.stringify({images: imgs.length,
+    loaded: imgs.filter(i => i.complete && i.naturalWidth > 0).length,
+    matrix: !!(r && r.width > 0 && r.height > 0), links: document.querySelectorAll('nav a').length});
+});</script>"""
+
+
+def test_report_renders_in_chromium(tmp_path):
+    """report.html in headless Chromium: every figure decodes and the claims matrix is on the page."""
+    import re
+    import shutil
+    import subprocess
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (Debian package chromium)")
+    page = tmp_path / "report.html"
+    page.write_text((ROOT / "results" / "default" / "report.html").read_text().replace("</body>", CHECK_SCRIPT + "</body>"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+             "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp_path / 'profile'}",
+             "--virtual-time-budget=10000"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    found = re.search(r'data-check="([^"]+)"', dom.stdout)
+    assert found, dom.stderr[-2000:]
+    check = json.loads(found.group(1).replace("&quot;", '"'))
+    assert check["images"] >= 5 and check["loaded"] == check["images"] and check["matrix"] and check["links"] >= 5, check

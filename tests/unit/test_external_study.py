@@ -65,7 +65,7 @@ def test_transfer_payload_is_applied_unchanged():
 def test_external_gate_on_functionchat_with_bm25(fc_call, run0, tmp_path):
     fits = tmp_path / "gates.json"
     fits.write_text(json.dumps({"g3": {"features": list(FEATURES), "coef": [0, 0, 0, 0, 0, 1, 0], "intercept": -1}}))
-    df = XG.external_gate(BM25, fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
+    df, _ = XG.external_gate(BM25, fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
     assert list(df.columns) == ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
     assert set(df["dataset"]) == {"functionchat"} and (df["n_in"] == 100).all() and (df["n_out"] == 100).all()
     assert set(df["mode"]) == {"raw", "within", "transfer"}

@@ -268,7 +268,7 @@ def test_external_gate_fits_within_and_transfers_every_gate(monkeypatch):
     ext = _calls_and_rejects()
     fits = {s.name: {"features": list(s.inputs), "coef": [1.0] * len(s.inputs), "intercept": 0.0} for s in fitted(reg)}
     gate, run = section("gate", {"folds": 3, "resamples": 30}), make_run(0, ("en",))
-    df = XG.external_gate(rankers, fits, {"functionchat_calldecision": ext}, gate, run)
+    df, _ = XG.external_gate(rankers, fits, {"functionchat_calldecision": ext}, gate, run)
     assert set(df["gate"]) == set(reg)
     by = df.set_index(["gate", "mode"])["auc"]
     assert {(s.name, m) for s in fitted(reg) for m in ("within", "transfer")} <= set(by.index)

@@ -1,4 +1,4 @@
-"""Claims ledger: verdicts on small tables, and "not computable" with a readable reason when inputs are missing."""
+"""Claims ledger: verdicts on small tables, and "not testable" with a readable reason when inputs are missing."""
 import pandas as pd
 import pytest
 
@@ -10,9 +10,9 @@ from toolgate.signals import registry
 SIGNALS = registry("bm25", ["e5", "usem3"])
 
 
-def test_ledger_marks_missing_tables_not_computable():
+def test_ledger_marks_missing_tables_not_testable():
     led = ledger({}, SIGNALS, ROLES)
-    assert set(led["verdict"]) == {"not computable"} and len(led) >= 11
+    assert set(led["verdict"]) == {"not testable"} and len(led) >= 11
 
 
 def _gate_auc(mismatch_aucs):
@@ -47,7 +47,7 @@ def test_encoder_claims_use_the_registry_and_roles():
                         "slice": ["match", "mismatch"] * 2, "top1": [0.98, 0.2, 0.9, 0.4]})
     assert _verdict({"selection": sel}, "bm25_match_vs_paraphrase")[0] == "holds"
     sel.loc[sel["ranker"] == "bm25", "ranker"] = "lexical_other"  # not the configured lexical ranker
-    assert _verdict({"selection": sel}, "bm25_match_vs_paraphrase")[0] == "not computable"
+    assert _verdict({"selection": sel}, "bm25_match_vs_paraphrase")[0] == "not testable"
 
 
 def test_missing_inputs_give_a_readable_reason():
@@ -55,7 +55,7 @@ def test_missing_inputs_give_a_readable_reason():
     assert led["evidence"].str.fullmatch(r"table \w+\.csv was not produced").all()
     sel = pd.DataFrame({"ranker": ["bm25", "e5"], "lang": ["all"] * 2, "slice": ["all"] * 2, "top1": [0.6, 0.7]})
     verdict, evidence = _verdict({"selection": sel}, "bm25_match_vs_paraphrase")
-    assert verdict == "not computable"
+    assert verdict == "not testable"
     assert evidence == ("selection.csv has no match or mismatch slice rows (lang=all): this catalog has no "
                         "vocabulary split")
     # a failure no test foresaw is still named in words, not printed as a bare repr such as 'match'
@@ -84,7 +84,7 @@ def test_encoder_claims_name_the_slice_they_used(label, words):
     assert _verdict(t, "encoders_not_separated")[0] == "does not hold"
     t["bootstrap"]["slice"] = "some other slice"
     verdict, evidence = _verdict(t, "encoders_beat_g3")
-    assert verdict == "not computable" and evidence.startswith("bootstrap.csv has no utterance-cluster")
+    assert verdict == "not testable" and evidence.startswith("bootstrap.csv has no utterance-cluster")
 
 
 def _routing(gated_accuracy, ci):
@@ -112,7 +112,7 @@ def test_routing_guard_and_the_claim_it_pairs_with():
     assert verdict == "does not hold" and evidence.endswith("-0.150 [-0.250, -0.050] (the ladder guard fails)")
     t["routing_baselines"] = t["routing_baselines"].drop(columns="gated_minus_single_pool_ladder_ci_high")
     verdict, evidence = _verdict(t, "gate_cuts_errors")
-    assert (verdict, evidence) == ("not computable",
+    assert (verdict, evidence) == ("not testable",
                                    "routing_baselines.csv has no column gated_minus_single_pool_ladder_ci_high")
 
 
@@ -124,10 +124,10 @@ def test_hybrid_claim_needs_every_k_within_spread():
     cross.loc[1, "rrf_within_spread"] = True
     assert _verdict({"crossover": cross}, "hybrid_removes_choice")[0] == "holds"
     verdict, evidence = _verdict({"crossover": cross.drop(columns="rrf_within_spread")}, "hybrid_removes_choice")
-    assert verdict == "not computable" and "no hybrid columns" in evidence
+    assert verdict == "not testable" and "no hybrid columns" in evidence
     cross["rrf_within_spread"] = None  # no match/mismatch split: the columns exist, empty
     verdict, evidence = _verdict({"crossover": cross}, "hybrid_removes_choice")
-    assert verdict == "not computable" and "no hybrid values" in evidence
+    assert verdict == "not testable" and "no hybrid values" in evidence
 
 
 def test_bm25_claim_compares_with_encoders_not_hybrids():

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import check_inputs, config_hash, resolve
+from toolgate.config import check_inputs, config_hash, load, resolve
 from toolgate.report.check import load_expected
 from toolgate.signals import registry, studied_gates
 
@@ -72,13 +72,19 @@ FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"
            "fig_gate_transfer"]
 
 
+def compared_tables():
+    """The claims tables of the report.compare experiments that have run (a report rereads them when they change)."""
+    names = [load(path)["experiment"] for path in config["report"]["compare"]]
+    return [t for t in (f"results/{n}/tables/gate_auc.csv" for n in names) if Path(t).exists()]
+
+
 def optional_tables():
     """Tables of the stages a config can switch off."""
     out = []
     if config["quantization"]["enabled"]:
         out += ["quant_retention"]
     if config["external"]["enabled"]:
-        out += ["external_selection", "external_gate", "jaccard_external"]
+        out += ["external_selection", "external_gate", "external_bootstrap", "jaccard_external"]
     if config["native"]["enabled"]:
         out += ["native_deployment", "native_calls"]
     if config["tournament"]["enabled"]:

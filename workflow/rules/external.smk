@@ -11,6 +11,8 @@ rule external:
         selection_md=f"{RES}/tables/external_selection.md",
         gate=f"{RES}/tables/external_gate.csv",
         gate_md=f"{RES}/tables/external_gate.md",
+        bootstrap=f"{RES}/tables/external_bootstrap.csv",
+        bootstrap_md=f"{RES}/tables/external_bootstrap.md",
         jaccard=f"{RES}/tables/jaccard_external.csv",
         jaccard_md=f"{RES}/tables/jaccard_external.md",
         jaccard_items=f"{RES}/tables/jaccard_items.csv",
@@ -19,6 +21,7 @@ rule external:
         run=RUN,
         gate=config["gate"],
         external=config["external"],
+        roles=config["roles"],
     benchmark:
         f"benchmarks/{EXP}/external.tsv"
     log:

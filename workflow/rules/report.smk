@@ -8,6 +8,7 @@ rule report:
         reported=config["report"]["reported"],
         catalog=config["catalog"],
         utterances=utterances_path(),
+        compared=compared_tables(),
     output:
         md=f"{RES}/report.md",
         html=report(f"{RES}/report.html", caption="../report/report.rst", category="Report"),

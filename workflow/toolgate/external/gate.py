@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..bootstrap import auc_interval, cluster_weights
+from ..bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
 from ..config import Gate, Run, Text
 from ..gate import score_features
 from ..gate_inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
@@ -31,6 +31,8 @@ from .scoring import padded, row_embeddings, row_scores
 log = logging.getLogger(__name__)
 LEVEL = 0.95  # bootstrap interval
 AUC_COLUMNS = ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
+DIFF_COLUMNS = ["dataset", "cluster_unit", "slice", "resamples", "a", "b", "auc_a", "auc_b", "difference", "ci_low",
+                "ci_high", "excludes_zero"]
 
 
 def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
@@ -99,8 +101,8 @@ def _auc_row(dataset: str, column: str, meta: tuple[str, str], sig, y, w) -> dic
 
 
 def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
-                  bfcl_2plus: bool = True) -> pd.DataFrame:
-    """Gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
+                  bfcl_2plus: bool = True, differences: list[tuple[str, str]] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(AUCs, differences): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
 
     FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
     live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
@@ -116,13 +118,16 @@ def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], 
     max cosine over one tool). With ``bfcl_2plus`` the table adds dataset
     ``bfcl_2plus``: the same analysis on rows with at least two candidates
     (within-set gates refitted on it).
+
+    ``differences``: (a, b) signal pairs whose paired AUC differences each set also gets, from the set's own
+    clusters (the second frame, shaped like bootstrap.csv with a ``dataset`` column; empty without pairs).
     """
     if isinstance(fits, (str, Path)):
         fits = load_payloads(fits)
     jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
     if "bfcl" in sets and bfcl_2plus:
         jobs.append(("bfcl_2plus", "bfcl"))
-    recs = []
+    recs, diffs = [], []
     for dataset, key in jobs:
         ext = sets[key]
         if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
@@ -132,4 +137,9 @@ def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], 
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():
             recs.append(_auc_row(dataset, column, m, df[column].to_numpy(), y, w))
-    return pd.DataFrame(recs, columns=AUC_COLUMNS)
+        pairs = [(a, b) for a, b in differences if a in df and b in df]
+        if pairs:
+            d = paired_differences(df, y, np.array(ext.clusters), pairs, gate.resamples, run.seed, LEVEL)
+            diffs.append(d.assign(dataset=dataset, cluster_unit="cluster", slice=NO_SLICE, resamples=gate.resamples))
+    diff = pd.concat(diffs, ignore_index=True)[DIFF_COLUMNS] if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
+    return pd.DataFrame(recs, columns=AUC_COLUMNS), diff

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import External, Gate, Run
+from ..bootstrap import default_differences
+from ..config import External, Gate, Roles, Run
 from ..datacard import jaccard_frame
 from ..tables import write_table
 from ..text import jaccard
@@ -113,19 +114,20 @@ def _synthetic_items(catalog_path, utterances_path, run: Run) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------------- workflow entry
 
 def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: dict, run: Run, gate: Gate,
-                   external: External) -> None:
+                   external: External, roles: Roles) -> None:
     """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
 
-    ``outputs``: the selection, gate and Jaccard tables and the Jaccard items, as paths.
+    ``outputs``: the selection, gate, gate-difference and Jaccard tables and the Jaccard items, as paths.
     """
-    selection_csv, gate_csv, jaccard_csv, items_csv = outputs
+    selection_csv, gate_csv, bootstrap_csv, jaccard_csv, items_csv = outputs
     rankers = {n: s for n, s in rankers.items() if s["type"] != "hybrid"}  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
     sets = load_all(external, run.seed)
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)
     sel = external_selection(rankers, sets, run)
     log.info("selection done after %.1f s", time.perf_counter() - t0)
-    gates = external_gate(rankers, gates_path, sets, gate, run)
+    gates, diffs = external_gate(rankers, gates_path, sets, gate, run,
+                                 differences=default_differences(roles.encoder, roles.second_encoder))
     log.info("gate done after %.1f s", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
     items = pd.concat([_synthetic_items(catalog_path, utterances_path, run), items], ignore_index=True)
@@ -141,6 +143,10 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
                 "unchanged (gate names the registry's gate; exemplar kNN reads this set's own training-fold requests "
                 f"in both modes). {gate.resamples} cluster-bootstrap resamples, 95% intervals. bfcl_2plus keeps rows with "
                 "at least two candidates (single-candidate rows are all irrelevant, which leaks the label).", run.seed)
+    write_table(diffs, bootstrap_csv, "External gate differences: paired AUC differences, in vs out",
+                "The bootstrap table's differences on each external set (signals as in external_gate: raw, or fitted "
+                f"out of fold within the set), {gate.resamples} resamples of the set's own clusters (FunctionChat: "
+                "request text; BFCL: row), 95% percentile intervals. Read by the claims-by-set matrix.", run.seed)
     write_table(quartiles(items), jaccard_csv, "Character 3-gram Jaccard of requests with their gold tool",
                 "Synthetic slices beside FunctionChat (Korean) and BFCL (English). Mobile Actions, the paper's "
                 "external set, is not obtainable offline and is not rerun here.", run.seed,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -16,30 +17,37 @@ from ..scores import has_routes, mode_note
 from ..signals import registry
 from ..tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
-from .claims import ledger
+from .sets import claims_matrix, family_sentences, matrix_table
 from .tables import load_tables, side_by_side
 
 
+# (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
 FIGURES = [
-    ("fig2_operating_points", "Figure 2 reproduced: local coverage against danger rate for each gate. Look at the "
-     "dashed budget line: the gate whose curve is highest there is the one a product can ship."),
-    ("fig3_reliability", "Figure 3 reproduced: reliability of each gate before and after out-of-fold calibration. "
-     "Points on the diagonal are calibrated; a confirmation band needs that."),
-    ("fig_candidate_ablation", "Top-1 accuracy against the number of candidates: solid lines are matched vocabulary, "
-     "dashed are paraphrases; the gap between them is what the crossover trades."),
-    ("fig_gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's text: where the "
-     "encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
-    ("fig_gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the external study runs, "
-     "on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied unchanged: a gate "
-     "worth shipping keeps its transfer point near its within point."),
-    ("fig_scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, from the "
-     "experiment's actions to thousands of tools (tables/scaling.csv)."),
-    ("fig_tokenizer_ablation", "Korean top-1 of BM25 by lexical unit, match and mismatch, at the full catalog and at "
-     "fewer candidates (95% pair-cluster intervals): the unit whose markers sit highest on the mismatch panel is the "
-     "one that reads paraphrases best."),
-    ("fig4_jaccard", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices beside the external "
-     "sets, one panel per language."),
+    ("fig2_operating_points", "operating_points", "Figure 2 reproduced: local coverage against danger rate for each "
+     "gate. Look at the dashed budget line: the gate whose curve is highest there is the one a product can ship."),
+    ("fig3_reliability", "reliability", "Figure 3 reproduced: reliability of each gate before and after out-of-fold "
+     "calibration. Points on the diagonal are calibrated; a confirmation band needs that."),
+    ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: solid lines are matched "
+     "vocabulary, dashed are paraphrases; the gap between them is what the crossover trades."),
+    ("fig_gate_by_overlap", "gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's "
+     "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
+    ("fig_gate_transfer", "gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the "
+     "external study runs, on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied "
+     "unchanged: a gate worth shipping keeps its transfer point near its within point."),
+    ("fig_scaling", "scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, "
+     "from the experiment's actions to thousands of tools (tables/scaling.csv)."),
+    ("fig_tokenizer_ablation", "tokenizer_ablation", "Korean top-1 of BM25 by lexical unit, match and mismatch, at the "
+     "full catalog and at fewer candidates (95% pair-cluster intervals): the unit whose markers sit highest on the "
+     "mismatch panel is the one that reads paraphrases best."),
+    ("fig4_jaccard", "jaccard_external", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices "
+     "beside the external sets, one panel per language."),
 ]
+_PATH = re.compile(r"(?<![\w.:/~])(?:/[\w.+-]+)+/([\w.+-]+)")  # an absolute path: the report keeps only its last part
+
+
+def no_paths(text: str) -> str:
+    """``text`` with every absolute machine path cut to its last part (a report names no machine's folders)."""
+    return _PATH.sub(r"\1", text)
 
 
 def scope_sentences(catalog: list[dict], rows: list[dict]) -> list[str]:
@@ -59,7 +67,8 @@ def scope_sentences(catalog: list[dict], rows: list[dict]) -> list[str]:
 
 
 def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict) -> list[tuple]:
-    """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("fig", path, caption).
+    """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("verdicts", df), ("toc",),
+    ("fig", path, caption, table or None).
 
     ``inputs``: (reported values, catalog, utterances) paths."""
     reported_path, catalog_path, utterances_path = inputs
@@ -71,9 +80,17 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
     dense = [n for n, spec in config.get("rankers", {}).items() if spec["type"] == "dense"]
     sbs = side_by_side(reported, tables, roles)
     reg = registry(roles.lexical, dense)
-    led = ledger(tables, reg, roles)
+    matrix = claims_matrix(experiment, tables, reg, roles, config.get("report", {}).get("compare", []))
+    led = matrix[matrix["set"] == experiment].drop(columns="set")
     n_rep = int((sbs["reproduced"] != "").sum())
     counts = led["verdict"].value_counts().to_dict()
+    figures = {stem: (Path(figures_dir) / f"{stem}.png", table, caption) for stem, table, caption in FIGURES}
+    shown = {"fig_gate_by_overlap", "fig_gate_transfer", "fig_tokenizer_ablation"}  # placed in their sections
+
+    def fig(stem):
+        png, table, caption = figures[stem]
+        return [("fig", png, caption, tables.get(table))] if png.exists() else []
+
     blocks = [
         ("h", 1, f"toolgate report: {experiment}"),
         ("p", f"Reproduction of \"Selection Is Retrieval, Abstention Is Not\" on this experiment's data. toolgate "
@@ -83,27 +100,33 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
               + f". The paper's roles: BM25 is `{roles.lexical}`, e5 is `{roles.encoder}`, BGE is "
               f"`{roles.second_encoder}` (the paper's e5 is multilingual-e5-base; the offline default is the bundled "
               "4-bit multilingual-e5-small)."),
-        ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims: "
+        ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims on this experiment's own set: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
         ("p", "Scope: " + " ".join(scope_sentences(catalog, io.main_set(rows)))),
-        ("h", 2, "Claims ledger"),
-        ("p", "Each claim of the paper as a checkable statement, the test applied to this experiment's tables, and "
-              "the verdict on our data."),
+        ("toc",),
+        ("h", 2, "Claims by data set"),
+        ("p", "Each claim of the paper as a checkable statement, verdicted on every data set that can test it: this "
+              "experiment's own utterances, each external cross-check set, and the experiments report.compare "
+              "lists. A verdict on one synthetic set says as much about that set as about the paper: read a claim "
+              "across the columns. " + " ".join(family_sentences(matrix))),
+        ("verdicts", matrix_table(matrix)),
+        ("h", 2, "Claims ledger (this experiment)"),
+        ("p", "The test applied to each claim and the evidence on this experiment's tables."),
         ("table", led),
-        *overlap_blocks(tables),
-        *transfer_blocks(tables, reg),
-        *tokenizer_blocks(tables),
+        *overlap_blocks(tables), *fig("fig_gate_by_overlap"),
+        *transfer_blocks(tables, reg), *fig("fig_gate_transfer"),
+        *tokenizer_blocks(tables), *fig("fig_tokenizer_ablation"),
         *tournament_blocks(tables),
         ("h", 2, "Paper vs reproduced"),
         ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
               "comes from (each table is written by the rule of the same name)."),
         ("table", sbs),
         ("h", 2, "Figures"),
+        ("p", "Each figure beside the table it draws (tables/<name>.csv, written by the rule of the same name)."),
     ]
-    for stem, caption in FIGURES:
-        png = Path(figures_dir) / f"{stem}.png"
-        if png.exists():
-            blocks.append(("fig", png, caption))
+    for stem, _, _ in FIGURES:
+        if stem not in shown:
+            blocks += fig(stem)
     return blocks
 
 
@@ -156,38 +179,72 @@ def tournament_blocks(tables: dict) -> list[tuple]:
                            f"{r['latency_s']:.2f} s per request.")]
 
 
+def _anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _contents(blocks) -> list[str]:
+    return [b[2] for b in blocks if b[0] == "h" and b[1] == 2]
+
+
 def to_md(blocks, md_path) -> str:
     out, base = [], Path(md_path).parent
     for b in blocks:
         if b[0] == "h":
             out += ["#" * b[1] + " " + b[2], ""]
         elif b[0] == "p":
-            out += [b[1], ""]
-        elif b[0] == "table":
-            out += [to_markdown(b[1].fillna("")), ""]
+            out += [no_paths(b[1]), ""]
+        elif b[0] == "toc":
+            out += ["Contents: " + " · ".join(f"[{t}](#{_anchor(t)})" for t in _contents(blocks)), ""]
+        elif b[0] in ("table", "verdicts"):
+            out += [no_paths(to_markdown(b[1].fillna(""))), ""]
         else:
             rel = os.path.relpath(Path(b[1]).resolve(), base.resolve())
             out += [f"![{b[2]}]({Path(rel).as_posix()})", "", f"*{b[2]}*", ""]
     return "\n".join(out)
 
 
+VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not testable": "untested"}
+
+
+def _html_table(df, verdicts: bool = False) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    rows = []
+    for rec in df.fillna("").itertuples(index=False):
+        cells = []
+        for i, v in enumerate(rec):
+            text = no_paths(str(v))
+            cls = next((c for k, c in VERDICT_CLASS.items() if text.startswith(k + ":")), "") if verdicts and i else ""
+            cells.append(f"<td class='{cls}'>{html.escape(text)}</td>" if cls else f"<td>{html.escape(text)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table{' id=claims-matrix' if verdicts else ''}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
 def to_html(blocks, title) -> str:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>"
-             "body{font-family:sans-serif;max-width:1200px;margin:2em auto;line-height:1.4}"
+             "body{font-family:sans-serif;max-width:1400px;margin:2em auto;line-height:1.4;padding:0 1em}"
              "table{border-collapse:collapse;font-size:12px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px;"
              "vertical-align:top}th{background:#f3f3f3}img{max-width:100%}figcaption{font-style:italic}"
+             "td.holds{background:#dff3df}td.fails{background:#f8dcdc}td.untested{background:#eee;color:#666}"
+             ".pair{display:flex;gap:1.5em;align-items:flex-start;margin:1.5em 0}.pair figure{flex:0 0 55%;margin:0}"
+             ".pair .side{flex:1;overflow-x:auto;max-height:40em;overflow-y:auto}nav li{margin:.2em 0}"
              "</style></head><body>"]
     for b in blocks:
         if b[0] == "h":
-            parts.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
+            parts.append(f"<h{b[1]} id='{_anchor(b[2])}'>{html.escape(b[2])}</h{b[1]}>")
         elif b[0] == "p":
-            parts.append(f"<p>{html.escape(b[1])}</p>")
-        elif b[0] == "table":
-            parts.append(b[1].fillna("").to_html(index=False, escape=True, border=0))
+            parts.append(f"<p>{html.escape(no_paths(b[1]))}</p>")
+        elif b[0] == "toc":
+            items = "".join(f"<li><a href='#{_anchor(t)}'>{html.escape(t)}</a></li>" for t in _contents(blocks))
+            parts.append(f"<nav><h2>Contents</h2><ul>{items}</ul></nav>")
+        elif b[0] in ("table", "verdicts"):
+            parts.append(_html_table(b[1], b[0] == "verdicts"))
         else:
             data = base64.b64encode(Path(b[1]).read_bytes()).decode()
-            parts.append(f"<figure><img alt='{html.escape(b[2])}' src='data:image/png;base64,{data}'>"
-                         f"<figcaption>{html.escape(b[2])}</figcaption></figure>")
+            figure = (f"<figure><img alt='{html.escape(b[2])}' src='data:image/png;base64,{data}'>"
+                      f"<figcaption>{html.escape(b[2])}</figcaption></figure>")
+            side = "" if b[3] is None else f"<div class='side'>{_html_table(b[3])}</div>"
+            parts.append(f"<div class='pair'>{figure}{side}</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

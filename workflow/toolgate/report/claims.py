@@ -3,7 +3,9 @@
 Each test takes the tables and the experiment's context (signal registry,
 roles) and returns (verdict, evidence): verdict is "holds" or "does not hold".
 A test whose inputs are absent raises :class:`Missing` naming the table,
-column, row or slice, and the ledger says "not computable" with that reason.
+column, row or slice, and the ledger says "not testable" with that reason.
+Each claim belongs to a family (selection, abstention, routing), which the
+claims-by-set matrix (:mod:`.sets`) summarises in one sentence.
 The thresholds that turn a qualitative claim ("several-fold", "far better")
 into a test are fixed here, before looking at any result, and printed in the
 ledger.
@@ -31,12 +33,15 @@ class Missing(Exception):
 
 
 CLAIMS: list[tuple[str, str, object]] = []
+FAMILY: dict[str, str] = {}  # claim text -> selection / abstention / routing
+NOT_TESTABLE = "not testable"
 
 
-def claim(text: str, rule: str):
-    """Register a claim's test with its statement and the rule that decides it."""
+def claim(text: str, rule: str, family: str):
+    """Register a claim's test with its statement, the rule that decides it and its family."""
     def register(test):
         CLAIMS.append((text, rule, test))
+        FAMILY[text] = family
         return test
     return register
 
@@ -65,6 +70,11 @@ def _verdict(ok: bool) -> str:
     return "holds" if ok else "does not hold"
 
 
+def _finest_unit(rows: pd.DataFrame) -> str:
+    """Utterance clusters where the bootstrap has them, else an external set's own clusters."""
+    return "utterance" if (rows["cluster_unit"] == "utterance").any() else "cluster"
+
+
 def _encoder_differences(t, a: list[str], b: list[str], what: str) -> tuple[pd.DataFrame, str]:
     """Utterance-cluster bootstrap rows of a - b, and the slice they were computed on in words.
 
@@ -72,7 +82,7 @@ def _encoder_differences(t, a: list[str], b: list[str], what: str) -> tuple[pd.D
     are the best evidence it has.
     """
     rows = _table(t, "bootstrap", "cluster_unit", "slice", "a", "b", "difference", "ci_low", "ci_high")
-    rows = rows[(rows["cluster_unit"] == "utterance") & rows["a"].isin(a) & rows["b"].isin(b)]
+    rows = rows[(rows["cluster_unit"] == _finest_unit(rows)) & rows["a"].isin(a) & rows["b"].isin(b)]
     for label in ("mismatch", NO_SLICE):
         if (rows["slice"] == label).any():
             return rows[rows["slice"] == label], slice_title(label)
@@ -93,7 +103,7 @@ def _versus_ladder(t) -> tuple[bool, str]:
 
 @claim('The gate cuts delegate-to-skill errors several-fold against standalone BM25',
        'routing_baselines: standalone / gated delegate-to-skill count >= 3, and the ladder guard (next claim) '
-       'does not fail')
+       'does not fail', "routing")
 def gate_cuts_errors(t, c: Context):
     r = _row(t, "routing_baselines", ("standalone_bm25_count", "standalone_bm25_of", "gated_count", "gated_of"),
              metric="delegate_to_skill")
@@ -107,14 +117,14 @@ def gate_cuts_errors(t, c: Context):
 
 
 @claim('The gated router is at least as accurate as the single-pool ladder',
-       'routing_baselines: the gated - ladder accuracy interval is not entirely below 0')
+       'routing_baselines: the gated - ladder accuracy interval is not entirely below 0', "routing")
 def gated_not_below_ladder(t, c: Context):
     ok, evidence = _versus_ladder(t)
     return _verdict(ok), evidence
 
 
 @claim('Every single BM25 score feature stays below 0.70 AUC on mismatch-in vs out',
-       "gate_auc: max of the six raw features' auc_mismatch < 0.70")
+       "gate_auc: max of the six raw features' auc_mismatch < 0.70", "abstention")
 def features_below(t, c: Context):
     df = _table(t, "gate_auc", "signal", "auc_mismatch")
     six = df[df["signal"].isin(of_kind(c.signals, "score_feature"))].dropna(subset=["auc_mismatch"])
@@ -126,7 +136,7 @@ def features_below(t, c: Context):
 
 
 @claim('G3 is far better on match-in than on mismatch-in',
-       'gate_auc: G3 auc_match - auc_mismatch >= 0.15')
+       'gate_auc: G3 auc_match - auc_mismatch >= 0.15', "abstention")
 def g3_match_vs_mismatch(t, c: Context):
     r = _row(t, "gate_auc", ("auc_match", "auc_mismatch"), signal="g3")
     if np.isnan(r["auc_match"]) or np.isnan(r["auc_mismatch"]):
@@ -136,10 +146,11 @@ def g3_match_vs_mismatch(t, c: Context):
 
 
 @claim('Query length carries most of G3',
-       'bootstrap: G3 - six-feature interval > 0, and six-feature mismatch AUC < 0.6')
+       'bootstrap: G3 - six-feature interval > 0, and six-feature mismatch AUC < 0.6', "abstention")
 def length_carries_g3(t, c: Context):
+    unit = _finest_unit(_table(t, "bootstrap", "cluster_unit"))
     b = _row(t, "bootstrap", ("slice", "difference", "ci_low", "ci_high", "excludes_zero", "auc_a", "auc_b"),
-             cluster_unit="utterance", a="g3", b="g3_no_length")
+             cluster_unit=unit, a="g3", b="g3_no_length")
     if b["slice"] != "mismatch":
         raise Missing(f"bootstrap.csv has no mismatch-slice rows (its slice: {b['slice']})")
     r = _row(t, "gate_auc", ("auc_mismatch",), signal="g3_no_length")
@@ -149,7 +160,7 @@ def length_carries_g3(t, c: Context):
 
 
 @claim('Each encoder gate beats G3 on mismatch-in vs out',
-       'bootstrap (utterance clusters; mismatch slice, else all in vs out): every encoder - G3 interval above 0')
+       'bootstrap (utterance clusters; mismatch slice, else all in vs out): every encoder - G3 interval above 0', "abstention")
 def encoders_beat_g3(t, c: Context):
     rows, on = _encoder_differences(t, of_kind(c.signals, "encoder"), ["g3"], "encoder-minus-G3")
     ok = bool((rows["ci_low"] > 0).all())
@@ -159,7 +170,7 @@ def encoders_beat_g3(t, c: Context):
 
 @claim('The two encoders are not separated',
        'bootstrap (utterance clusters; mismatch slice, else all in vs out): encoder - second encoder interval '
-       'contains 0')
+       'contains 0', "abstention")
 def encoders_not_separated(t, c: Context):
     encoders = of_kind(c.signals, "encoder")
     rows, on = _encoder_differences(t, encoders, encoders, "encoder-minus-encoder")
@@ -169,7 +180,7 @@ def encoders_not_separated(t, c: Context):
 
 
 @claim('Calibration leaves mismatch AUC unchanged while lowering ECE',
-       'calibration: G3 Platt |d auc_mismatch| <= 0.01 and ece_all lower')
+       'calibration: G3 Platt |d auc_mismatch| <= 0.01 and ece_all lower', "abstention")
 def calibration_keeps_auc(t, c: Context):
     cols = ("auc_mismatch", "ece_all")
     none, platt = _row(t, "calibration", cols, gate="g3", method="none"), _row(t, "calibration", cols, gate="g3", method="platt")
@@ -182,7 +193,7 @@ def calibration_keeps_auc(t, c: Context):
 
 
 @claim('BM25 beats the encoders on matched vocabulary and loses on paraphrase',
-       'selection (all languages): BM25 top-1 > each encoder on match, < on mismatch')
+       'selection (all languages): BM25 top-1 > each encoder on match, < on mismatch', "selection")
 def bm25_match_vs_paraphrase(t, c: Context):
     df = _table(t, "selection", "ranker", "lang", "slice", "top1")
     df = df[df["lang"] == "all"]
@@ -201,7 +212,7 @@ def bm25_match_vs_paraphrase(t, c: Context):
 
 
 @claim('The crossover moves with the candidate count',
-       'crossover: p* spans >= 0.05 across k, or exists at some k and not others')
+       'crossover: p* spans >= 0.05 across k, or exists at some k and not others', "selection")
 def crossover_moves(t, c: Context):
     df = _table(t, "crossover", "encoder", "k", "crossover_p", "note")
     if df["crossover_p"].isna().all() and df["note"].str.startswith("not computable").all():
@@ -217,7 +228,7 @@ def crossover_moves(t, c: Context):
 
 
 @claim('(beyond the paper) A BM25 + encoder hybrid makes the choice unnecessary',
-       'crossover: some hybrid is within the better member\'s seed spread on match and mismatch at every k')
+       'crossover: some hybrid is within the better member\'s seed spread on match and mismatch at every k', "selection")
 def hybrid_removes_choice(t, c: Context):
     df = _table(t, "crossover", "encoder", "k")
     cols = [col for col in df.columns if col.endswith("_within_spread")]
@@ -238,7 +249,7 @@ def hybrid_removes_choice(t, c: Context):
 
 
 @claim('Rerankers recover part of the top-1/top-5 gap',
-       'rerank (all): recovered_share > 0 for every encoder reranker')
+       'rerank (all): recovered_share > 0 for every encoder reranker', "selection")
 def rerankers_recover(t, c: Context):
     df = _table(t, "rerank", "lang", "slice", "reranker", "recovered_share")
     encoders = [c.signals[n].ranker for n in of_kind(c.signals, "encoder")]  # the paper's rerankers (no hybrids)
@@ -250,7 +261,7 @@ def rerankers_recover(t, c: Context):
 
 
 @claim('Split pipelines do not beat shared ones on MCC',
-       'signal_diversity: the shared - split interval is not entirely below 0')
+       'signal_diversity: the shared - split interval is not entirely below 0', "routing")
 def split_not_better(t, c: Context):
     r = _row(t, "signal_diversity", ("mcc", "ci_low", "ci_high"), group="difference")
     return _verdict(not r["ci_high"] < 0), f"shared - split MCC {r['mcc']:+.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
@@ -265,12 +276,12 @@ def _reason(exc: Exception) -> str:
 
 
 def ledger(tables: dict, signals: dict[str, Signal], roles: Roles) -> pd.DataFrame:
-    """Every claim with its test, verdict and evidence on this experiment's tables."""
+    """Every claim with its family, test, verdict and evidence on one set's tables."""
     ctx, recs = Context(signals, roles), []
     for text, rule, test in CLAIMS:
         try:
             verdict, evidence = test(tables, ctx)
         except (Missing, KeyError, IndexError, ValueError) as exc:
-            verdict, evidence = "not computable", _reason(exc)
-        recs.append({"claim": text, "test": rule, "verdict": verdict, "evidence": evidence})
+            verdict, evidence = NOT_TESTABLE, _reason(exc)
+        recs.append({"claim": text, "family": FAMILY[text], "test": rule, "verdict": verdict, "evidence": evidence})
     return pd.DataFrame(recs)
