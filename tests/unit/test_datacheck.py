@@ -28,6 +28,7 @@ def test_default_set_meets_the_design_and_annotations(tmp_path):
     stats = write_data_check(ROOT / cfg["catalog"], utts, ROOT / cfg["utterances"]["annotations"], tmp_path / "ok.json",
                              check, r)
     names = [s[0] for s in stats]
+    assert "length auc, out vs mismatch (all)" in names
     assert "jaccard median (ko, mismatch)" in names and "annotation agreement (pass_a vs gold, mismatch)" in names
     assert json.loads((tmp_path / "ok.json").read_text())["enabled"] is True
 
