@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import utterance, write_jsonl
 from toolgate.config import load, run, section
 from toolgate.datacheck import DataCheckFailed, design_statistics, write_data_check
 from toolgate.generate import generate_files
@@ -27,6 +28,7 @@ def test_default_set_meets_the_design_and_annotations(tmp_path):
     stats = write_data_check(ROOT / cfg["catalog"], utts, ROOT / cfg["utterances"]["annotations"], tmp_path / "ok.json",
                              check, r)
     names = [s[0] for s in stats]
+    assert "length auc, out vs mismatch (all)" in names
     assert "jaccard median (ko, mismatch)" in names and "annotation agreement (pass_a vs gold, mismatch)" in names
     assert json.loads((tmp_path / "ok.json").read_text())["enabled"] is True
 
@@ -53,3 +55,31 @@ def test_disabled_check_writes_a_record_and_checks_nothing(tmp_path):
     rows = []
     assert design_statistics(rows, [], section("data_check", {"jaccard_medians": {}, "quartiles_separate": False,
                                                               "out_longer": False}), 3) == []
+
+
+LENGTH_ONLY = {"enabled": True, "jaccard_medians": {}, "quartiles_separate": False, "out_longer": False, "min_agreement": 0,
+               "length_auc": {"target": 0.743, "tolerance": 0.03}}
+
+
+def _length_check(tmp_path, catalog, out_lengths):
+    """Four mismatch items of 10-16 n-grams and four out items of ``out_lengths``, in each language."""
+    rows = []
+    for lang in ("ko", "en"):
+        rows += [{**utterance(i, slice_="mismatch", lang=lang), "text": "m" * n} for i, n in enumerate((10, 12, 14, 16))]
+        rows += [{**utterance(10 + i, slice_="out", outcome="delegate", tool_id=None, lang=lang), "text": "o" * n}
+                 for i, n in enumerate(out_lengths)]
+    paths = write_jsonl(tmp_path / "c.jsonl", catalog), write_jsonl(tmp_path / "u.jsonl", rows)
+    return write_data_check(*paths, "", tmp_path / "check.json", section("data_check", LENGTH_ONLY), run(0, ("ko", "en")))
+
+
+def test_long_out_items_fail_naming_the_length_statistic(tmp_path, small_catalog):
+    with pytest.raises(DataCheckFailed, match=r"length auc, out vs mismatch \(all\) is 1\.0000, target 0\.743 \+- 0\.03"):
+        _length_check(tmp_path, small_catalog, (40, 42, 44, 46))
+    assert not (tmp_path / "check.json").exists()
+
+
+def test_overlapping_lengths_pass_and_each_language_is_reported(tmp_path, small_catalog):
+    _length_check(tmp_path, small_catalog, (11, 15, 17, 19))  # 12 of 16 out-mismatch pairs ordered: AUC 0.75
+    checks = {c["statistic"]: c for c in json.loads((tmp_path / "check.json").read_text())["checks"]}
+    assert checks["length auc, out vs mismatch (all)"]["value"] == 0.75
+    assert {checks[f"length auc, out vs mismatch ({lang})"]["target"] for lang in ("ko", "en")} == {"reported"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__, io, text
+from . import __version__, io, metrics, text
 from .annotations import agreement_frame, confusions, joined, load_passes
 from .config import Run
 from .tables import paper_note, to_markdown
@@ -39,12 +39,28 @@ def summarize_distribution(df: pd.DataFrame, keys: list[str], value: str) -> pd.
     return out.reset_index()
 
 
+def ngram_length(row: dict, ngram: int) -> int:
+    """An utterance's length as the paper counts it: its character n-grams, repeats kept."""
+    return len(text.char_ngrams(row["text"], ngram))
+
+
 def length_table(rows: list[dict], ngram: int) -> pd.DataFrame:
     df = pd.DataFrame([{"lang": r["lang"], "slice": r["slice"], "chars": len(text.normalize(r["text"])),
-                        "ngrams": len(text.char_ngrams(r["text"], ngram))} for r in rows])
+                        "ngrams": ngram_length(r, ngram)} for r in rows])
     g = df.groupby(["lang", "slice"])
     return pd.DataFrame({"n": g.size(), "chars_median": g["chars"].median(), "chars_mean": g["chars"].mean(),
                          "ngrams_median": g["ngrams"].median()}).reset_index()
+
+
+def length_auc(rows: list[dict], ngram: int) -> dict[str, float]:
+    """AUC of the raw n-gram count for out-of-catalog (positive: the longer side) against mismatch items,
+    pooled over languages (``all``) and within each: the paper's untransformed query-length statistic."""
+    pool = [r for r in rows if r["slice"] in ("out", "mismatch")]
+    out = {}
+    for lang in ["all"] + sorted({r["lang"] for r in pool}):
+        sub = [r for r in pool if lang in ("all", r["lang"])]
+        out[lang] = metrics.auc([ngram_length(r, ngram) for r in sub], [r["slice"] == "out" for r in sub])
+    return out
 
 
 AGREEMENT_COLUMNS = ["lang", "slice", "compare", "n", "annotated", "agreement", "kappa"]
@@ -98,6 +114,11 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, utter
         "## Length (normalised characters and character n-grams)",
         "",
         to_markdown(lengths, ".1f"),
+        "",
+        "AUC of the n-gram count alone for out-of-catalog against mismatch items (main set; longer = out): "
+        + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(io.main_set(rows), ngram).items())
+        + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
+        + paper_note(("gate.query_length.auc_raw",)),
         "",
     ]
     ann_lines, agree = annotation_section(rows, catalog, utterances.get("annotations"))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import io, text
+from . import io
 from .annotations import agreement_frame, joined, load_passes
 from .config import DataCheck, Run
-from .datacard import jaccard_frame
+from .datacard import jaccard_frame, length_auc, ngram_length
 
 
 class DataCheckFailed(ValueError):
@@ -41,10 +41,17 @@ def design_statistics(rows, catalog, check: DataCheck, ngram: int) -> list[tuple
         out.append((f"mismatch items with zero overlap ({lang})", share, f"<= {cap}", bool(share <= cap)))
     if check.out_longer:
         for lang in langs:
-            length = {s: np.median([len(text.char_ngrams(r["text"], ngram)) for r in rows
-                                    if r["lang"] == lang and r["slice"] == s]) for s in ("out", "mismatch")}
+            length = {s: np.median([ngram_length(r, ngram) for r in rows if r["lang"] == lang and r["slice"] == s])
+                      for s in ("out", "mismatch")}
             out.append((f"out median length above mismatch ({lang})", length["out"], f"> {length['mismatch']}",
                         bool(length["out"] > length["mismatch"])))
+    if check.length_auc:
+        # The paper gives one pooled value; each language's is reported beside it, not held to a target.
+        target, tol = check.length_auc["target"], check.length_auc["tolerance"]
+        for lang, v in length_auc(rows, ngram).items():
+            pooled = lang == "all"
+            out.append((f"length auc, out vs mismatch ({lang})", v, f"{target} +- {tol}" if pooled else "reported",
+                        bool(abs(v - target) <= tol + 1e-12) or not pooled))
     return out
 
 
