@@ -13,10 +13,9 @@ import numpy as np
 import pandas as pd
 
 from . import io
-from .bootstrap import cluster_weights, paired_differences, percentile_interval
+from .bootstrap import auc_measures
 from .config import Gate, Run
 from .datacard import jaccard_frame
-from .metrics import weighted_auc
 from .scores import gold_ranks, load_scores, mode_note
 from .signals import Signal, of_kind
 from .tables import write_table
@@ -49,15 +48,8 @@ def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[
         y = sub["in_catalog"].to_numpy()
         head = {"bin": f"Q{b + 1}", "jaccard_low": edges[b], "jaccard_high": edges[b + 1], "n_in": len(members),
                 "n_out": len(out_ids)}
-        w = cluster_weights(sub["utterance_id"].to_numpy(), gate.resamples, run.seed)
-        for name in gates:
-            s = sub[name].to_numpy()
-            lo, hi = percentile_interval(weighted_auc(s, y, w), LEVEL)
-            recs.append({**head, "measure": "auc", "name": name, "value": weighted_auc(s, y, np.ones(len(y))),
-                         "ci_low": lo, "ci_high": hi})
-        for d in paired_differences(sub, y, sub["utterance_id"].to_numpy(), diffs, gate.resamples, run.seed).itertuples():
-            recs.append({**head, "measure": "auc difference", "name": f"{d.a} - {d.b}", "value": d.difference,
-                         "ci_low": d.ci_low, "ci_high": d.ci_high})
+        recs += [{**head, **m} for m in auc_measures(sub, y, sub["utterance_id"].to_numpy(), gates, diffs,
+                                                      gate.resamples, run.seed, LEVEL)]
         for ranker, s in scores.items():
             ranks = gold_ranks(s, members)
             recs.append({**head, "measure": "top1", "name": ranker, "value": float((ranks == 1).mean()),
