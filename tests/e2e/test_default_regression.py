@@ -62,6 +62,11 @@ def test_outputs_exist_and_are_consistent():
     assert abs(own.loc["g3", "auc"] - auc.set_index("signal").loc["g3", "auc_overall"]) < 1e-4
     overlap = pd.read_csv(res / "tables/gate_by_overlap.csv")
     assert {"auc", "auc difference", "top1"} == set(overlap["measure"]) and overlap["n_in"].sum() > 0
+    sub = pd.read_csv(res / "tables/gate_by_subtype.csv").query("cluster_unit == 'utterance' and measure == 'auc'")
+    assert list(dict.fromkeys(sub["out_subtype"])) == ["external_service", "multistep", "chat"]
+    mm = sub[sub["in_slice"] == "mismatch"]  # AUC over all out items = the subtypes' AUCs weighted by their counts
+    pooled = (mm["value"] * mm["n_out"]).groupby(mm["name"]).sum() / mm.groupby("name")["n_out"].sum()
+    assert (pooled - auc.set_index("signal")["auc_mismatch"]).abs().max() < 1e-3
     checks = json.loads((res / "data_check.json").read_text())
     assert checks["enabled"] and checks["checks"] and all(c["ok"] for c in checks["checks"])
     boot = pd.read_csv(res / "tables/bootstrap.csv")

@@ -172,6 +172,28 @@ rule fig_gate_by_overlap:
         "../scripts/fig_gate_by_overlap.py"
 
 
+rule gate_by_subtype:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        f"{RES}/tables/gate_by_subtype.csv",
+        f"{RES}/tables/gate_by_subtype.md",
+    params:
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_by_subtype.tsv"
+    log:
+        f"{LOGS}/gate_by_subtype.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_by_subtype.py"
+
+
 rule gate_comparison:
     input:
         catalog=config["catalog"],
