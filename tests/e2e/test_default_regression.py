@@ -62,11 +62,20 @@ def test_outputs_exist_and_are_consistent():
     assert abs(own.loc["g3", "auc"] - auc.set_index("signal").loc["g3", "auc_overall"]) < 1e-4
     overlap = pd.read_csv(res / "tables/gate_by_overlap.csv")
     assert {"auc", "auc difference", "top1"} == set(overlap["measure"]) and overlap["n_in"].sum() > 0
+    sub = pd.read_csv(res / "tables/gate_by_subtype.csv").query("cluster_unit == 'utterance' and measure == 'auc'")
+    assert list(dict.fromkeys(sub["out_subtype"])) == ["external_service", "multistep", "chat"]
+    mm = sub[sub["in_slice"] == "mismatch"]  # AUC over all out items = the subtypes' AUCs weighted by their counts
+    pooled = (mm["value"] * mm["n_out"]).groupby(mm["name"]).sum() / mm.groupby("name")["n_out"].sum()
+    assert (pooled - auc.set_index("signal")["auc_mismatch"]).abs().max() < 1e-3
+    cells = pd.read_csv(res / "tables/gate_overlap_map.csv").drop_duplicates(["in_bin", "out_bin"])
+    assert cells.drop_duplicates("in_bin")["n_in"].sum() == 2 * (210 + 50)  # every in-catalog item, mismatch_hard too
+    assert cells.drop_duplicates("out_bin")["n_out"].sum() == 2 * 90
     checks = json.loads((res / "data_check.json").read_text())
     assert checks["enabled"] and checks["checks"] and all(c["ok"] for c in checks["checks"])
     boot = pd.read_csv(res / "tables/bootstrap.csv")
     assert len(boot) == 12 and set(boot["cluster_unit"]) == {"utterance", "pair"}
-    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap", "fig_gate_transfer"):
+    for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap", "fig_gate_overlap_map",
+                "fig_gate_transfer"):
         for ext in ("png", "pdf"):
             assert (ROOT / "figures" / "default" / f"{fig}.{ext}").stat().st_size > 10_000
     pipes, base = pd.read_csv(res / "tables/pipelines.csv"), pd.read_csv(res / "tables/routing_baselines.csv")

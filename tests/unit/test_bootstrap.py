@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.bootstrap import (NO_SLICE, bootstrap_frame, cluster_weights, paired_differences, percentile_interval,
-                                resampled_means, write_bootstrap)
+from toolgate.bootstrap import (NO_SLICE, auc_measures, bootstrap_frame, cluster_weights, paired_differences,
+                                percentile_interval, resampled_means, write_bootstrap)
 from toolgate.config import section
 from toolgate.metrics import weighted_fpr_at_tpr
 
@@ -34,6 +34,17 @@ def test_bootstrap_interval_contains_point_and_is_deterministic():
     assert r["ci_low"] < r["difference"] < r["ci_high"] and r["excludes_zero"]
     again = paired_differences(sig, y, np.arange(n), [("good", "bad")], 2000, seed=1)
     pd.testing.assert_frame_equal(df, again)
+
+
+def test_auc_measures_share_the_resamples_of_paired_differences():
+    rng = np.random.default_rng(2)
+    y = np.r_[np.ones(30), np.zeros(30)].astype(int)
+    sig = pd.DataFrame({"a": y + rng.normal(0, 1, 60), "b": rng.normal(0, 1, 60)})
+    rows = pd.DataFrame(auc_measures(sig, y, np.arange(60) // 2, ["a", "b"], [("a", "b")], 200, seed=4))
+    assert list(rows["measure"]) == ["auc", "auc", "auc difference"] and rows["name"].iloc[2] == "a - b"
+    diff = paired_differences(sig, y, np.arange(60) // 2, [("a", "b")], 200, seed=4).iloc[0]
+    assert rows.iloc[2][["value", "ci_low", "ci_high"]].tolist() == diff[["difference", "ci_low", "ci_high"]].tolist()
+    assert rows["value"].iloc[0] == diff["auc_a"] and rows["ci_low"].iloc[0] < diff["auc_a"] < rows["ci_high"].iloc[0]
 
 
 def test_bootstrap_frame_restricts_to_mismatch_slice():

@@ -172,6 +172,68 @@ rule fig_gate_by_overlap:
         "../scripts/fig_gate_by_overlap.py"
 
 
+rule gate_overlap_map:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        f"{RES}/tables/gate_overlap_map.csv",
+        f"{RES}/tables/gate_overlap_map.md",
+    params:
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_overlap_map.tsv"
+    log:
+        f"{LOGS}/gate_overlap_map.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_overlap_map.py"
+
+
+rule fig_gate_overlap_map:
+    input:
+        f"{RES}/tables/gate_overlap_map.csv",
+    output:
+        png=report(f"{FIG}/fig_gate_overlap_map.png", caption="../report/fig_overlap_map.rst", category="Figures"),
+        pdf=f"{FIG}/fig_gate_overlap_map.pdf",
+    params:
+        signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_gate_overlap_map.tsv"
+    log:
+        f"{LOGS}/fig_gate_overlap_map.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_gate_overlap_map.py"
+
+
+rule gate_by_subtype:
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        signals=f"{RES}/gate/signals.csv",
+    output:
+        f"{RES}/tables/gate_by_subtype.csv",
+        f"{RES}/tables/gate_by_subtype.md",
+    params:
+        signals=SIGNALS,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_by_subtype.tsv"
+    log:
+        f"{LOGS}/gate_by_subtype.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_by_subtype.py"
+
+
 rule gate_comparison:
     input:
         catalog=config["catalog"],

@@ -72,6 +72,26 @@ def auc_interval(scores: np.ndarray, y: np.ndarray, weights: np.ndarray, level: 
     return float(weighted_auc(scores, y, np.ones(len(y)))), *percentile_interval(weighted_auc(scores, y, weights), level)
 
 
+def difference_label(a: str, b: str) -> str:
+    """The ``name`` of a paired-difference row in the long tables (gate_by_overlap, gate_by_subtype, the map)."""
+    return f"{a} - {b}"
+
+
+def auc_measures(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarray, names, diffs: list[tuple[str, str]],
+                 n_resamples: int, seed: int, level: float = 0.95) -> list[dict]:
+    """Long-table rows (measure, name, value, ci_low, ci_high): each signal's AUC (``auc``) and each pair's paired
+    difference (``auc difference``), every interval on the same cluster-bootstrap resamples."""
+    w = cluster_weights(clusters, n_resamples, seed)
+    recs = []
+    for n in names:
+        value, lo, hi = auc_interval(signals[n], y, w, level)
+        recs.append({"measure": "auc", "name": n, "value": value, "ci_low": lo, "ci_high": hi})
+    for d in paired_differences(signals, y, clusters, diffs, n_resamples, seed, level).itertuples():
+        recs.append({"measure": "auc difference", "name": difference_label(d.a, d.b), "value": d.difference,
+                     "ci_low": d.ci_low, "ci_high": d.ci_high})
+    return recs
+
+
 # The ``slice`` label of rows computed on every in-catalog item, for sets without the requested slice.
 NO_SLICE = "all in vs out (no mismatch slice)"
 

@@ -1,0 +1,6 @@
+from toolgate.report.overlap_map import fig_gate_overlap_map
+from toolgate.smk import logged, typed
+
+with logged(snakemake):
+    p = typed(snakemake.params)
+    fig_gate_overlap_map(snakemake.input[0], snakemake.output.png[: -len(".png")], p.signals)
