@@ -12,7 +12,7 @@ import yaml
 from .. import __version__, io
 from ..config import section
 from ..gate_transfer import closing_sentences
-from ..overlap import separation_sentence
+from ..overlap import map_paragraph, separation_sentence
 from ..scores import has_routes, mode_note
 from ..signals import registry
 from ..tokenizer_ablation import winner_sentences
@@ -31,6 +31,9 @@ FIGURES = [
      "vocabulary, dashed are paraphrases; the gap between them is what the crossover trades."),
     ("fig_gate_by_overlap", "gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's "
      "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
+    ("fig_gate_overlap_map", "gate_overlap_map", "Encoder gate minus G3 by the in-catalog request's overlap with its "
+     "gold action (rows) and the out-of-catalog request's highest overlap with any action (columns); starred cells' "
+     "intervals exclude 0: blue cells are where the encoder side wins."),
     ("fig_gate_transfer", "gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the "
      "external study runs, on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied "
      "unchanged: a gate worth shipping keeps its transfer point near its within point."),
@@ -85,7 +88,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
     n_rep = int((sbs["reproduced"] != "").sum())
     counts = led["verdict"].value_counts().to_dict()
     figures = {stem: (Path(figures_dir) / f"{stem}.png", table, caption) for stem, table, caption in FIGURES}
-    shown = {"fig_gate_by_overlap", "fig_gate_transfer", "fig_tokenizer_ablation"}  # placed in their sections
+    shown = {"fig_gate_by_overlap", "fig_gate_overlap_map", "fig_gate_transfer", "fig_tokenizer_ablation"}  # in sections
 
     def fig(stem):
         png, table, caption = figures[stem]
@@ -113,7 +116,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
         ("h", 2, "Claims ledger (this experiment)"),
         ("p", "The test applied to each claim and the evidence on this experiment's tables."),
         ("table", led),
-        *overlap_blocks(tables), *fig("fig_gate_by_overlap"),
+        *overlap_blocks(tables), *fig("fig_gate_by_overlap"), *map_blocks(tables), *fig("fig_gate_overlap_map"),
         *transfer_blocks(tables, reg), *fig("fig_gate_transfer"),
         *tokenizer_blocks(tables), *fig("fig_tokenizer_ablation"),
         *tournament_blocks(tables),
@@ -137,6 +140,15 @@ def overlap_blocks(tables: dict) -> list[tuple]:
     return [("h", 2, "Beyond the paper: where abstention stops being retrieval"),
             ("p", "In-catalog requests binned by their character 3-gram Jaccard with the gold action's text "
                   "(tables/gate_by_overlap.csv, figure below). " + separation_sentence(tables["gate_by_overlap"]))]
+
+
+def map_blocks(tables: dict) -> list[tuple]:
+    """Beyond the paper: the overlap map's paragraph, computed from gate_overlap_map.csv alone."""
+    if "gate_overlap_map" not in tables:
+        return []
+    return [("p", "In two dimensions (tables/gate_overlap_map.csv, figure below): in-catalog requests binned by "
+                  "overlap with their gold action, out-of-catalog requests by their highest overlap with any "
+                  "action. " + map_paragraph(tables["gate_overlap_map"]))]
 
 
 def transfer_blocks(tables: dict, reg) -> list[tuple]:

@@ -20,6 +20,7 @@ import pandas as pd
 from ..bootstrap import NO_SLICE, slice_title
 from ..config import Roles
 from ..signals import Signal, of_kind
+from ..subtype import deciding_subtype_sentence
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,9 @@ def length_carries_g3(t, c: Context):
 def encoders_beat_g3(t, c: Context):
     rows, on = _encoder_differences(t, of_kind(c.signals, "encoder"), ["g3"], "encoder-minus-G3")
     ok = bool((rows["ci_low"] > 0).all())
+    by_subtype = f" {deciding_subtype_sentence(t['gate_by_subtype'])}" if "gate_by_subtype" in t else ""
     return _verdict(ok), f"on {on}: " + "; ".join(
-        f"{r.a} - G3 {r.difference:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in rows.itertuples())
+        f"{r.a} - G3 {r.difference:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in rows.itertuples()) + by_subtype
 
 
 @claim('The two encoders are not separated',
