@@ -138,25 +138,44 @@ def test_decide_on_the_command_line():
     assert lines[3]["error"].startswith("empty request") and lines[4]["error"].startswith("not UTF-8")
 
 
+PROBES_HEADER = """# Decisions of the default experiment's exported router (P1) on ../shared/probes, pinned by
+# tests/e2e/test_default_regression.py::test_router_probes. Content-free inputs must never be `act`
+# (asserted on its own); every other decision is a regression pin. When the router changes on purpose:
+#   TOOLGATE_REFRESH_PROBES=1 python -m pytest tests/e2e/test_default_regression.py -k router_probes
+# rewrites this file; say why in the commit. meets_probe: the decision satisfies the probe file's
+# expectation (action with its tool as act or ask; no_action with its route).
+"""
+
+
+def _meets(p, d) -> bool:
+    if p["expect"] == "not_act":
+        return d.kind != "act"
+    if p["expect"] == "action":
+        return d.kind in ("act", "ask") and d.tool == p["tool"]
+    return d.kind == p["route"]
+
+
 def test_router_probes():
     """../shared/probes through the default router: never `act` on content-free text; every decision pinned."""
     import yaml
     from toolgate import Router
 
     router = Router.load(ROOT / "results" / "default" / "router" / "P1")
-    pinned = yaml.safe_load((ROOT / "tests" / "expected" / "router_probes.yaml").read_text())
-    diffs = []
-    for name, items in pinned.items():
+    path = ROOT / "tests" / "expected" / "router_probes.yaml"
+    now = {}
+    for name in ("content-free", "realistic"):
         probes = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
-        assert [p["text"] for p in probes] == [x["text"] for x in items]
-        for p, d in zip(probes, router.decide_many([p["text"] for p in probes])):
-            if p["expect"] == "not_act":
-                assert d.kind != "act", (p["text"], d.line())
-            got = f"{d.kind} {d.tool}" if d.tool else d.kind
-            want = next(x for x in items if x["text"] == p["text"])
-            if (got, d.reason) != (want["decision"], want["reason"]):
-                diffs.append(f"{p['text']!r}: pinned {want['decision']} ({want['reason']}), now {got} ({d.reason})")
-    assert not diffs, "router decisions changed; refresh tests/expected/router_probes.yaml if on purpose:\n" + "\n".join(diffs)
+        decided = router.decide_many([p["text"] for p in probes])
+        assert all(d.kind != "act" for p, d in zip(probes, decided) if p["expect"] == "not_act")
+        now[name] = [{"text": p["text"], "decision": f"{d.kind} {d.tool}" if d.tool else d.kind, "reason": d.reason,
+                      "meets_probe": _meets(p, d)} for p, d in zip(probes, decided)]
+    if os.environ.get("TOOLGATE_REFRESH_PROBES"):
+        path.write_text(PROBES_HEADER + yaml.safe_dump(now, allow_unicode=True, sort_keys=False, width=200))
+    pinned = yaml.safe_load(path.read_text())
+    diffs = [f"{x['text']!r}: pinned {y['decision']} ({y['reason']}), now {x['decision']} ({x['reason']})"
+             for name in now for x, y in zip(now[name], pinned[name]) if x != y]
+    assert [x["text"] for n in now for x in now[n]] == [y["text"] for n in pinned for y in pinned[n]]
+    assert not diffs, "router decisions changed (see the file's header to refresh):\n" + "\n".join(diffs)
 
 
 CHECK_SCRIPT = """<script>window.addEventListener('load', () => {
