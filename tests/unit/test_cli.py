@@ -160,3 +160,18 @@ def test_counts_out_of_range_are_argparse_errors(tmp_path, capsys, argv, why):
         main(argv)
     assert e.value.code == 2 and why in capsys.readouterr().err
     assert not (tmp_path / "OUT").exists()
+
+
+def test_same_tables_ignores_only_timing_columns(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, ms, top1 in ((a, "1.5", "0.90"), (b, "2.5", "0.90")):
+        d.mkdir()
+        (d / "cost.csv").write_text(f"ranker,median_ms,index_bytes\nbm25,{ms},100\n")
+        (d / "selection.csv").write_text(f"ranker,top1\nbm25,{top1}\n")
+    assert main(["same-tables", str(a), str(b)]) == 0
+    assert "2 tables byte-identical" in capsys.readouterr().out
+    (b / "selection.csv").write_text("ranker,top1\nbm25,0.91\n")
+    (b / "extra.csv").write_text("x\n1\n")
+    assert main(["same-tables", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "selection.csv: 1 rows differ outside the timing columns (first: row 1, top1)" in out and "extra.csv: only in" in out

@@ -4,7 +4,8 @@ import pytest
 from conftest import utterance
 from toolgate.config import resolve
 from toolgate.errors import InputError
-from toolgate.hybrid import HybridRanker, best_weight, combine, fuse, minmax, oof_weights, ranks, rrf
+from toolgate.fusion import HybridRanker, combine, minmax, ranks, rrf
+from toolgate.hybrid import best_weight, fuse, oof_weights
 from toolgate.scores import Scores
 
 INF = -np.inf

@@ -4,6 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, config_hash, load, resolve
+from toolgate.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.signals import registry, studied_gates
 
@@ -47,17 +48,11 @@ def rerankers():
 
 def member_scores(wildcards):
     """A hybrid ranker's inputs: its members' score matrices (none for other rankers)."""
-    spec = config["rankers"][wildcards.ranker]
-    return [f"{RES}/scores/{m}.npz" for m in spec["members"]] if spec["type"] == "hybrid" else []
-
-
-def encoder_rankers():
-    """Rankers whose maximum cosine is an encoder gate."""
-    return [r for r, spec in config["rankers"].items() if spec["type"] == "dense"]
+    return [f"{RES}/scores/{m}.npz" for m in RankerSpec.of(config["rankers"][wildcards.ranker]).members]
 
 
 # The gate signals' registry (toolgate.signals): rules pass it as `signals=SIGNALS`.
-SIGNALS = {"lexical": config["roles"]["lexical"], "encoders": encoder_rankers()}
+SIGNALS = {"lexical": config["roles"]["lexical"], "encoders": encoder_rankers(config["rankers"])}
 
 
 def gate_signals():

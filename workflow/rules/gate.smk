@@ -5,7 +5,7 @@ rule gate_auc:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=[config["roles"]["lexical"]] + encoder_rankers()),
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=[config["roles"]["lexical"]] + encoder_rankers(config["rankers"])),
     output:
         table=f"{RES}/tables/gate_auc.csv",
         md=f"{RES}/tables/gate_auc.md",
@@ -13,8 +13,8 @@ rule gate_auc:
         payload=f"{RES}/gate/g3.json",
         gates=f"{RES}/gate/gates.json",
     params:
-        rankers=[config["roles"]["lexical"]] + encoder_rankers(),
-        specs={r: config["rankers"][r] for r in encoder_rankers()},
+        rankers=[config["roles"]["lexical"]] + encoder_rankers(config["rankers"]),
+        specs={r: config["rankers"][r] for r in encoder_rankers(config["rankers"])},
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,

@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import io
 from .config import Ablation, Roles, Run, fit_ks
+from .rankers import encoder_rankers, hybrid_rankers
 from .scores import Scores, gold_rank, load_scores, mode_note
 from .selection import by_lang_slice
 from .tables import write_table
@@ -134,9 +135,7 @@ def write_ablation(catalog_path, utterances_path, score_paths: dict, rankers: di
                 f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
                 f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
                 paper=("language.",))
-    encoders = [n for n, spec in rankers.items() if spec["type"] == "dense"]
-    hybrids = {n: spec["members"] for n, spec in rankers.items() if spec["type"] == "hybrid"}
-    cross = crossover_frame(abl, roles.lexical, encoders, hybrids)
+    cross = crossover_frame(abl, roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
     write_table(cross, crossover_csv, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
                 "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
                 "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "

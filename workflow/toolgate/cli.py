@@ -123,6 +123,7 @@ def _check(args) -> int:
 
 def _export(args) -> int:
     from .config import config_hash, load, run, section
+    from .rankers import encoder_rankers
     from .router.export import export_router
     from .routing import Study
     from .signals import registry
@@ -140,7 +141,7 @@ def _export(args) -> int:
         print(f"error: {missing[0]} does not exist; run the workflow for {args.config} first (snakemake --configfile "
               f"{args.config} {needed[-1]})", file=sys.stderr)
         return 2
-    dense = [n for n, s in cfg["rankers"].items() if s["type"] == "dense"]
+    dense = encoder_rankers(cfg["rankers"])
     study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
                   section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], dense))
     out = Path(args.out or res / "router" / pipeline)
@@ -221,6 +222,15 @@ def _request(raw: bytes):
     return obj["text"]
 
 
+def _same_tables(args) -> int:
+    from .tablediff import table_differences
+
+    diffs = table_differences(args.a, args.b)
+    n = len({p.name for p in Path(args.a).glob("*.csv")} | {p.name for p in Path(args.b).glob("*.csv")})
+    print("\n".join(diffs) if diffs else f"{n} tables byte-identical outside their timing columns")
+    return 1 if diffs else 0
+
+
 def _profile(args) -> int:
     from .config import load
     from .profile import profile_text
@@ -269,6 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '
                       "write one JSON decision (or error object) a line; exit 2 when any line failed")
     p.set_defaults(func=_decide)
+    p = sub.add_parser("same-tables", help="are two tables folders byte-identical outside their timing columns?")
+    p.add_argument("a", help="a tables folder, e.g. a copy of results/default/tables")
+    p.add_argument("b", help="the other tables folder")
+    p.set_defaults(func=_same_tables)
     p = sub.add_parser("profile", help="per-rule wall times of the last workflow run, slowest first")
     p.add_argument("--experiment", help="experiment name (default: the config's)")
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")

@@ -13,18 +13,7 @@ from jsonschema.exceptions import best_match
 from . import io
 from .banks import OUT_SUBTYPES
 from .errors import InputError
-
-
-def _fill_defaults(node: dict, schema: dict) -> None:
-    props = schema.get("properties", {})
-    for key, sub in props.items():
-        if key not in node and "default" in sub:
-            node[key] = copy.deepcopy(sub["default"])
-    extra = schema.get("additionalProperties")
-    for key, value in node.items():
-        sub = props.get(key, extra if isinstance(extra, dict) else None)
-        if isinstance(value, dict) and sub and sub.get("type") == "object":
-            _fill_defaults(value, sub)
+from .rankers import hybrid_rankers
 
 
 def resolve(config: dict, source: str = "config") -> dict:
@@ -39,7 +28,7 @@ def resolve(config: dict, source: str = "config") -> dict:
         field, message = io.schema_error(err)
         raise InputError(source, message, field=field)
     out = copy.deepcopy(config)
-    _fill_defaults(out, schema)
+    io.fill_defaults(out, schema)
     _check_hybrids(out, source)
     return out
 
@@ -48,17 +37,16 @@ def _check_hybrids(cfg: dict, source: str) -> None:
     """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two. A hybrid
     ranks actions only, from score matrices: it cannot be the lexical ranker or a pipeline's (exported) ranker."""
     rankers = cfg["rankers"]
-    hybrid = {n for n, spec in rankers.items() if spec["type"] == "hybrid"}
+    hybrid = hybrid_rankers(rankers)
     uses = {"roles.lexical": cfg["roles"]["lexical"],
             **{f"routing.pipelines.{p}.ranker": v["ranker"] for p, v in cfg["routing"]["pipelines"].items()}}
     for field, name in uses.items():
         if name in hybrid:
             raise InputError(source, f"'{name}' is a hybrid ranker, which cannot play this part", field=field)
-    for name, spec in rankers.items():
-        if spec["type"] != "hybrid":
-            continue
-        for m in spec["members"]:
-            if rankers.get(m, {}).get("type", "hybrid") == "hybrid":
+    for name, members in hybrid.items():
+        spec = rankers[name]
+        for m in members:
+            if m not in rankers or m in hybrid:
                 what = "is not a ranker of this config" if m not in rankers else "is a hybrid itself"
                 raise InputError(source, f"member '{m}' {what}", field=f"rankers.{name}.members")
         if spec["method"] == "convex" and len(spec["members"]) != 2:
@@ -119,8 +107,8 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
 def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> None:
     """Folds grouped by pair need at least one group per fold on each side (sklearn fails after scoring otherwise)."""
     folds = {"gate.folds": cfg["gate"]["folds"],
-             **{f"rankers.{n}.folds": s["folds"] for n, s in cfg["rankers"].items() if s["type"] == "hybrid"
-                and s["method"] == "convex"}}
+             **{f"rankers.{n}.folds": cfg["rankers"][n]["folds"] for n in hybrid_rankers(cfg["rankers"])
+                if cfg["rankers"][n]["method"] == "convex"}}
     for label, groups in (("in-catalog", n_in), ("out-of-catalog", n_out)):
         for field, n in folds.items():
             if groups < n:
@@ -185,19 +173,12 @@ def section(name: str, data: dict | None = None):
     """Config section ``name`` as its dataclass; keys left out take the schema's defaults."""
     sub = io.schema("config")["properties"][name]
     full = copy.deepcopy(data or {})
-    _fill_defaults(full, sub)
+    io.fill_defaults(full, sub)
     err = best_match(jsonschema.Draft202012Validator(sub).iter_errors(full))
     if err is not None:
         field, message = io.schema_error(err)
         raise InputError("config", message, field=f"{name}.{field}" if field else name)
     return _typed(SECTIONS[name], full)
-
-
-def ranker_spec(spec: dict) -> dict:
-    """A ``rankers:`` entry with the schema's defaults filled in (its encoder's too)."""
-    out = copy.deepcopy(spec)
-    _fill_defaults(out, io.schema("config")["properties"]["rankers"]["additionalProperties"])
-    return out
 
 
 def run(seed: int, langs, text: dict | None = None, cache: str = "") -> Run:

@@ -29,8 +29,8 @@ from tqdm import tqdm
 from . import io
 from .bm25 import BM25
 from .catalog import index_text
-from .config import Cost, Run, ranker_spec
-from .rankers import fit_ranker, size_bytes, with_members
+from .config import Cost, Run
+from .rankers import RankerSpec, fit_ranker, size_bytes, with_members
 from .scores import top_order
 from .tables import write_table
 
@@ -166,8 +166,8 @@ def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost,
     base = bench_base(catalog, rows, run, cost)
     jobs = [{**base, "name": name, "spec": with_members(spec, rankers), "impl": "toolgate",
              "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
-    lex = ranker_spec(rankers[lexical])
-    jobs += [{**base, "name": f"{lexical} (reference)", "spec": lex, "impl": impl} for impl in ("rank_bm25", "bm25s")]
+    jobs += [{**base, "name": f"{lexical} (reference)", "spec": RankerSpec.of(rankers[lexical]).entry,
+              "impl": impl} for impl in ("rank_bm25", "bm25s")]
     df = pd.DataFrame(run_jobs(jobs))
     ours = df.loc[(df["ranker"] == lexical) & (df["implementation"] == "toolgate"), "median_ms"].iloc[0]
     df["median_ratio_to_ours"] = df["median_ms"] / ours

@@ -6,6 +6,7 @@ file and ``os.replace`` so a failed run never leaves a half-written output.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -31,6 +32,19 @@ def schema(name: str) -> dict:
     """A JSON schema from ``workflow/schemas/<name>.schema.yaml``."""
     with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:
         return yaml.safe_load(fh)
+
+
+def fill_defaults(node: dict, schema: dict) -> None:
+    """Fill ``node`` in place with the schema's defaults, nested objects (and additionalProperties) included."""
+    props = schema.get("properties", {})
+    for key, sub in props.items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+    extra = schema.get("additionalProperties")
+    for key, value in node.items():
+        sub = props.get(key, extra if isinstance(extra, dict) else None)
+        if isinstance(value, dict) and sub and sub.get("type") == "object":
+            fill_defaults(value, sub)
 
 
 def _validator(name: str) -> jsonschema.Draft202012Validator:

@@ -20,7 +20,7 @@ from .config import Run
 from .catalog import actions as catalog_actions, index_text
 from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
 from .errors import MissingExtra
-from .rankers import encoder_kwargs
+from .rankers import encoder_kwargs, encoder_rankers
 from .scores import candidate_mask, gold_rank, mode_note
 from .tables import write_table
 
@@ -79,9 +79,8 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     d_cols = [i for i, t in enumerate(catalog) if t["kind"] == "action"]
     hidden = candidate_mask(inrows, ids, ["action"] * len(ids))
     recs = []
-    for name, spec in rankers.items():
-        if spec["type"] != "dense":
-            continue
+    for name in encoder_rankers(rankers):
+        spec = rankers[name]
         enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
         d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in catalog])[d_cols]
         q = enc.encode_queries([r["text"] for r in rows])[q_rows]

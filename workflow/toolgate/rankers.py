@@ -10,18 +10,87 @@
   ColBERT-trained, so its MaxSim numbers demonstrate the code path, not ColBERT
   quality. A ColBERT checkpoint goes in the same ``encoder.model`` field.
 
-A ranker's config entry is ``{type, variant, ...}``; see the config schema.
+A ranker's config entry is ``{type, variant, ...}``; see the config schema. This module is the one that
+knows the kinds: every other stage asks a :class:`RankerSpec` what a ranker is (lexical, embeds, an encoder
+gate, a hybrid and its members) and never compares ``type`` strings.
 """
 from __future__ import annotations
 
+import copy
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import bm25 as _bm25
+from . import io
 from .catalog import index_text
-from .config import ranker_spec
 from .encoders import BACKENDS, CachedEncoder, make_encoder
+from .fusion import HybridRanker
+
+KINDS = ("bm25", "dense", "maxsim", "hybrid")
+
+
+def resolved(entry: dict) -> dict:
+    """A ``rankers:`` entry with the schema's defaults filled (its encoder's too); a resolved config's entries
+    already are, so this is for entries written by hand (tests, the Python API)."""
+    out = copy.deepcopy(entry)
+    io.fill_defaults(out, io.schema("config")["properties"]["rankers"]["additionalProperties"])
+    return out
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    """What a ``rankers:`` entry is. ``entry``: the entry itself (defaults filled), which builders, manifests
+    and caches read."""
+    entry: dict
+
+    @classmethod
+    def of(cls, entry) -> "RankerSpec":
+        return entry if isinstance(entry, RankerSpec) else cls(resolved(entry))
+
+    @property
+    def kind(self) -> str:
+        return self.entry["type"]
+
+    @property
+    def lexical(self) -> bool:
+        """BM25: scores every catalog entry (routes too); the route step and the lexical role read it."""
+        return self.kind == "bm25"
+
+    @property
+    def embeds(self) -> bool:
+        """Runs an encoder (``entry["encoder"]``): dense or late interaction."""
+        return self.kind in ("dense", "maxsim")
+
+    @property
+    def encoder_gate(self) -> bool:
+        """One embedding per text: a max-cosine gate signal, request embeddings, quantisation and timing."""
+        return self.kind == "dense"
+
+    @property
+    def hybrid(self) -> bool:
+        """Fuses other rankers' scores (:mod:`toolgate.hybrid`): no model of its own, no route scores."""
+        return self.kind == "hybrid"
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return tuple(self.entry["members"]) if self.hybrid else ()
+
+
+def encoder_rankers(rankers: dict) -> list[str]:
+    """The names of the encoder-gate rankers (``RankerSpec.encoder_gate``), in config order."""
+    return [n for n, e in rankers.items() if RankerSpec.of(e).encoder_gate]
+
+
+def hybrid_rankers(rankers: dict) -> dict[str, tuple[str, ...]]:
+    """Each hybrid's members, by hybrid name."""
+    return {n: RankerSpec.of(e).members for n, e in rankers.items() if RankerSpec.of(e).hybrid}
+
+
+def single_rankers(rankers: dict) -> dict:
+    """The entries that rank on their own (every kind but hybrid)."""
+    return {n: e for n, e in rankers.items() if not RankerSpec.of(e).hybrid}
 
 
 class BM25Ranker:
@@ -84,7 +153,7 @@ def encoder_kwargs(spec: dict) -> dict:
 
 def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_queries: bool = True):
     """An unfitted ranker from its config entry (``cache_queries``: see :class:`DenseRanker`)."""
-    spec = ranker_spec(spec)
+    spec = RankerSpec.of(spec).entry
     kind = spec["type"]
     if kind == "hybrid":
         raise ValueError("a hybrid ranker is fitted member by member: fit_ranker(with_members(spec, rankers), ...)")
@@ -95,14 +164,13 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_querie
         return DenseRanker(encoder, cache_dir, cache_queries)
     if kind == "maxsim":
         return MaxSimRanker(encoder)
-    raise ValueError(f"unknown ranker type '{kind}' (known: bm25, dense, maxsim, hybrid)")
+    raise ValueError(f"unknown ranker type '{kind}' (known: {', '.join(KINDS)})")
 
 
 def with_members(spec: dict, rankers: dict) -> dict:
     """A ranker entry ready for :func:`build_ranker`: a hybrid carries its members' entries (``member_specs``)."""
-    if spec["type"] != "hybrid":
-        return spec
-    return {**spec, "member_specs": [rankers[m] for m in spec["members"]]}
+    members = RankerSpec.of(spec).members
+    return {**spec, "member_specs": [rankers[m] for m in members]} if members else spec
 
 
 def size_bytes(ranker, index_path=None) -> int:
@@ -126,7 +194,7 @@ def query_embeddings(spec: dict, texts, run) -> np.ndarray:
     """
     ranker = build_ranker(spec, run.text.ngram, run.text.pad, run.cache)
     if not isinstance(ranker, DenseRanker):
-        raise ValueError(f"request embeddings need a dense ranker, not '{ranker_spec(spec)['type']}'")
+        raise ValueError(f"request embeddings need a dense ranker, not '{RankerSpec.of(spec).kind}'")
     return ranker.encoder.encode_queries(list(texts))
 
 
@@ -134,10 +202,9 @@ def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, ca
                cache_queries: bool = True):
     """A ranker fitted on every catalog entry's index text (actions and routes, catalog order); a hybrid's members
     each on their own index text. ``cache_queries=False``: only the documents go through the cache."""
-    spec = ranker_spec(spec)
-    if spec["type"] == "hybrid":
-        from .hybrid import HybridRanker  # hybrid reads score matrices (toolgate.scores), which import this module
-
+    r = RankerSpec.of(spec)
+    spec = r.entry
+    if r.hybrid:
         return HybridRanker([fit_ranker(m, catalog, langs, ngram, pad, cache_dir, cache_queries)
                              for m in spec["member_specs"]],
                             spec["method"], spec["rrf_k"])

@@ -33,10 +33,10 @@ import pandas as pd
 from . import io
 from .bm25 import BM25
 from .catalog import actions, index_text
-from .config import External, Run, Scaling, ranker_spec
+from .config import External, Run, Scaling
 from .cost import measure, reference, run_jobs
 from .external import adapters, sources
-from .rankers import build_ranker
+from .rankers import RankerSpec, build_ranker, encoder_rankers
 from .tables import write_table
 
 log = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ def scaling_jobs(tools: list[dict], queries: list[str], rankers: dict, lexical: 
     base = {"queries": queries, "warmup": scaling.warmup, "ngram": run.text.ngram, "pad": run.text.pad}
     # an encoder row has just embedded the whole catalog: one untimed query is warm-up enough
     enc = {**base, "queries": queries[: scaling.encoder_queries], "warmup": min(1, scaling.warmup)}
-    lex = ranker_spec(rankers[lexical])
-    dense = {n: ranker_spec(s) for n, s in rankers.items() if s["type"] == "dense"}
+    lex = RankerSpec.of(rankers[lexical]).entry  # the reference BM25s read its parameters
+    dense = {n: rankers[n] for n in encoder_rankers(rankers)}
     variants = {lex["variant"], *(s["variant"] for s in dense.values())}
     texts = {v: [index_text(t, v, run.langs) for t in tools] for v in variants}
     jobs = []
@@ -166,7 +166,7 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
     df = scaling_frame(tools, sample_queries(io.main_set(rows), scaling.queries, run.seed), rankers, lexical, run,
                        scaling)
     df.insert(1, "recombined", (df["size"] - real).clip(lower=0))
-    dense = [n for n, s in rankers.items() if s["type"] == "dense"]
+    dense = encoder_rankers(rankers)
     write_table(df, out_csv, "Scaling: BM25 implementations and encoders against catalog size (CPU)",
                 f"Catalog of `size` tools: the experiment's {len(base)} actions, then "
                 + (f"{len(pool)} distinct FunctionChat-Bench/BFCL tools from the local mirror (shuffled, seeded), "

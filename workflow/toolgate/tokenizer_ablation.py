@@ -29,9 +29,9 @@ from . import io
 from .ablation import in_catalog_groups, seeded_ranks
 from .bootstrap import percentile_interval, resampled_means
 from .catalog import actions
-from .config import Run, TokenizerAblation, ranker_spec
+from .config import Run, TokenizerAblation
 from .cost import measure
-from .rankers import fit_ranker
+from .rankers import RankerSpec, fit_ranker
 from .scaling import sample_queries
 from .scores import mode_note, scores_of
 from .tables import write_table
@@ -71,8 +71,8 @@ def group_records(ranks: dict[str, np.ndarray], clusters: np.ndarray, resamples:
 
 def tokenizer_frame(catalog, rows, spec: dict, run: Run, cfg: TokenizerAblation) -> pd.DataFrame:
     """The table: one row per (k, language, slice, variant); the cost columns repeat on each of a variant's rows."""
-    if ranker_spec(spec)["type"] != "bm25":
-        raise ValueError(f"the tokenizer ablation varies a BM25 ranker; the lexical ranker is {spec['type']}")
+    if not RankerSpec.of(spec).lexical:
+        raise ValueError(f"the tokenizer ablation varies a BM25 ranker; the lexical ranker is {RankerSpec.of(spec).kind}")
     n_actions = len(actions(catalog))
     ks = sorted({min(k, n_actions) for k in cfg.ks} | {n_actions}, reverse=True)
     queries = sample_queries(io.main_set(rows), cfg.queries, run.seed)

@@ -23,6 +23,7 @@ from ..config import Gate, Run, Text
 from ..gate import score_features
 from ..gate_inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
 from ..gate_models import fit_signals, folds, load_payloads, payload_scores
+from ..rankers import RankerSpec, encoder_rankers
 from ..signals import registry
 from ..text import char_ngrams
 from .adapters import ExternalSet
@@ -42,7 +43,7 @@ def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text)
 
 
 def _lexical(rankers: dict[str, dict]) -> str:
-    lexical = next((n for n, s in rankers.items() if s["type"] == "bm25"), None)
+    lexical = next((n for n, s in rankers.items() if RankerSpec.of(s).lexical), None)
     if lexical is None:
         raise ValueError("external_gate needs a bm25 ranker for the score features")
     return lexical
@@ -54,9 +55,8 @@ def row_signals(ext: ExternalSet, rankers: dict[str, dict], fold_list, gate: Gat
     lex = row_scores(ext, rankers[lexical], run)
     parts = [row_features(lex, [u["text"] for u in ext.utterances], gate.top_k, run.text)]
     golds = [u["gold_tool"] for u in ext.utterances]
-    for name, spec in rankers.items():
-        if spec["type"] != "dense":
-            continue
+    for name in encoder_rankers(rankers):
+        spec = rankers[name]
         cos = padded(row_scores(ext, spec, run))
         parts.append(by_visible([cos, padded(lex)], lambda _, c, lx: pd.concat(  # noqa: B023
             [encoder_frame(name, c, gate.top_k), agreement_frame(lexical, name, lx, c)], axis=1)))
@@ -74,7 +74,7 @@ def gate_signals(ext: ExternalSet, rankers: dict[str, dict], fits: dict | None, 
     own name, and, for each gate in ``fits`` (the experiment's payloads) whose inputs this set has, the fit
     applied unchanged as ``<gate>_transfer``.
     """
-    reg = registry(_lexical(rankers), [n for n, s in rankers.items() if s["type"] == "dense"])
+    reg = registry(_lexical(rankers), encoder_rankers(rankers))
     y = ext.in_catalog
     fl = folds(y, np.array(ext.clusters), gate.folds, run.seed)
     raw = row_signals(ext, rankers, fl, gate, run)

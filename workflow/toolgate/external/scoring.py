@@ -41,7 +41,7 @@ def row_scores(ext: ExternalSet, spec: dict, run: Run) -> list[np.ndarray]:
     if key not in ext._scores:
         t0 = time.perf_counter()
         docs = [index_text(t, spec.get("variant", "E0"), (ext.lang,)) for t in ext.catalog]
-        if spec["type"] == "bm25":  # every catalog entry is a document (duplicates count in the idf)
+        if RankerSpec.of(spec).lexical:  # every catalog entry is a document (duplicates count in the idf)
             col = {t["id"]: j for j, t in enumerate(ext.catalog)}
         else:  # an encoder gives equal texts equal vectors: encode each distinct text once
             pos = {d: i for i, d in enumerate(dict.fromkeys(docs))}
@@ -52,7 +52,7 @@ def row_scores(ext: ExternalSet, spec: dict, run: Run) -> list[np.ndarray]:
         full = np.asarray(build_ranker(spec, ngram, pad, run.cache).fit(docs).score_many(texts), float)
         ext._scores[key] = [full[qrow[u["text"]], [col[c] for c in cands]]
                             for u, cands in zip(ext.utterances, ext.candidates)]
-        log.info("%s: %s scored %d texts x %d tools in %.1f s", ext.dataset, spec.get("type"), len(texts),
+        log.info("%s: %s scored %d texts x %d tools in %.1f s", ext.dataset, RankerSpec.of(spec).kind, len(texts),
                  len(docs), time.perf_counter() - t0)
     return ext._scores[key]
 

@@ -18,6 +18,7 @@ from ..config import External, Gate, Roles, Run
 from ..datacard import jaccard_frame
 from ..tables import write_table
 from ..text import jaccard
+from ..rankers import single_rankers
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
 from .gate import external_gate
 from .scoring import row_scores, top1
@@ -120,7 +121,7 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     ``outputs``: the selection, gate, gate-difference and Jaccard tables and the Jaccard items, as paths.
     """
     selection_csv, gate_csv, bootstrap_csv, jaccard_csv, items_csv = outputs
-    rankers = {n: s for n, s in rankers.items() if s["type"] != "hybrid"}  # hybrids: the experiment's own set only
+    rankers = single_rankers(rankers)  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
     sets = load_all(external, run.seed)
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)

@@ -13,6 +13,7 @@ from .. import __version__, io
 from ..config import section
 from ..gate_transfer import closing_sentences
 from ..overlap import map_paragraph, separation_sentence
+from ..rankers import encoder_rankers
 from ..scores import has_routes, mode_note
 from ..signals import registry
 from ..tokenizer_ablation import winner_sentences
@@ -90,7 +91,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict)
         reported = yaml.safe_load(fh)
     catalog, rows = io.load_inputs(catalog_path, utterances_path, tuple(config.get("langs", io.LANGS)))
     roles = section("roles", config.get("roles"))
-    dense = [n for n, spec in config.get("rankers", {}).items() if spec["type"] == "dense"]
+    dense = encoder_rankers(config.get("rankers", {}))
     sbs = side_by_side(reported, tables, roles)
     reg = registry(roles.lexical, dense)
     matrix = claims_matrix(experiment, tables, reg, roles, config.get("report", {}).get("compare", []))

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import config as cfgmod
+from ..rankers import encoder_rankers
 from ..signals import Signal, registry
 from .claims import FAMILY, NOT_TESTABLE, ledger
 from .tables import load_tables
@@ -50,7 +51,7 @@ def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object]]:
     for path in paths:
         cfg = cfgmod.load(path)
         roles = cfgmod.section("roles", cfg["roles"])
-        dense = [n for n, s in cfg["rankers"].items() if s["type"] == "dense"]
+        dense = encoder_rankers(cfg["rankers"])
         folder = Path("results") / cfg["experiment"] / "tables"
         out[cfg["experiment"]] = (load_tables(folder) if folder.is_dir() else {}, registry(roles.lexical, dense), roles)
     return out

@@ -21,9 +21,8 @@ import sklearn
 from .. import __version__, io
 from ..outdir import write_folder
 from ..calibration import fit_platt, platt_probability
-from ..config import ranker_spec
 from ..pipelines import band_decisions, fit_band
-from ..rankers import fit_ranker
+from ..rankers import RankerSpec, fit_ranker
 from ..routing import Gold, Study
 from ..scores import load_scores, mode_note, route_step, top_actions
 from ..signals import gate_signal, signal_rows
@@ -67,14 +66,18 @@ def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rank
     scores = {n: load_scores(p) for n, p in score_paths.items()}
     fit = fitted_router(rows, catalog, scores, pd.read_csv(signals_csv), pipeline, study, lexical)
     p = study.routing.pipelines[pipeline]
+
+    def full(name):  # every parameter in the manifest: the runtime rebuilds the ranker from it alone
+        return RankerSpec.of(rankers[name]).entry
+
     index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
     cat_bytes = Path(catalog_path).read_bytes()
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
         "pipeline": {"name": pipeline, "ranker": p["ranker"], "gate": p["gate"],
-                     "ranker_spec": ranker_spec(rankers[p["ranker"]]), "gate_spec": ranker_spec(rankers[p["gate"]])},
-        "lexical": {"name": lexical, "spec": ranker_spec(rankers[lexical])},
+                     "ranker_spec": full(p["ranker"]), "gate_spec": full(p["gate"])},
+        "lexical": {"name": lexical, "spec": full(lexical)},
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         **fit,
         "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(catalog_path),

@@ -24,7 +24,7 @@ from ..catalog import index_text
 from ..encoders import ModelUnavailable, offline_problem
 from ..errors import InputError, MissingExtra
 from ..pipelines import band_decisions
-from ..rankers import BM25Ranker, build_ranker
+from ..rankers import BM25Ranker, RankerSpec, build_ranker
 from ..scores import route_choice, top_order
 from .evidence import Evidence
 
@@ -175,7 +175,7 @@ class Router:
         text = m["text"]
 
         def fitted(spec):
-            if spec["type"] == "bm25":
+            if RankerSpec.of(spec).lexical:
                 return lexical
             docs = [index_text(t, spec["variant"], langs) for t in cat]
             if threads:
