@@ -1,4 +1,5 @@
-"""An exported router with a real encoder gate decides exactly as the pipeline's band does on the same scores."""
+"""An exported router with a real encoder gate decides exactly as the pipeline's band does on the same scores
+(where no evidence rule overrode the band)."""
 import re
 from pathlib import Path
 
@@ -27,8 +28,10 @@ def test_decide_many_equals_the_band_on_the_same_scores(tmp_path):
                                 ids[acts][lex[:, acts].argmax(1)], route)
     got = Router.load(folder).decide_many(texts)
     words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
-    assert [d.kind for d in got] == [words[k] for k in kind]
-    assert [d.tool or "" for d in got] == list(tool)
+    band = [d.reason == "band" for d in got]  # the others an evidence rule made more careful, never `act`
+    assert sum(band) >= len(got) // 2 and all(d.kind != "act" for d, b in zip(got, band) if not b)
+    assert [d.kind for d, b in zip(got, band) if b] == [words[k] for k, b in zip(kind, band) if b]
+    assert [d.tool or "" for d, b in zip(got, band) if b] == [t for t, b in zip(tool, band) if b]
     assert np.allclose([d.p_in_catalog for d in got], prob)
     one = Router.load(folder).decide(texts[0])
     assert one.kind == got[0].kind and one.latency_ms > 0
