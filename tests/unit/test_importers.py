@@ -86,7 +86,7 @@ def test_beir_gold_is_the_highest_scored_tool(tmp_path):
 def test_sample_and_seed(tmp_path):
     a = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "a", Options(sample=8, seed=1))
     b = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "b", Options(sample=8, seed=1))
-    assert a["requests"] == 8 and (tmp_path / "a" / "utterances.jsonl").read_text() == (
+    assert a["requests"] == b["requests"] == 8 and (tmp_path / "a" / "utterances.jsonl").read_text() == (
         tmp_path / "b" / "utterances.jsonl").read_text()
     used = {c for r in _read(tmp_path / "a")[1] for c in r["candidates"]}
     assert used == {t["id"] for t in _read(tmp_path / "a")[0] if t["kind"] == "action"}  # catalog = kept lists

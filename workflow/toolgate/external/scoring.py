@@ -17,7 +17,7 @@ import numpy as np
 
 from ..catalog import index_text
 from ..config import Run
-from ..rankers import build_ranker, query_embeddings
+from ..rankers import RankerSpec, build_ranker, query_embeddings
 from ..scores import top_order
 from .adapters import ExternalSet
 
