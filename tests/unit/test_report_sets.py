@@ -81,7 +81,8 @@ def test_a_compared_experiment_is_read_from_its_config(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "other.yaml").write_text(yaml.safe_dump({"experiment": "other"}))
     m = claims_matrix("default", {}, SIGNALS, ROLES, ["other.yaml"])
-    assert (m[m["set"] == "other"]["evidence"] == "the experiment has not been run (no results/<experiment>/tables)").all()
+    assert (m[m["set"] == "other"]["evidence"] == "not run yet: snakemake --configfile other.yaml --cores 2, then "
+                                                 "rerun this report").all()
     tables = tmp_path / "results" / "other" / "tables"
     tables.mkdir(parents=True)
     _tables()["bootstrap"].to_csv(tables / "bootstrap.csv", index=False)

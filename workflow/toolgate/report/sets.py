@@ -45,31 +45,32 @@ def external_sets(tables: dict) -> dict[str, dict]:
     return out
 
 
-def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object]]:
-    """(tables, registry, roles) of each experiment a ``report.compare`` config names; tables {} if not run yet."""
+def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object, str]]:
+    """(tables, registry, roles, config path) of each experiment a ``report.compare`` config names; tables {} if
+    the experiment has not run yet."""
     out = {}
     for path in paths:
         cfg = cfgmod.load(path)
         roles = cfgmod.section("roles", cfg["roles"])
-        dense = encoder_rankers(cfg["rankers"])
         folder = Path("results") / cfg["experiment"] / "tables"
-        out[cfg["experiment"]] = (load_tables(folder) if folder.is_dir() else {}, registry(roles.lexical, dense), roles)
+        out[cfg["experiment"]] = (load_tables(folder) if folder.is_dir() else {},
+                                  registry(roles.lexical, encoder_rankers(cfg["rankers"])), roles, path)
     return out
 
 
 def claims_matrix(own: str, tables: dict, signals: dict[str, Signal], roles, compare=()) -> pd.DataFrame:
     """One row per (claim, set): family, verdict, evidence. ``own``: this experiment's name."""
-    sets = {own: (tables, signals, roles)}
-    sets.update({f"{name} (external)": (t, signals, roles) for name, t in external_sets(tables).items()})
+    sets = {own: (tables, signals, roles, "")}
+    sets.update({f"{name} (external)": (t, signals, roles, "") for name, t in external_sets(tables).items()})
     sets.update(compared_sets(compare))
     frames = []
-    for name, (t, reg, rl) in sets.items():
+    for name, (t, reg, rl, path) in sets.items():
         led = ledger(t, reg, rl)
         if name.endswith("(external)"):  # the external study measures gate AUCs and selection only
             led["evidence"] = led["evidence"].str.replace(r"^table (\w+)\.csv was not produced$",
                                                           r"an external set has no \1 table", regex=True)
         if not t:
-            led["evidence"] = "the experiment has not been run (no results/<experiment>/tables)"
+            led["evidence"] = f"not run yet: snakemake --configfile {path} --cores 2, then rerun this report"
         frames.append(led.assign(set=name))
     return pd.concat(frames, ignore_index=True)[["claim", "family", "set", "verdict", "evidence"]]
 
