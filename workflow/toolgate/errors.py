@@ -22,9 +22,10 @@ class MissingExtra(ImportError):
     """An optional dependency is not installed; the message names the extra."""
 
 
-def require(module: str, extra: str):
-    """Import an optional dependency, or say which extra installs it."""
+def require(module: str, extra: str | None = None):
+    """Import a dependency, or say what installs it: the extra ``extra``, or (None) the project itself."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtra(f"'{module}' is not installed ({exc}); install the extra: pip install -e '.[{extra}]'") from None
+        how = f"install the extra: pip install -e '.[{extra}]'" if extra else "reinstall the project: pip install -e ."
+        raise MissingExtra(f"'{module}' is not installed ({exc}); {how}") from None
