@@ -4,7 +4,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from toolgate import io
+from toolgate import io, schemas
 from toolgate.external import adapters as A
 from toolgate.external import experiment as E
 from toolgate.external import sources as S
@@ -14,7 +14,7 @@ def _valid(ext):
     ids = [t["id"] for t in ext.catalog]
     assert len(ids) == len(set(ids))
     for i, row in enumerate(ext.catalog, 1):
-        io.check_schema(f"<{ext.dataset}>", i, row, "catalog")
+        schemas.check_schema(f"<{ext.dataset}>", i, row, "catalog")
     io.check_utterances(list(enumerate(ext.utterances, 1)), ext.catalog, f"<{ext.dataset}>", langs=(ext.lang,))
     n = len(ext.utterances)
     assert len(ext.candidates) == len(ext.clusters) == len(ext.conditions) == n

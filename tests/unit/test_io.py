@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import tool, utterance, write_jsonl
-from toolgate import io
+from toolgate import io, schemas
 from toolgate.errors import InputError
 
 
@@ -150,7 +150,7 @@ def test_import_openai_and_bfcl_tools():
     assert rows[0]["parameters"]["properties"]["unit"]["enum"] == ["c", "f"]
     assert rows[1]["descriptions"]["en"] == "math.gcd"
     for lineno, row in enumerate(rows, 1):  # imported rows pass the catalog schema
-        io.check_schema("<import>", lineno, row, "catalog")
+        schemas.check_schema("<import>", lineno, row, "catalog")
 
 
 def test_summarize_counts(small_catalog):

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from toolgate import io
+from toolgate import io, schemas
 from toolgate.banks import load_banks
 from toolgate.generate import generate
 from toolgate.rankers import fit_ranker
@@ -64,7 +64,7 @@ def test_parts_split_at_connectives(text, parts):
 def test_two_step_requests_on_the_generated_set():
     """Measured on the default experiment's 600 utterances: most multistep requests are recognised, few others."""
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
-    comp = {**io.schema("config")["properties"]["utterances"]["properties"]["composition"]["default"],
+    comp = {**schemas.schema("config")["properties"]["utterances"]["properties"]["composition"]["default"],
             **cfg["utterances"].get("composition", {})}
     banks = load_banks(ROOT / cfg["utterances"]["templates"], CATALOG)
     rows = io.main_set(generate(CATALOG, banks, comp, cfg["seed"]))

@@ -64,9 +64,9 @@ def test_decide_equals_decide_many(router, texts):
 @SETTINGS
 @given(st.binary(max_size=200))
 def test_any_jsonl_line_gets_a_decision_or_its_own_error(router, raw):
-    from toolgate.cli import _request
+    from toolgate.router.runtime import line_text
     try:
-        router.decide(_request(raw.replace(b"\n", b" ") + b"\n"))
+        router.decide(line_text(raw.replace(b"\n", b" ") + b"\n"))
     except RouterError as exc:
         assert "\n" not in str(exc)
 

@@ -100,7 +100,7 @@ def _route(args) -> int:
     ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text.ngram, run.text.pad)
     scores = np.asarray(ranker.score(args.text))
     order = [i for i in top_order(scores) if args.routes or catalog[i]["kind"] == "action"]
-    lang = "ko" if any("가" <= ch <= "힣" for ch in args.text) else "en"
+    lang = _lang(args.text)
     print(f"{args.ranker} top {args.top} for: {args.text}")
     for rank, i in enumerate(order[: args.top], start=1):
         t = catalog[i]
@@ -122,46 +122,22 @@ def _check(args) -> int:
 
 
 def _export(args) -> int:
-    from .config import config_hash, load, run, section
-    from .rankers import encoder_rankers
-    from .router.export import export_router
-    from .routing import Study
-    from .signals import registry
+    from .config import load
+    from .router.export import export_experiment
 
-    cfg = load(args.config)
-    res, pipeline = Path("results") / cfg["experiment"], args.pipeline or cfg["router"]["pipelines"][0]
-    if pipeline not in cfg["routing"]["pipelines"]:
-        print(f"error: unknown pipeline '{pipeline}' (config {args.config} has: {', '.join(cfg['routing']['pipelines'])})",
-              file=sys.stderr)
-        return 2
-    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
-    needed = [*scores.values(), res / "gate" / "signals.csv"]
-    missing = [str(p) for p in needed if not p.exists()]
-    if missing:
-        print(f"error: {missing[0]} does not exist; run the workflow for {args.config} first (snakemake --configfile "
-              f"{args.config} {needed[-1]})", file=sys.stderr)
-        return 2
-    dense = encoder_rankers(cfg["rankers"])
-    study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
-                  section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], dense))
-    out = Path(args.out or res / "router" / pipeline)
-    m, written = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", needed[-1]), scores, out,
-                               pipeline, cfg["rankers"], study,
-                               {"experiment": cfg["experiment"], "config_hash": config_hash(cfg),
-                                "lexical": cfg["roles"]["lexical"],
-                                "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}, args.force)
+    out, m, written = export_experiment(load(args.config), args.config, args.pipeline, args.out, args.force)
     th = m["thresholds"]
     payload = m["files"]["bm25.index"]["bytes"] + (out / "router.json").stat().st_size
     how = {"new": "", "replaced": " (replacing the earlier router's files)", "beside": " (beside the folder's files)"}
-    print(f"exported {pipeline} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}{how[written]}: execute at "
-          f"P >= {th['execute']:.3f}, confirm at P >= {th['confirm']:.3f}; index + manifest {payload / 1024:.1f} KB "
-          f"(encoder weights referenced, not shipped)")
+    print(f"exported {m['pipeline']['name']} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}"
+          f"{how[written]}: execute at P >= {th['execute']:.3f}, confirm at P >= {th['confirm']:.3f}; index + manifest "
+          f"{payload / 1024:.1f} KB (encoder weights referenced, not shipped)")
     return 0
 
 
 def _decide(args) -> int:
     from .config import load
-    from .router.runtime import Router, RouterError
+    from .router.runtime import Router, RouterError, decide_lines
 
     if args.jsonl and args.text:
         print("error: give one request as TEXT or read requests with --jsonl, not both", file=sys.stderr)
@@ -187,12 +163,8 @@ def _decide(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     failed = 0
-    for n, raw in enumerate(sys.stdin.buffer, start=1):  # bytes: each line decodes alone, whatever the locale
-        try:
-            out = router.decide(_request(raw)).to_dict()
-        except RouterError as exc:
-            failed += 1
-            out = {"line": n, "error": str(exc)}
+    for out in decide_lines(router, sys.stdin.buffer):  # bytes: each line decodes alone, whatever the locale
+        failed += "error" in out
         sys.stdout.buffer.write((json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8"))
         sys.stdout.buffer.flush()
     return 2 if failed else 0
@@ -200,26 +172,6 @@ def _decide(args) -> int:
 
 def _lang(text: str) -> str:
     return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
-
-
-def _request(raw: bytes):
-    """The text of a --jsonl line: a JSON object with a string "text"; RouterError says what else the line is."""
-    from .router.runtime import RouterError, json_type
-
-    try:
-        line = raw.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError as exc:
-        raise RouterError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise RouterError(f"not a JSON object ({exc.msg if isinstance(exc, json.JSONDecodeError) else 'nested too deeply'})"
-                          ': give {"text": "..."}') from None
-    if not isinstance(obj, dict):
-        raise RouterError(f'{json_type(obj)}, not an object: give {{"text": "..."}}')
-    if "text" not in obj:
-        raise RouterError('no "text" field: give {"text": "..."}')
-    return obj["text"]
 
 
 def _same_tables(args) -> int:

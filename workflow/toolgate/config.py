@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from . import io
+from . import io, schemas
 from .banks import OUT_SUBTYPES
 from .errors import InputError
 from .rankers import hybrid_rankers
@@ -22,13 +22,13 @@ def resolve(config: dict, source: str = "config") -> dict:
     Raises InputError naming the offending key, e.g.
     ``config: field 'text.ngram': 0 is less than the minimum of 1``.
     """
-    schema = io.schema("config")
+    schema = schemas.schema("config")
     err = best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if err is not None:
-        field, message = io.schema_error(err)
+        field, message = schemas.schema_error(err)
         raise InputError(source, message, field=field)
     out = copy.deepcopy(config)
-    io.fill_defaults(out, schema)
+    schemas.fill_defaults(out, schema)
     _check_hybrids(out, source)
     return out
 
@@ -144,7 +144,7 @@ SECTIONS: dict[str, type] = {}
 def _section_type(name: str, doc: str, title: str = ""):
     """A frozen dataclass whose fields are the schema's keys of config section ``name`` (schema order)."""
     title = title or "".join(part.capitalize() for part in name.split("_"))
-    cls = make_dataclass(title, list(io.schema("config")["properties"][name]["properties"]), frozen=True)
+    cls = make_dataclass(title, list(schemas.schema("config")["properties"][name]["properties"]), frozen=True)
     cls.__doc__ = doc
     SECTIONS[name] = cls
     return cls
@@ -171,12 +171,12 @@ def _typed(cls, data: dict):
 
 def section(name: str, data: dict | None = None):
     """Config section ``name`` as its dataclass; keys left out take the schema's defaults."""
-    sub = io.schema("config")["properties"][name]
+    sub = schemas.schema("config")["properties"][name]
     full = copy.deepcopy(data or {})
-    io.fill_defaults(full, sub)
+    schemas.fill_defaults(full, sub)
     err = best_match(jsonschema.Draft202012Validator(sub).iter_errors(full))
     if err is not None:
-        field, message = io.schema_error(err)
+        field, message = schemas.schema_error(err)
         raise InputError("config", message, field=f"{name}.{field}" if field else name)
     return _typed(SECTIONS[name], full)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__, io, metrics, text
+from . import __version__, io, metrics, schemas, text
 from .annotations import agreement_frame, confusions, joined, load_passes
 from .config import Run
 from .tables import paper_note, to_markdown
@@ -127,7 +127,7 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, utter
         parts += ["## How the template banks were written", "", readme.read_text(encoding="utf-8").strip(), ""]
     parts += ann_lines + [f"## Random examples ({examples} per slice and language)", ""]
     for lang in langs:
-        for slice_ in io.schema("utterances")["properties"]["slice"]["enum"]:
+        for slice_ in schemas.schema("utterances")["properties"]["slice"]["enum"]:
             pool = [r for r in rows if r["lang"] == lang and r["slice"] == slice_]
             if not pool:
                 continue

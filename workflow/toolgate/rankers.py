@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import bm25 as _bm25
-from . import io
+from . import schemas
 from .catalog import index_text
 from .encoders import BACKENDS, CachedEncoder, make_encoder
 from .fusion import HybridRanker
@@ -35,7 +35,7 @@ def resolved(entry: dict) -> dict:
     """A ``rankers:`` entry with the schema's defaults filled (its encoder's too); a resolved config's entries
     already are, so this is for entries written by hand (tests, the Python API)."""
     out = copy.deepcopy(entry)
-    io.fill_defaults(out, io.schema("config")["properties"]["rankers"]["additionalProperties"])
+    schemas.fill_defaults(out, schemas.schema("config")["properties"]["rankers"]["additionalProperties"])
     return out
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .. import io
+from .. import io, schemas
 from ..config import check_inputs, resolve
 from ..errors import InputError
 from ..outdir import write_folder
@@ -101,7 +101,7 @@ def prepare(ext: ExternalSet, opt: Options) -> tuple[list[dict], list[dict], dic
 
 def gate_folds(rows: list[dict]) -> int:
     """The gate study's folds for this set: the schema's default, fewer when a side has fewer request groups."""
-    default = io.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]
+    default = schemas.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]
     groups = {side: len({u["pair_id"] for u in rows if (u["gold_tool"] is not None) == side}) for side in (True, False)}
     if min(groups.values()) < 2:
         raise InputError("import", f"{groups[True]} in-catalog and {groups[False]} out-of-catalog request groups: the "
@@ -116,7 +116,7 @@ def experiment_config(out: Path, lang: str, folds: int) -> dict:
     cfg = {"experiment": name, "langs": [lang], "catalog": (out / "catalog.jsonl").as_posix(),
            "utterances": {"source": "file", "file": (out / "utterances.jsonl").as_posix()},
            "ablation": {"ks": "auto"}, "report": {"expected": ""}}
-    if folds != io.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]:
+    if folds != schemas.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]:
         cfg["gate"] = {"folds": folds}
     return cfg
 

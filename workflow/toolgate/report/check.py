@@ -11,7 +11,7 @@ import math
 
 import yaml
 
-from .. import io
+from .. import io, schemas
 from ..config import Roles
 from ..errors import InputError
 from .tables import load_tables, lookup
@@ -20,7 +20,7 @@ from .tables import load_tables, lookup
 def load_expected(path) -> dict:
     """An expected-values file, validated against ``workflow/schemas/expected.schema.yaml``."""
     expected = io.read_yaml(path) or {}
-    io.check_schema(path, None, expected, "expected")
+    schemas.check_schema(path, None, expected, "expected")
     return expected
 
 

@@ -22,10 +22,12 @@ from .. import __version__, io
 from ..outdir import write_folder
 from ..calibration import fit_platt, platt_probability
 from ..pipelines import band_decisions, fit_band
-from ..rankers import RankerSpec, fit_ranker
+from ..rankers import RankerSpec, encoder_rankers, fit_ranker
+from ..config import config_hash, run, section
+from ..errors import InputError
 from ..routing import Gold, Study
 from ..scores import load_scores, mode_note, route_step, top_actions
-from ..signals import gate_signal, signal_rows
+from ..signals import gate_signal, registry, signal_rows
 from .runtime import FORMAT, MANIFEST
 
 log = logging.getLogger(__name__)
@@ -100,3 +102,29 @@ def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rank
     log.info("exported %s to %s: BM25 index %d bytes + manifest (gate payload) %d bytes = %.1f KB; catalog %d bytes",
              pipeline, out, len(index), (out / MANIFEST).stat().st_size, size / 1024, len(cat_bytes))
     return manifest, written
+
+
+def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None, force: bool = False):
+    """(folder, manifest, how written): ``toolgate export`` of a resolved config whose workflow has run.
+
+    ``pipeline``: a name under routing.pipelines (default: the first of router.pipelines); ``out_dir``: default
+    ``results/<experiment>/router/<pipeline>``. A missing pipeline or score file is an InputError naming it.
+    """
+    res, pipeline = Path("results") / cfg["experiment"], pipeline or cfg["router"]["pipelines"][0]
+    if pipeline not in cfg["routing"]["pipelines"]:
+        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join(cfg['routing']['pipelines'])})",
+                         field="routing.pipelines")
+    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
+    signals = res / "gate" / "signals.csv"
+    missing = [p for p in [*scores.values(), signals] if not p.exists()]
+    if missing:
+        raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
+                                     f"--configfile {config_path} {signals})")
+    study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
+                  section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])))
+    out = Path(out_dir or res / "router" / pipeline)
+    provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
+                  "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}
+    m, written = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", signals), scores, out, pipeline,
+                               cfg["rankers"], study, provenance, force)
+    return out, m, written

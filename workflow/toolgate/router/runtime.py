@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, io
+from .. import __version__, io, schemas
 from ..bm25 import BM25
 from ..calibration import platt_probability
 from ..catalog import index_text
@@ -93,7 +93,7 @@ def _read_manifest(folder: Path) -> dict:
         raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
                           "(another major version); export the router again")
     try:
-        io.check_schema(path, None, m, "router")
+        schemas.check_schema(path, None, m, "router")
     except InputError as exc:
         raise RouterError(str(exc)) from None
     th = m["thresholds"]
@@ -238,3 +238,31 @@ class Router:
         rank = lex if self.ranker is self.lexical else np.asarray(self.ranker.score_many(texts))
         gate = rank if self.gate is self.ranker else np.asarray(self.gate.score_many(texts))
         return self._decisions(texts, rank, gate, lex, time.perf_counter() - t0)
+
+
+def line_text(raw: bytes):
+    """The request of one ``--jsonl`` line: a JSON object with a string "text"; RouterError says what else it is."""
+    try:
+        line = raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise RouterError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise RouterError(f'not a JSON object ({why}): give {{"text": "..."}}') from None
+    if not isinstance(obj, dict):
+        raise RouterError(f'{json_type(obj)}, not an object: give {{"text": "..."}}')
+    if "text" not in obj:
+        raise RouterError('no "text" field: give {"text": "..."}')
+    return obj["text"]
+
+
+def decide_lines(router: Router, lines):
+    """One decision (``Decision.to_dict``) or ``{"line": n, "error": ...}`` per line of bytes, in order: a bad line
+    never stops the others."""
+    for n, raw in enumerate(lines, start=1):
+        try:
+            yield router.decide(line_text(raw)).to_dict()
+        except RouterError as exc:
+            yield {"line": n, "error": str(exc)}
