@@ -120,8 +120,8 @@ def _checked_file(folder: Path, name: str, entry: dict) -> bytes:
 
 def check_request(text, max_chars: int) -> str:
     """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
-    C0/C1 control character other than tab, newline and carriage return, or a lone surrogate. Format characters (BOM, ZWJ in emoji,
-    soft hyphen, direction marks) occur in real text and are accepted."""
+    C0/C1 control character other than tab, newline and carriage return, or a lone surrogate. Format characters
+    (BOM, ZWJ in emoji, soft hyphen, direction marks) occur in real text and are accepted."""
     if not isinstance(text, str):
         raise RouterError(f"request is {json_type(text)}, not a string: give the text as a string")
     if not text.strip():
