@@ -85,7 +85,8 @@ def encoder_rankers(rankers: dict) -> list[str]:
 
 def hybrid_rankers(rankers: dict) -> dict[str, tuple[str, ...]]:
     """Each hybrid's members, by hybrid name."""
-    return {n: RankerSpec.of(e).members for n, e in rankers.items() if RankerSpec.of(e).hybrid}
+    specs = {n: RankerSpec.of(e) for n, e in rankers.items()}
+    return {n: s.members for n, s in specs.items() if s.hybrid}
 
 
 def single_rankers(rankers: dict) -> dict:
