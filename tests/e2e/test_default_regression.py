@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 from smk import snakemake
-from toolgate.signals import registry
+from toolgate.gate.signals import registry
 
 pytestmark = pytest.mark.slow
 
@@ -93,9 +93,9 @@ def test_outputs_exist_and_are_consistent():
 def test_exported_router_decides_as_the_pipeline_does():
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router, io
-    from toolgate.calibration import platt_probability
-    from toolgate.pipelines import band_decisions
-    from toolgate.scores import load_scores, route_step, top_actions
+    from toolgate.gate.calibration import platt_probability
+    from toolgate.routing.pipelines import band_decisions
+    from toolgate.retrieval.scores import load_scores, route_step, top_actions
 
     res = ROOT / "results" / "default"
     folder = res / "router" / "P1"

@@ -4,8 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from toolgate.encoders import CachedEncoder, ModelUnavailable, make_encoder
-from toolgate.rankers import build_ranker
+from toolgate.retrieval.encoders import CachedEncoder, ModelUnavailable, make_encoder
+from toolgate.retrieval.rankers import build_ranker
 
 pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

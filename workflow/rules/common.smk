@@ -4,9 +4,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, config_hash, load, resolve
-from toolgate.rankers import RankerSpec, encoder_rankers
+from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
-from toolgate.signals import registry, studied_gates
+from toolgate.gate.signals import registry, studied_gates
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
@@ -51,7 +51,7 @@ def member_scores(wildcards):
     return [f"{RES}/scores/{m}.npz" for m in RankerSpec.of(config["rankers"][wildcards.ranker]).members]
 
 
-# The gate signals' registry (toolgate.signals): rules pass it as `signals=SIGNALS`.
+# The gate signals' registry (toolgate.gate.signals): rules pass it as `signals=SIGNALS`.
 SIGNALS = {"lexical": config["roles"]["lexical"], "encoders": encoder_rankers(config["rankers"])}
 
 

@@ -1,4 +1,4 @@
-from toolgate.bootstrap import write_bootstrap
+from toolgate.gate.bootstrap import write_bootstrap
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.ablation import write_ablation
+from toolgate.retrieval.ablation import write_ablation
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

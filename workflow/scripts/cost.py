@@ -1,4 +1,4 @@
-from toolgate.cost import write_cost
+from toolgate.bench.cost import write_cost
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

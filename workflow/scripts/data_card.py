@@ -1,4 +1,4 @@
-from toolgate.datacard import write_data_card
+from toolgate.data.card import write_data_card
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

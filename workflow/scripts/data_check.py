@@ -1,4 +1,4 @@
-from toolgate.datacheck import write_data_check
+from toolgate.data.check import write_data_check
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.routing import Study
+from toolgate.routing.baselines import Study
 from toolgate.router.export import export_router
 from toolgate.smk import logged, typed
 

@@ -1,4 +1,4 @@
-from toolgate.gate import load_study, write_gate_auc, write_signals
+from toolgate.gate.study import load_study, write_gate_auc, write_signals
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.overlap import write_gate_by_overlap
+from toolgate.gate.overlap import write_gate_by_overlap
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

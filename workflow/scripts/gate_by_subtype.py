@@ -1,5 +1,5 @@
 from toolgate.smk import logged, typed
-from toolgate.subtype import write_gate_by_subtype
+from toolgate.gate.subtype import write_gate_by_subtype
 
 with logged(snakemake):
     p, i = typed(snakemake.params), snakemake.input

@@ -1,4 +1,4 @@
-from toolgate.gate_comparison import write_gate_comparison
+from toolgate.gate.comparison import write_gate_comparison
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

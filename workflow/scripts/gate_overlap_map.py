@@ -1,4 +1,4 @@
-from toolgate.overlap import write_gate_overlap_map
+from toolgate.gate.overlap import write_gate_overlap_map
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.gate_transfer import write_gate_transfer
+from toolgate.gate.transfer import write_gate_transfer
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.generate import generate_files
+from toolgate.data.generate import generate_files
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

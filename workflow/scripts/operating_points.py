@@ -1,4 +1,4 @@
-from toolgate.operating import write_operating_points
+from toolgate.gate.operating import write_operating_points
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,5 +1,5 @@
-from toolgate.pipelines import write_pipelines
-from toolgate.routing import Study
+from toolgate.routing.pipelines import write_pipelines
+from toolgate.routing.baselines import Study
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.quant import write_retention
+from toolgate.retrieval.quant import write_retention
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

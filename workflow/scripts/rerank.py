@@ -1,4 +1,4 @@
-from toolgate.rerank import write_rerank
+from toolgate.retrieval.rerank import write_rerank
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

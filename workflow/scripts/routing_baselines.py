@@ -1,4 +1,4 @@
-from toolgate.routing import Study, write_baselines
+from toolgate.routing.baselines import Study, write_baselines
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.scaling import write_scaling
+from toolgate.bench.scaling import write_scaling
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

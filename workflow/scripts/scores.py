@@ -1,6 +1,6 @@
-from toolgate.hybrid import compute_hybrid_scores
-from toolgate.rankers import RankerSpec
-from toolgate.scores import compute_scores
+from toolgate.retrieval.hybrid import compute_hybrid_scores
+from toolgate.retrieval.rankers import RankerSpec
+from toolgate.retrieval.scores import compute_scores
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,4 +1,4 @@
-from toolgate.selection import write_selection
+from toolgate.retrieval.selection import write_selection
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -1,5 +1,5 @@
 from toolgate.smk import logged, typed
-from toolgate.tokenizer_ablation import write_tokenizer_ablation
+from toolgate.retrieval.tokenizer_ablation import write_tokenizer_ablation
 
 with logged(snakemake):
     p, i = typed(snakemake.params), snakemake.input

@@ -23,7 +23,7 @@ def _validate(args) -> int:
 
 def _summary(catalog_path, catalog, utterances_path, rows) -> None:
     """Counts of a validated catalog (and utterances), and warnings for what the tables will not contain."""
-    from .scores import ROUTE_NOTE, has_routes
+    from .retrieval.scores import ROUTE_NOTE, has_routes
 
     s = io.summarize(catalog, rows)
     mutating = "no mutating flags" if s["mutating_actions"] is None else f"{s['mutating_actions']} mutating actions"
@@ -83,9 +83,9 @@ def _fraction(text: str) -> float:
 
 def _route(args) -> int:
     from . import config as cfgmod
-    from .rankers import fit_ranker, with_members
+    from .retrieval.rankers import fit_ranker, with_members
     from .router.runtime import RouterError, check_request
-    from .scores import top_order
+    from .retrieval.scores import top_order
 
     try:  # the router's rules for a request (not empty, no control characters); ranking has no length limit
         check_request(args.text, sys.maxsize)
@@ -185,7 +185,7 @@ def _same_tables(args) -> int:
 
 def _profile(args) -> int:
     from .config import load
-    from .profile import profile_text
+    from .bench.profile import profile_text
 
     print(profile_text(Path("benchmarks") / (args.experiment or load(args.config)["experiment"]), args.top))
     return 0

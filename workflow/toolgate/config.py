@@ -11,9 +11,9 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from . import io, schemas
-from .banks import OUT_SUBTYPES
+from .data.banks import OUT_SUBTYPES
 from .errors import InputError
-from .rankers import hybrid_rankers
+from .retrieval.rankers import hybrid_rankers
 
 
 def resolve(config: dict, source: str = "config") -> dict:

@@ -6,7 +6,7 @@ import logging
 from types import SimpleNamespace
 
 from .config import SECTIONS, run, section
-from .signals import registry
+from .gate.signals import registry
 
 
 @contextlib.contextmanager

@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
+from ..gate.bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
 from ..config import Gate, Run, Text
-from ..gate import score_features
-from ..gate_inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
-from ..gate_models import fit_signals, folds, load_payloads, payload_scores
-from ..rankers import RankerSpec, encoder_rankers
-from ..signals import registry
-from ..text import char_ngrams
+from ..gate.study import score_features
+from ..gate.inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
+from ..gate.models import fit_signals, folds, load_payloads, payload_scores
+from ..retrieval.rankers import RankerSpec, encoder_rankers
+from ..gate.signals import registry
+from ..retrieval.text import char_ngrams
 from .adapters import ExternalSet
 from .scoring import padded, row_embeddings, row_scores
 
@@ -37,7 +37,7 @@ DIFF_COLUMNS = ["dataset", "cluster_unit", "slice", "resamples", "a", "b", "auc_
 
 
 def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
-    """The six BM25 score features and length (``toolgate.gate.score_features``) over each row's candidates."""
+    """The six BM25 score features and length (``toolgate.gate.study.score_features``) over each row's candidates."""
     lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
     return score_features(padded(scores), lengths, k)
 

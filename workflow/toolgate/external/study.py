@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..bootstrap import default_differences
+from ..gate.bootstrap import default_differences
 from ..config import External, Gate, Roles, Run
-from ..datacard import jaccard_frame
+from ..data.card import jaccard_frame
 from ..tables import write_table
-from ..text import jaccard
-from ..rankers import single_rankers
+from ..retrieval.text import jaccard
+from ..retrieval.rankers import single_rankers
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
 from .gate import external_gate
 from .scoring import row_scores, top1

@@ -12,10 +12,10 @@ import time
 import pandas as pd
 
 from .. import io
-from ..catalog import actions as catalog_actions
+from ..data.catalog import actions as catalog_actions
 from ..config import Native, Run
 from ..errors import InputError
-from ..scores import Scores, load_scores, top_actions
+from ..retrieval.scores import Scores, load_scores, top_actions
 from .client import RECORD_COLUMNS, run_requests, served_model
 from .protocol import CONDITIONS, SHORTLIST_K, DeploymentError, build_request, openai_tools, short_error
 from .server import environment, serving
@@ -26,7 +26,7 @@ LANG_MODES = ("utterance", "both")
 
 
 def shortlists(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> dict[str, list[str]]:
-    """The lexical top-k actions per utterance (ties keep catalog order, as in :mod:`toolgate.rerank`); a request
+    """The lexical top-k actions per utterance (ties keep catalog order, as in :mod:`toolgate.retrieval.rerank`); a request
     with its own candidates gets at most those."""
     known = set(lexical.utterance_ids)
     missing = [r["utterance_id"] for r in rows if r["utterance_id"] not in known]

@@ -4,7 +4,7 @@ Measures per checkpoint and condition: accuracy (first called tool = gold tool,
 over in-catalog utterances; a failed request counts as wrong), no_tool_call_rate
 and malformed_rate (over the answers received), and for ``top5`` the
 recovered_share (accuracy - bm25_top1) / (bm25_top5 - bm25_top1), the part of the
-lexical top-1/top-5 gap the native caller closes (as in :mod:`toolgate.rerank`).
+lexical top-1/top-5 gap the native caller closes (as in :mod:`toolgate.retrieval.rerank`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import io
 from ..config import Run
-from ..scores import Scores, load_scores, top_actions
+from ..retrieval.scores import Scores, load_scores, top_actions
 from ..tables import write_table
 from .protocol import CONDITIONS, SHORTLIST_K, short_error
 

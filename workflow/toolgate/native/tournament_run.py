@@ -16,8 +16,8 @@ import pandas as pd
 
 from .. import io
 from ..config import Native, Run, Tournament
-from ..scores import mode_note
-from ..selection import by_lang_slice
+from ..retrieval.scores import mode_note
+from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
 from .client import post_chat, run_requests
 from .protocol import answer_text, chat_body, short_error

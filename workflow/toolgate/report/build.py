@@ -11,12 +11,12 @@ import yaml
 
 from .. import __version__, io
 from ..config import section
-from ..gate_transfer import closing_sentences
-from ..overlap import map_paragraph, separation_sentence
-from ..rankers import encoder_rankers
-from ..scores import has_routes, mode_note
-from ..signals import registry
-from ..tokenizer_ablation import winner_sentences
+from ..gate.transfer import closing_sentences
+from ..gate.overlap import map_paragraph, separation_sentence
+from ..retrieval.rankers import encoder_rankers
+from ..retrieval.scores import has_routes, mode_note
+from ..gate.signals import registry
+from ..retrieval.tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
 from .sets import claims_matrix, family_sentences, matrix_table
 from .tables import load_tables, side_by_side

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..bootstrap import NO_SLICE, slice_title
+from ..gate.bootstrap import NO_SLICE, slice_title
 from ..config import Roles
-from ..signals import Signal, of_kind
-from ..subtype import deciding_subtype_sentence
+from ..gate.signals import Signal, of_kind
+from ..gate.subtype import deciding_subtype_sentence
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..signals import Signal  # noqa: E402
+from ..gate.signals import Signal  # noqa: E402
 
 LANG_NAMES = {"en": "English", "ko": "Korean"}
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import io
 from ..config import Run
-from ..cost import time_queries, run_jobs
+from ..bench.timing import run_jobs, time_queries
 from ..tables import write_table
 from .runtime import MANIFEST, Router, RouterError, check_request
 
@@ -65,7 +65,7 @@ def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
     texts = accepted([r["text"] for r in rows], settings.max_chars)
     base = {"queries": texts[: settings.queries], "warmup": settings.warmup}
     jobs = [{**base, "name": str(d), "router": str(d), "threads": t} for d in router_dirs for t in (None, 1)]
-    df = pd.DataFrame(run_jobs(jobs, module="toolgate.router.cost"))
+    df = pd.DataFrame(run_jobs(jobs, __name__))
     for col, goal in GOALS.items():
         df[f"{col.split('_')[0]}_goal_met"] = df[col] <= goal
     return df

@@ -10,7 +10,7 @@ carries, so that no request is executed on nothing:
 * **a tie at the top** (equal ranker scores) is never executed: which tool comes first would be the
   catalog's order, not the request's.
 * **a required slot left empty**: the generator's slot rule (a template that neither fills nor states
-  a required parameter is an ``ask`` template, :mod:`toolgate.banks`) read back from the text: an
+  a required parameter is an ``ask`` template, :mod:`toolgate.data.banks`) read back from the text: an
   action with required parameters is executed only when the request carries something that could fill
   one, a number, an enum value of a parameter (or its on/off verb), or a word its catalog text does not
   explain. Otherwise the router asks ("Send a message", "Delete the file", 알람 맞춰 줘).
@@ -25,8 +25,8 @@ import unicodedata
 
 import numpy as np
 
-from ..catalog import index_text
-from ..text import normalize
+from ..data.catalog import index_text
+from ..retrieval.text import normalize
 
 _WORD = re.compile(r"\w+")
 _JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler

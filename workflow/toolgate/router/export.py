@@ -20,14 +20,14 @@ import sklearn
 
 from .. import __version__, io
 from ..outdir import write_folder
-from ..calibration import fit_platt, platt_probability
-from ..pipelines import band_decisions, fit_band
-from ..rankers import RankerSpec, encoder_rankers, fit_ranker
+from ..gate.calibration import fit_platt, platt_probability
+from ..routing.pipelines import band_decisions, fit_band
+from ..retrieval.rankers import RankerSpec, encoder_rankers, fit_ranker
 from ..config import config_hash, run, section
 from ..errors import InputError
-from ..routing import Gold, Study
-from ..scores import load_scores, mode_note, route_step, top_actions
-from ..signals import gate_signal, registry, signal_rows
+from ..routing.baselines import Gold, Study
+from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
+from ..gate.signals import gate_signal, registry, signal_rows
 from .runtime import FORMAT, MANIFEST
 
 log = logging.getLogger(__name__)

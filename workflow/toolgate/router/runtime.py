@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__, io, schemas
-from ..bm25 import BM25
-from ..calibration import platt_probability
-from ..catalog import index_text
-from ..encoders import ModelUnavailable, offline_problem
+from ..retrieval.bm25 import BM25
+from ..gate.calibration import platt_probability
+from ..data.catalog import index_text
+from ..retrieval.encoders import ModelUnavailable, offline_problem
 from ..errors import InputError, MissingExtra
-from ..pipelines import band_decisions
-from ..rankers import BM25Ranker, RankerSpec, build_ranker
-from ..scores import route_choice, top_order
+from ..routing.pipelines import band_decisions
+from ..retrieval.rankers import BM25Ranker, RankerSpec, build_ranker
+from ..retrieval.scores import route_choice, top_order
 from .evidence import Evidence
 
 FORMAT = 1

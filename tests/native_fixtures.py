@@ -1,0 +1,142 @@
+"""Shared by the test_native_* modules: utterances, hand-made lexical scores, captured logs, a stand-in endpoint.
+
+Nothing here runs a model. The stand-in endpoint answers with a canned tool call
+chosen from the tools it is offered, or, to a multiple-choice prompt (no tools),
+the letter of the option the request names: it proves the plumbing (request
+shape, concurrency, ordering, recording, server lifecycle), not any model's routing.
+"""
+import textwrap
+import threading
+from http.server import ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from conftest import utterance
+from toolgate.config import section
+from toolgate.retrieval.scores import Scores
+
+
+def sample_rows():
+    """In-catalog rows whose text names the gold tool (the stand-in picks a named tool), plus a chat row."""
+    out = [utterance(1, "set_alarm"), utterance(2, "make_call", lang="ko"), utterance(3, "check_battery"),
+           utterance(4, None, outcome="chat", slice_="out")]
+    for r in out:
+        r["text"] = f"please {r['gold_tool'] or 'chat'} now"
+    out.append({**utterance(5, "make_call"), "text": "garble make_call"})  # the stand-in answers malformed
+    return out
+
+
+def lexical_scores(rows, catalog):
+    """Lexical scores that rank the gold tool first except for u2 (gold second) - a hand-made top-1/top-5 gap."""
+    ids = [t["id"] for t in catalog]
+    m = np.zeros((len(rows), len(ids)))
+    for i, r in enumerate(rows):
+        m[i, ids.index("check_battery")] = 1.0
+        if r["gold_tool"]:
+            m[i, ids.index(r["gold_tool"])] = 2.0 if r["utterance_id"] != "u2-ko" else 0.5
+    return Scores(np.array([r["utterance_id"] for r in rows]), np.array(ids), np.array([t["kind"] for t in catalog]), m)
+
+
+def native_section(**settings):
+    """The ``native`` config section: schema defaults, ``settings`` on top."""
+    return section("native", settings)
+
+
+AMBIGUOUS = """\
+(APIServer pid=7) INFO 08-18 12:46:45 [api_utils.py:273] non-default args: {'model': 'google/gemma-4-E2B-it', 'max_model_len': 4096}
+(APIServer pid=7) Traceback (most recent call last):
+(APIServer pid=7)   File "vllm/transformers_utils/model_arch_config_convertor.py", line 575, in get_head_size
+(APIServer pid=7)     head_dim = getattr(self.hf_text_config, "head_dim", 0)
+(APIServer pid=7) transformers.integrations.heterogeneity.configuration_utils.AmbiguousGlobalPerLayerAttributeError: 'head_dim' is a per-layer attribute and may vary across layers. Access it via the individual layer configs instead (e.g. config.per_layer_config[i].head_dim).
+server exited with code 1 before it was ready
+"""
+
+STANDIN = textwrap.dedent('''
+    import json, random, re, sys, time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        """Stand-in OpenAI-compatible endpoint: canned answers chosen from the offered tools, no model."""
+
+        def _send(self, code, obj):
+            data = json.dumps(obj).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path in ("/health", "/v1/models"):
+                return self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
+            self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/v1/chat/completions" and "tools" not in body:
+                return self._choose(body)
+            if self.path != "/v1/chat/completions" or body.get("tool_choice") != "required":
+                return self._send(400, {"object": "error", "message": "expected tool_choice=required"})
+            time.sleep(random.random() * 0.02)  # answers finish out of order
+            text = body["messages"][-1]["content"]
+            names = [t["function"]["name"] for t in body["tools"]]
+            named = [n for n in names if n in text]
+            if "chat" in text.split():
+                msg = {"role": "assistant", "content": "Hello!", "tool_calls": []}
+            else:
+                args = '{"x": ' if "garble" in text else "{}"
+                name = named[0] if named else names[0]
+                msg = {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c0", "type": "function", "function": {"name": name, "arguments": args}}]}
+            self._send(200, {"object": "chat.completion", "model": body["model"],
+                             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]})
+
+        def _choose(self, body):
+            """A multiple-choice prompt: the letter of the first option whose tool id the request names, else A;
+            "babble" in the request: no letter; "overflow": the context-length error vLLM sends."""
+            text = body["messages"][-1]["content"]
+            lines = text.splitlines()
+            options = [re.match(r"([A-Z])[)] ([a-z0-9_]+):", l).groups() for l in lines if re.match(r"[A-Z][)] ", l)]
+            request = " ".join(l for l in lines if not re.match(r"[A-Z][)] ", l))
+            if "overflow" in request:
+                return self._send(400, {"object": "error", "message": "This model's maximum context length is 64 "
+                                        "tokens. However, your request has 99 input tokens."})
+            named = [letter for letter, tool in options if tool in request]
+            answer = "I am not sure." if "babble" in request else (named or ["A"])[0]
+            words = sum(len(m["content"].split()) for m in body["messages"])
+            self._send(200, {"object": "chat.completion", "model": body["model"],
+                             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                          "finish_reason": "stop"}],
+                             "usage": {"prompt_tokens": words, "completion_tokens": 1,
+                                       "total_tokens": words + 1}})
+
+        def log_message(self, *args):
+            pass
+
+    def serve(port):
+        ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+    if __name__ == "__main__":
+        serve(int(sys.argv[1]))
+''')
+_ns: dict = {}
+exec(compile(STANDIN, "standin", "exec"), _ns)
+
+
+def standin_script(folder):
+    """The stand-in written as a script that serves on the port given as its argument."""
+    script = folder / "standin.py"
+    script.write_text(STANDIN)
+    return script
+
+
+@pytest.fixture
+def standin():
+    """A stand-in endpoint in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ns["Handler"])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

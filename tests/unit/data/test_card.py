@@ -1,0 +1,41 @@
+"""Data card: Jaccard with the gold text, lengths, and the three files it writes."""
+import pandas as pd
+
+from conftest import utterance, write_jsonl
+from toolgate.config import run
+from toolgate.data.card import gold_text, jaccard_frame, length_table, write_data_card
+
+
+def test_jaccard_with_the_gold_name_and_description(small_catalog):
+    t = small_catalog[0]
+    assert gold_text(t, "en") == "set alarm Does set_alarm."
+    row = {**utterance(1), "text": gold_text(t, "en")}
+    out = {**utterance(2, slice_="out", outcome="delegate", tool_id=None)}
+    df = jaccard_frame([row, out], small_catalog, 3)
+    assert df["utterance_id"].tolist() == ["u1-en"] and df["jaccard"].iloc[0] == 1.0
+
+
+def test_length_table_counts_ngrams():
+    rows = [{**utterance(1), "text": "abcd"}, {**utterance(2), "text": "ab"}]
+    t = length_table(rows, 3).iloc[0]  # " abcd " -> 4 grams, " ab " -> 2 grams
+    assert (t["n"], t["ngrams_median"], t["chars_median"]) == (2, 3.0, 3.0)
+
+
+def test_write_data_card_outputs(tmp_path, small_catalog):
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    rows = [utterance(1), utterance(1, lang="ko"), utterance(2, slice_="mismatch"), utterance(2, lang="ko", slice_="mismatch")]
+    utts = write_jsonl(tmp_path / "u.jsonl", rows)
+    outs = (tmp_path / "card.md", tmp_path / "composition.csv", tmp_path / "jaccard.csv", tmp_path / "agreement.csv")
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    (ann / "p1.csv").write_text("# made by hand\nlang,text,answer\nen,request 1 en,set_alarm\nen,request 2 en,none\n")
+    write_data_card(cat, utts, outs, 1, {"annotations": str(ann)}, run(0, ("ko", "en")))
+    assert "## Vocabulary overlap" in outs[0].read_text() and "`jaccard.*`" in outs[0].read_text()
+    comp = pd.read_csv(outs[1])
+    assert comp["n"].sum() == 4
+    assert set(pd.read_csv(outs[2])["slice"]) == {"match", "mismatch"}
+    agree = pd.read_csv(outs[3]).set_index(["lang", "slice", "compare"])
+    assert agree.loc[("en", "match", "p1 vs gold"), "agreement"] == 1.0
+    assert agree.loc[("en", "mismatch", "p1 vs gold"), "agreement"] == 0.0  # set_alarm read as none
+    assert agree.loc[("ko", "match", "p1 vs gold"), "annotated"] == 0
+    assert "set_alarm | none | 1" in outs[0].read_text()  # the confusable pair

@@ -1,0 +1,195 @@
+"""Our BM25 against hand-computed values and the reference libraries."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolgate import io
+from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
+from toolgate.config import load as load_config
+from toolgate.retrieval.rankers import fit_ranker
+
+bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
+BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
+from toolgate.retrieval.scores import top_order
+from toolgate.data.catalog import index_text
+
+ROOT = Path(__file__).resolve().parents[3]
+LANGS = ("ko", "en")
+
+
+@pytest.fixture(scope="module")
+def device70():
+    catalog = io.load_catalog(ROOT / "data/catalogs/device70/catalog.jsonl")
+    docs = [index_text(t, "E1", LANGS) for t in catalog]
+    queries = ["내일 아침 7시에 알람 맞춰 줘", "Turn on Wi-Fi", "엄마한테 전화해", "what's the weather tomorrow?",
+               "알람 알람 알람", "zzzz", "사진 찍어서 지수한테 보내 줘", "Set the volume to 50 percent"]
+    return docs, queries
+
+
+def test_hand_computed_single_term():
+    # two docs, tokens as-is: N=2, df(a)=1 -> lucene idf = log(1 + 1.5/1.5) = log 2
+    m = BM25(k1=1.2, b=0.0).fit_tokens([["a", "b"], ["b"]])
+    tf, k1 = 1, 1.2
+    assert m.score_many_tokens([["a"]])[0] == pytest.approx([math.log(2) * tf / (tf + k1), 0.0])
+
+
+@pytest.mark.parametrize("k1,b,eps", [(1.5, 0.75, 0.25), (1.2, 0.5, 0.1), (2.0, 1.0, 0.25)])
+def test_equivalent_to_rank_bm25(device70, k1, b, eps):
+    docs, queries = device70
+    ours = BM25(k1=k1, b=b, idf="robertson", epsilon=eps).fit(docs)
+    ref = BM25Okapi([ours.tokenize(d) for d in docs], k1=k1, b=b, epsilon=eps)
+    for q in queries:
+        np.testing.assert_allclose(ours.score(q), ref.get_scores(ours.tokenize(q)), atol=1e-6)
+
+
+@pytest.mark.parametrize("k1,b", [(1.5, 0.75), (0.9, 0.4)])
+def test_equivalent_to_bm25s_lucene(device70, k1, b):
+    docs, queries = device70
+    ours = BM25(k1=k1, b=b, idf="lucene").fit(docs)
+    ref = bm25s.BM25(k1=k1, b=b, method="lucene", dtype="float64")
+    ref.index([ours.tokenize(d) for d in docs], show_progress=False)
+    for q in queries:
+        toks = [t for t in ours.tokenize(q) if t in ours.vocab]
+        expected = ref.get_scores(toks) if toks else np.zeros(len(docs))
+        np.testing.assert_allclose(ours.score(q), expected, atol=1e-6)
+
+
+def test_batch_equals_single_and_roundtrip(device70):
+    docs, queries = device70
+    m = BM25().fit(docs)
+    batch = m.score_many(queries)
+    np.testing.assert_allclose(batch, np.array([m.score(q) for q in queries]), atol=1e-12)
+    blob = m.to_bytes()
+    assert len(blob) < 64_000
+    np.testing.assert_allclose(BM25.from_bytes(blob).score_many(queries), batch, atol=1e-12)
+
+
+def test_ties_keep_catalog_order():
+    assert top_order(np.array([1.0, 3.0, 3.0, 0.0, 3.0])).tolist() == [1, 2, 4, 0, 3]
+
+
+def test_unknown_query_scores_zero_and_bad_params():
+    m = BM25().fit(["alarm", "wifi"])
+    assert m.score("ㅋㅋㅋㅋ").tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match="unknown idf"):
+        BM25(idf="okapi")
+    with pytest.raises(ValueError, match="empty catalog"):
+        BM25().fit([])
+
+
+def test_index_text_variants():
+    t = {"names": {"ko": "알람", "en": "Alarm"}, "descriptions": {"ko": "알람 설정", "en": "Set an alarm."},
+         "parameters": {"properties": {"alarm_time": {"type": "string", "description": {"ko": "시각", "en": "time"},
+                                                      "enum": ["am", "pm"]}}}, "keywords": {"ko": ["기상"], "en": ["wake"]}}
+    assert index_text(t, "E0") == "알람 Alarm 알람 설정 Set an alarm."
+    assert index_text(t, "E1") == "알람 Alarm 알람 설정 Set an alarm. alarm time 시각 time am pm 기상 wake"
+    assert index_text(t, "E0", ("en",)) == "Alarm Set an alarm."
+
+
+def test_kiwi_morpheme_tokenizer_and_roundtrip(device70):
+    pytest.importorskip("kiwipiepy")
+    docs, queries = device70
+    m = BM25(tokenizer="kiwi").fit(docs)
+    assert "알람" in m.tokenize("알람을 맞춰 줘") and "을" in m.tokenize("알람을 맞춰 줘")
+    assert m.tokenize("Set an ALARM") == BM25().tokenize("Set an ALARM")  # English keeps its character n-grams
+    np.testing.assert_allclose(BM25.from_bytes(m.to_bytes()).score_many(queries), m.score_many(queries), atol=1e-12)
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        BM25(tokenizer="spaces")
+
+
+# ----------------------------------------------------------------------------- layouts and the serialised index
+def recombined_docs(device70_docs, n, seed=0):
+    """``n`` documents, each the first, middle and last third of three device70 texts: a catalog too big for dense."""
+    rng = np.random.default_rng(seed)
+    thirds = lambda d, k: d[k * len(d) // 3: (k + 1) * len(d) // 3]  # noqa: E731
+    return [" ".join(thirds(device70_docs[i], k) for k, i in enumerate(rng.integers(len(device70_docs), size=3)))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("idf", IDF_VARIANTS)
+def test_dense_and_sparse_layouts_give_identical_scores(device70, idf):
+    docs, queries = device70
+    big = recombined_docs(docs, 800)
+    auto = BM25(idf=idf).fit(big)
+    assert auto.layout == "sparse" and len(auto.vocab) * len(big) * 8 > DENSE_MAX_BYTES
+    assert 0 < len(auto._sparse.hot) < len(auto.vocab)  # both kinds of term: dense rows and scattered postings
+    dense = BM25(idf=idf).fit(big, layout="dense")
+    queries = queries + big[:5]
+    for q in queries:
+        assert np.array_equal(auto.score(q), dense.score(q)), q
+    assert np.array_equal(auto.score_many(queries), dense.score_many(queries))
+    assert BM25().fit(docs).layout == "dense"  # device70 keeps the fastest layout
+
+
+@pytest.mark.parametrize("idf", IDF_VARIANTS)
+def test_roundtrip_scores_identical(device70, idf):
+    docs, queries = device70
+    for fitted in (BM25(idf=idf).fit(docs), BM25(idf=idf, k1=1.2, b=0.5, ngram=2, pad=False).fit(docs),
+                   BM25(idf=idf).fit_tokens([d.split() for d in docs])):
+        loaded = BM25.from_bytes(fitted.to_bytes())
+        assert loaded.layout == fitted.layout and list(loaded.vocab) == list(fitted.vocab)
+        assert np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+        for q in queries:
+            assert np.array_equal(loaded.score(q), fitted.score(q))
+
+
+@pytest.mark.parametrize("tokenizer", ["kiwi", "kiwi+char3", "jamo", "jamo3", "char2", "char4"])
+def test_roundtrip_korean_tokenizers_identical(device70, tokenizer):
+    if tokenizer.startswith("kiwi"):
+        pytest.importorskip("kiwipiepy")
+    docs, queries = device70
+    fitted = BM25(tokenizer=tokenizer).fit(docs)
+    loaded = BM25.from_bytes(fitted.to_bytes())
+    assert loaded.tokenizer == tokenizer and list(loaded.vocab) == list(fitted.vocab)
+    assert np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
+    # an analyser-free tokenizer stores the texts (terms cut again on load), a Kiwi one its token lists
+    assert fitted._stored[0] == ("tokens" if tokenizer.startswith("kiwi") else "sources")
+
+
+def test_format_1_read_except_kiwi(device70):
+    blob = BM25().fit(device70[0]).to_bytes()
+    old = blob[:6] + b"\x01" + blob[7:]  # format 1 wrote the same header; char was tokenizer byte 0 in both
+    assert np.array_equal(BM25.from_bytes(old).score_many(device70[1]), BM25.from_bytes(blob).score_many(device70[1]))
+    kiwi = BM25(tokenizer="kiwi").fit_tokens([["알람"], ["set"]]).to_bytes()  # fitted on tokens: Kiwi never runs
+    with pytest.raises(ValueError, match="format 1 kiwi index"):
+        BM25.from_bytes(kiwi[:6] + b"\x01" + kiwi[7:])
+
+
+def test_device70_index_at_most_12_kb():
+    """The index the cost rule writes: the default config's lexical ranker on device70 (E1 texts)."""
+    cfg = load_config(ROOT / "config.yaml")
+    spec = cfg["rankers"][cfg["roles"]["lexical"]]
+    catalog = io.load_catalog(ROOT / cfg["catalog"])
+    ranker = fit_ranker(spec, catalog, cfg["langs"], cfg["text"]["ngram"], cfg["text"]["pad"])
+    blob = ranker.index.to_bytes()
+    assert len(blob) <= 12_000
+    queries = ["내일 아침 7시에 알람 맞춰 줘", "Turn on Wi-Fi"]
+    assert np.array_equal(BM25.from_bytes(blob).score_many(queries), ranker.score_many(queries))
+
+
+def test_term_frequencies_above_255_roundtrip():
+    for m in (BM25().fit(["a" * 600, "ab " * 300, "b"]), BM25().fit_tokens([["x"] * 1000 + ["y"], ["y"]])):
+        loaded = BM25.from_bytes(m.to_bytes())
+        assert np.array_equal(loaded.score_many(["aaaa", "ab", "x y"]), m.score_many(["aaaa", "ab", "x y"]))
+
+
+def test_corrupted_or_truncated_index_raises_value_error(device70):
+    blob = BM25().fit(device70[0]).to_bytes()
+    bad = [b"", b"garbage", blob[:10], blob[:40], blob[: len(blob) // 2], blob[:-1], blob + b"\0",
+           blob[:7] + b"\0" + blob[8:]]
+    for i in (0, 6, 8, 12, 20, 40, 60, len(blob) // 2, len(blob) - 1):
+        flipped = bytearray(blob)
+        flipped[i] ^= 0x10
+        bad.append(bytes(flipped))
+    for b in bad:
+        with pytest.raises(ValueError, match="BM25 index"):
+            BM25.from_bytes(b)
+    with pytest.raises(ValueError, match="version 3"):
+        BM25.from_bytes(blob[:6] + b"\x03" + blob[7:])
+
+
+def test_terms_holding_separators_are_refused():
+    with pytest.raises(ValueError, match="cannot serialise"):
+        BM25().fit_tokens([["a\x1fb"], ["c"]]).to_bytes()

@@ -1,0 +1,57 @@
+"""The score matrix: gold ranks, top-k order, row alignment, the route step, save/load."""
+import numpy as np
+
+from scores_fixtures import ROWS, scores_of
+from toolgate.retrieval.scores import (ROUTE_NOTE, Scores, candidate_mask, gold_rank, gold_ranks, has_routes, load_scores, mode_note,
+                             route_note, route_step, save_scores, top_actions, top_order)
+
+
+def test_gold_rank_ties_keep_catalog_order():
+    s = np.array([[0.5, 0.9, 0.9, 0.1], [0.2, 0.2, 0.2, 0.2]])
+    assert gold_rank(s, np.array([2, 0])).tolist() == [2, 1]  # tie with col 1 (earlier) -> rank 2; col 0 first
+    assert gold_rank(s, np.array([1, 3])).tolist() == [1, 4]
+
+
+def test_top_order_is_stable_and_cut():
+    assert top_order(np.array([1.0, 3.0, 3.0, 0.0, 3.0])).tolist() == [1, 2, 4, 0, 3]
+    assert top_order(np.array([[0.0, 2.0, 2.0], [5.0, 1.0, 5.0]]), 2).tolist() == [[1, 2], [0, 2]]
+
+
+def test_rows_align_to_any_order_and_gold_ranks():
+    m = np.array([[3, 1, 0], [3, 2, 1], [0, 1, 2], [9, 9, 9]], float)
+    s = scores_of(m, list("abcd"))
+    rev = s.for_rows(list(reversed(ROWS)))
+    assert rev.utterance_ids.tolist() == list("dcba") and rev.matrix[0].tolist() == [9, 9, 9, 0]
+    assert gold_ranks(s, ROWS[:3]).tolist() == [1, 3, 2]
+    assert top_actions(s, ROWS[:2], 2).tolist() == [["t0", "t1"], ["t0", "t1"]]
+
+
+def test_route_step_picks_the_higher_route_entry(tmp_path):
+    s = Scores(np.array(["x", "y", "z"]), np.array(["a", "chat", "delegate"]), np.array(["action", "route", "route"]),
+               np.array([[1.0, 0.5, 0.2], [1.0, 0.1, 0.7], [0.0, 0.3, 0.3]]))
+    assert route_step(s, [{"utterance_id": u} for u in "xyz"]).tolist() == ["chat", "delegate", "delegate"]
+    save_scores(tmp_path / "s.npz", s)
+    back = load_scores(tmp_path / "s.npz")
+    assert back.tool_ids.tolist() == s.tool_ids.tolist() and np.array_equal(back.matrix, s.matrix)
+
+
+def test_candidates_hide_other_actions_and_keep_routes():
+    m = np.array([[3, 1, 0], [3, 2, 1], [0, 1, 2]], float)
+    s = scores_of(m, list("abc"))
+    rows = [{**ROWS[0]}, {**ROWS[1], "candidates": ["t1", "t2"]}, {**ROWS[2], "candidates": ["t1"]}]
+    aligned = s.for_rows(rows)
+    assert aligned.matrix[0].tolist() == [3, 1, 0, 0]  # no list: the whole catalog
+    assert aligned.matrix[1].tolist() == [-np.inf, 2, 1, 0]  # t0 hidden, the route entry stays
+    assert aligned.matrix[2].tolist() == [-np.inf, 1, -np.inf, 0]
+    assert s.matrix[1, 0] == 3  # the saved matrix is untouched
+    # b's gold t2 is 3rd of the catalog but 2nd of its own list; c's gold t1 is 1st of its list of one
+    assert gold_ranks(s, rows).tolist() == [1, 2, 1]
+    assert top_actions(s, rows[1:2], 2).tolist() == [["t1", "t2"]]
+    assert mode_note(rows).startswith("Candidates: each request's own list (2 of 3 requests, mean 1.5 tools")
+    assert mode_note(ROWS) == "Candidates: the whole catalog." and candidate_mask(ROWS, s.tool_ids, s.kinds) is None
+
+
+def test_route_step_without_route_entries_delegates():
+    s = Scores(np.array(["x", "y"]), np.array(["a", "b"]), np.array(["action", "action"]), np.ones((2, 2)))
+    assert not has_routes(s.tool_ids) and route_note(s) == ROUTE_NOTE
+    assert route_step(s, [{"utterance_id": "x"}, {"utterance_id": "y"}]).tolist() == ["delegate", "delegate"]

@@ -1,0 +1,19 @@
+"""The selection evaluation on a hand-computed case."""
+import pytest
+
+from scores_fixtures import ROWS, scores_of
+from toolgate.retrieval.selection import selection_frame
+import numpy as np
+
+
+def test_selection_frame_hand_computed():
+    m = np.array([[3, 1, 0], [3, 2, 1], [0, 1, 2], [9, 9, 9]], float)
+    df = selection_frame(ROWS, {"x": scores_of(m, list("abcd"))}, top_k=2).set_index(["lang", "slice"])
+    # ranks: a=1, b=3, c=2
+    assert df.loc[("all", "all"), "n"] == 3
+    assert df.loc[("all", "all"), "top1"] == pytest.approx(1 / 3)
+    assert df.loc[("all", "all"), "top2"] == pytest.approx(2 / 3)
+    assert df.loc[("all", "all"), "mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2) / 3)
+    assert df.loc[("ko", "mismatch"), "top1"] == 0.0
+
+

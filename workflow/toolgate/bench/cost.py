@@ -1,0 +1,107 @@
+"""Cost benchmark: index/model size, per-query latency, throughput and peak memory per ranker.
+
+Each ranker runs in its own fresh interpreter (``python -m toolgate.bench.cost``) so its peak RSS (``ru_maxrss``) is
+its own; that figure includes the Python interpreter and numpy (about the same
+base for every row). Latency covers whole-catalog scoring plus ranking of one
+query, after ``warmup`` untimed queries; model loading is excluded, and an
+encoder's catalog embeddings are read from the cache the scores rule filled
+(queries are always encoded). Our BM25 is
+timed beside ``rank_bm25`` and ``bm25s`` on the same tokenised queries, in the
+same run.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..retrieval.bm25 import BM25
+from ..data.catalog import index_text
+from ..config import Cost, Run
+from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
+from ..tables import write_table
+from .timing import measure, reference, run_jobs
+
+log = logging.getLogger(__name__)
+
+
+def _bench(job: dict) -> dict:
+    """Runs in a child process: build one ranker, time it, report."""
+    catalog, langs, spec = job["catalog"], job["langs"], job["spec"]
+    size = None
+    if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
+        fit = lambda s: fit_ranker(s, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
+        ranker = fit(spec)
+        gate = ranker if job["shared"] else fit(job["gate_spec"])
+        acts = np.array([t["kind"] == "action" for t in catalog])
+
+        def score(q):  # the gate value is computed as a deployment would; timing needs only its cost
+            s = ranker.score(q)
+            (s if job["shared"] else gate.score(q))[acts].max()
+            return s
+
+        def batch(qs):  # batched like the router's decide_many: one encoder call per model
+            s = ranker.score_many(qs)
+            (s if job["shared"] else gate.score_many(qs))[:, acts].max(1)
+            return s
+    elif job["impl"] == "toolgate":
+        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
+        score, batch = ranker.score, ranker.score_many
+        size = size_bytes(ranker, job.get("index_path"))
+    else:
+        tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
+        _, score = reference(job["impl"], spec, tok, [index_text(t, spec["variant"], langs) for t in catalog])
+        batch = lambda qs: [score(q) for q in qs]
+    stats, _ = measure(score, batch, job["queries"], job["queries"], job["warmup"])
+    return {"ranker": job["name"], "implementation": job["impl"], "size_bytes": size, **stats}
+
+
+def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
+    texts = [r["text"] for r in rows]
+    return {"catalog": catalog, "queries": texts[: cost.queries], "warmup": cost.warmup,
+            "langs": run.langs, "ngram": run.text.ngram, "pad": run.text.pad, "cache": run.cache}
+
+
+def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run, cost: Cost) -> pd.DataFrame:
+    """The whole decision of each (ranker, gate) pipeline, one fresh interpreter each."""
+    base, recs = bench_base(catalog, rows, run, cost), []
+    for name, p in pipelines.items():
+        res = run_jobs([{**base, "name": name, "impl": "pipeline", "spec": rankers[p["ranker"]],
+                         "gate_spec": rankers[p["gate"]], "shared": p["ranker"] == p["gate"]}], __name__)[0]
+        recs.append({"pipeline": name, "ranker": p["ranker"], "gate": p["gate"],
+                     **{k: res[k] for k in ("median_ms", "p95_ms", "batch_qps", "peak_rss_mb", "queries_timed")}})
+    return pd.DataFrame(recs)
+
+
+def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost, index_path=None) -> pd.DataFrame:
+    base = bench_base(catalog, rows, run, cost)
+    jobs = [{**base, "name": name, "spec": with_members(spec, rankers), "impl": "toolgate",
+             "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
+    jobs += [{**base, "name": f"{lexical} (reference)", "spec": RankerSpec.of(rankers[lexical]).entry,
+              "impl": impl} for impl in ("rank_bm25", "bm25s")]
+    df = pd.DataFrame(run_jobs(jobs, __name__))
+    ours = df.loc[(df["ranker"] == lexical) & (df["implementation"] == "toolgate"), "median_ms"].iloc[0]
+    df["median_ratio_to_ours"] = df["median_ms"] / ours
+    return df
+
+
+def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outputs, run: Run, cost: Cost):
+    """``outputs``: (cost table, serialised lexical index) paths."""
+    out_csv, index_path = outputs
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
+    df = cost_frame(catalog, rows, rankers, lexical, run, cost, index_path)
+    write_table(df, out_csv, "Cost per ranker (one query, whole catalog, CPU)",
+                "median/p95: single-query latency in ms (scoring + ranking, model loaded, after warm-up). "
+                "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
+                "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
+                "targets.", run.seed, paper=("intro.index", "cost."))
+    return df
+
+
+if __name__ == "__main__":  # one benchmark job: JSON on stdin, JSON result on the last stdout line
+    print(json.dumps(_bench(json.loads(sys.stdin.read()))))

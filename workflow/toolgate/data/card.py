@@ -1,0 +1,145 @@
+"""Data card: composition, vocabulary overlap with the catalog, lengths, examples."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__, io, metrics, schemas
+
+from ..retrieval import text
+from .annotations import agreement_frame, confusions, joined, load_passes
+from ..config import Run
+from ..tables import paper_note, to_markdown
+
+def gold_text(tool: dict, lang: str) -> str:
+    """The catalog text an utterance is compared with: name + description in its language."""
+    return f"{tool['names'].get(lang, '')} {tool['descriptions'].get(lang, '')}".strip()
+
+
+def composition_table(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    keys = ["lang", "slice", "gold_outcome", "subtype"]
+    return df.groupby(keys).size().rename("n").reset_index().sort_values(keys, kind="stable")
+
+
+def jaccard_frame(rows: list[dict], catalog: list[dict], ngram: int) -> pd.DataFrame:
+    """Per in-catalog utterance: Jaccard of its n-gram set with its gold tool's text."""
+    tools = {t["id"]: t for t in catalog}
+    recs = [{"utterance_id": r["utterance_id"], "lang": r["lang"], "slice": r["slice"],
+             "jaccard": text.jaccard(r["text"], gold_text(tools[r["gold_tool"]], r["lang"]), ngram)}
+            for r in rows if r["gold_tool"] is not None]
+    return pd.DataFrame(recs, columns=["utterance_id", "lang", "slice", "jaccard"])
+
+
+def summarize_distribution(df: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """n, median, first and third quartile of ``value`` by ``keys``, and the share of zeros."""
+    g = df.groupby(keys)[value]
+    out = pd.DataFrame({"n": g.size(), "median": g.median(), "q1": g.quantile(0.25), "q3": g.quantile(0.75),
+                        "zero_share": g.apply(lambda v: (v == 0).mean())})
+    return out.reset_index()
+
+
+def ngram_length(row: dict, ngram: int) -> int:
+    """An utterance's length as the paper counts it: its character n-grams, repeats kept."""
+    return len(text.char_ngrams(row["text"], ngram))
+
+
+def length_table(rows: list[dict], ngram: int) -> pd.DataFrame:
+    df = pd.DataFrame([{"lang": r["lang"], "slice": r["slice"], "chars": len(text.normalize(r["text"])),
+                        "ngrams": ngram_length(r, ngram)} for r in rows])
+    g = df.groupby(["lang", "slice"])
+    return pd.DataFrame({"n": g.size(), "chars_median": g["chars"].median(), "chars_mean": g["chars"].mean(),
+                         "ngrams_median": g["ngrams"].median()}).reset_index()
+
+
+def length_auc(rows: list[dict], ngram: int) -> dict[str, float]:
+    """AUC of the raw n-gram count for out-of-catalog (positive: the longer side) against mismatch items,
+    pooled over languages (``all``) and within each: the paper's untransformed query-length statistic."""
+    pool = [r for r in rows if r["slice"] in ("out", "mismatch")]
+    out = {}
+    for lang in ["all"] + sorted({r["lang"] for r in pool}):
+        sub = [r for r in pool if lang in ("all", r["lang"])]
+        out[lang] = metrics.auc([ngram_length(r, ngram) for r in sub], [r["slice"] == "out" for r in sub])
+    return out
+
+
+AGREEMENT_COLUMNS = ["lang", "slice", "compare", "n", "annotated", "agreement", "kappa"]
+
+
+def annotation_section(rows, catalog, folder) -> tuple[list[str], pd.DataFrame]:
+    """Markdown lines and the agreement table of the blind annotation passes in ``folder``."""
+    passes = load_passes(folder, catalog) if folder else {}
+    if not passes:
+        return [], pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    ann = joined(rows, passes)
+    agree = agreement_frame(ann, passes)
+    conf = confusions(ann, passes)
+    notes = [line[1:].strip() for p in sorted(Path(folder).glob("*.csv"))
+             for line in p.read_text(encoding="utf-8").splitlines()[:3] if line.startswith("#")]
+    lines = ["## Blind annotation", "", f"Passes in `{folder}`: {', '.join(passes)}. " + " ".join(notes[:2]), "",
+             "Agreement with gold and between passes (raw share and Cohen's kappa; `annotated`: items the pass "
+             "covers). Items a pass maps away from gold are rewritten in the banks or dropped.", "",
+             to_markdown(agree), "", "Confusable action pairs (gold -> a pass's answer, over all passes):", "",
+             to_markdown(conf) if len(conf) else "none", ""]
+    return lines, agree
+
+
+def write_data_card(catalog_path, utterances_path, outputs, examples: int, utterances: dict, run: Run) -> None:
+    """``outputs``: (data card, composition table, Jaccard table, annotation agreement table) paths;
+    ``utterances``: the config section (its template folder's README.md says how the banks were written)."""
+    card_path, composition_path, jaccard_path, agreement_path = outputs
+    ngram, seed, langs = run.text.ngram, run.seed, run.langs
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, langs)
+    comp = composition_table(rows)
+    jac = summarize_distribution(jaccard_frame(rows, catalog, ngram), ["lang", "slice"], "jaccard")
+    lengths = length_table(rows, ngram)
+    rng = random.Random(seed)
+    parts = [
+        f"# Data card: {utterances_path}",
+        "",
+        f"Generated by toolgate {__version__} (seed {seed}). {len(rows)} utterances, "
+        f"{len({r['pair_id'] for r in rows})} pairs, catalog `{catalog_path}` "
+        f"({sum(t['kind'] == 'action' for t in catalog)} actions).",
+        "",
+        "## Composition (language x slice x outcome x subtype)",
+        "",
+        to_markdown(comp),
+        "",
+        f"## Vocabulary overlap: character {ngram}-gram Jaccard with the gold action's name + description",
+        "",
+        "In-catalog utterances only, in the utterance's language. " + paper_note(("jaccard.",)),
+        "",
+        to_markdown(jac),
+        "",
+        "## Length (normalised characters and character n-grams)",
+        "",
+        to_markdown(lengths, ".1f"),
+        "",
+        "AUC of the n-gram count alone for out-of-catalog against mismatch items (main set; longer = out): "
+        + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(io.main_set(rows), ngram).items())
+        + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
+        + paper_note(("gate.query_length.auc_raw",)),
+        "",
+    ]
+    ann_lines, agree = annotation_section(rows, catalog, utterances.get("annotations"))
+    readme = Path(utterances.get("templates") or "") / "README.md"
+    if utterances.get("source") == "generate" and readme.is_file():
+        parts += ["## How the template banks were written", "", readme.read_text(encoding="utf-8").strip(), ""]
+    parts += ann_lines + [f"## Random examples ({examples} per slice and language)", ""]
+    for lang in langs:
+        for slice_ in schemas.schema("utterances")["properties"]["slice"]["enum"]:
+            pool = [r for r in rows if r["lang"] == lang and r["slice"] == slice_]
+            if not pool:
+                continue
+            parts.append(f"**{lang} / {slice_}**")
+            parts.append("")
+            for r in rng.sample(pool, min(examples, len(pool))):
+                label = r["gold_tool"] or r["gold_outcome"]
+                parts.append(f"- `{r['utterance_id']}` {r['text']} -> {label} ({r['subtype']})")
+            parts.append("")
+    io.write_atomic(agreement_path, agree.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
+    io.write_atomic(composition_path, comp.to_csv(index=False))
+    io.write_atomic(jaccard_path, jac.to_csv(index=False, float_format="%.4f"))
+    io.write_atomic(card_path, "\n".join(parts))

@@ -1,0 +1,92 @@
+"""Gate study v2's raw signals from score matrices and request embeddings.
+
+* encoder features (G3+enc's inputs): over a request's candidates, sorted
+  c1 >= c2 >= ...: max cosine c1, margin c1 - c2, mean of the top k cosines;
+* rank agreement: whether the lexical ranker's top-1 is the encoder's top-1,
+  and the reciprocal rank of the lexical top-1 in the encoder's order (ties in
+  column order, as everywhere);
+* exemplar kNN: the max cosine between a request and the in-catalog requests
+  of the training part of its fold, never its own cluster (its pair partner),
+  and, where rows have their own candidates, only requests whose gold tool is
+  one of them; ``EMPTY`` (-1, the lowest cosine) when none is left.
+
+A matrix has one row per request and one column per candidate; sets whose rows
+have their own candidate lists go through :func:`by_size` (lists of per-row
+scores) or :func:`by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
+the request does not see, :mod:`toolgate.retrieval.scores`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..retrieval.scores import gold_rank, top_order
+from .signals import agreement_signals, encoder_features, exemplar_signals
+
+EMPTY = -1.0  # exemplar kNN of a request with no admissible exemplar
+
+
+def by_size(sizes, frame_of) -> pd.DataFrame:
+    """``frame_of(idx)`` for each group of rows of equal size (candidate count), reassembled in row order."""
+    sizes = np.asarray(sizes)
+    parts = [frame_of(idx).set_axis(idx) for idx in (np.flatnonzero(sizes == m) for m in np.unique(sizes))]
+    return pd.concat(parts).sort_index()
+
+
+def by_visible(matrices, frame_of) -> pd.DataFrame:
+    """``frame_of(idx, *compacted)`` per group of rows ``idx`` with the same number of visible (finite) scores
+    in ``matrices[0]``; each matrix keeps only those columns, in catalog order (so ties keep catalog order)."""
+    finite = np.isfinite(matrices[0])
+    return by_size(finite.sum(1), lambda idx: frame_of(idx, *(np.asarray(m)[idx][finite[idx]].reshape(len(idx), -1)
+                                                             for m in matrices)))
+
+
+def encoder_frame(ranker: str, cosines: np.ndarray, k: int) -> pd.DataFrame:
+    """Max cosine, top-1 minus top-2 (a single candidate: minus 0, as an absent tool) and top-k mean per row."""
+    maxcos, margin, topk = encoder_features(ranker)
+    s = -np.sort(-cosines, axis=1)
+    second = s[:, 1] if s.shape[1] > 1 else np.zeros(len(s))
+    return pd.DataFrame({maxcos.name: cosines.max(1), margin.name: s[:, 0] - second,
+                         topk.name: s[:, :min(k, s.shape[1])].mean(1)})
+
+
+def agreement_frame(lexical: str, ranker: str, lexical_scores: np.ndarray, cosines: np.ndarray) -> pd.DataFrame:
+    """Top-1 agreement (0/1) and the reciprocal rank of the lexical top-1 in the encoder's order, per row."""
+    agrees, rr = agreement_signals(lexical, ranker)
+    rank = gold_rank(cosines, top_order(lexical_scores, 1)[:, 0])
+    return pd.DataFrame({agrees.name: (rank == 1).astype(float), rr.name: 1.0 / rank})
+
+
+def exemplar_knn(emb: np.ndarray, y: np.ndarray, groups: np.ndarray, fold_list, gold=None, candidates=None) -> np.ndarray:
+    """Out-of-fold max cosine to the training folds' in-catalog requests (unit-norm ``emb``).
+
+    An exemplar is never in the request's own group (``groups``: pair or cluster), whatever the folds. With
+    ``gold`` (each row's gold tool) and ``candidates`` (each row's candidate ids), a request sees only exemplars
+    whose gold tool is among its own candidates.
+    """
+    emb, groups = np.asarray(emb, float), np.asarray(groups)
+    admissible = _candidate_mask(gold, candidates) if candidates is not None else None
+    out = np.full(len(y), EMPTY)
+    for train, test in fold_list:
+        memory = train[np.asarray(y)[train] == 1]
+        sims = emb[test] @ emb[memory].T
+        ok = groups[test][:, None] != groups[memory][None, :]
+        if admissible is not None:
+            ok &= admissible[np.ix_(test, memory)]
+        best = np.where(ok, sims, -np.inf).max(1, initial=-np.inf)
+        out[test] = np.where(np.isfinite(best), best, EMPTY)
+    return out
+
+
+def _candidate_mask(gold, candidates) -> np.ndarray:
+    """(n x n) row i may see row j's request: j's gold tool is one of i's candidates."""
+    ids = {t: k for k, t in enumerate(sorted({t for c in candidates for t in c} | {g for g in gold if g}))}
+    has = np.zeros((len(candidates), len(ids)), bool)
+    for i, c in enumerate(candidates):
+        has[i, [ids[t] for t in c]] = True
+    g = np.array([ids[t] if t else -1 for t in gold])
+    return np.where(g[None, :] >= 0, has[:, np.maximum(g, 0)], False)
+
+
+def exemplar_frame(ranker: str, knn: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({exemplar_signals(ranker)[0].name: knn})

@@ -1,0 +1,78 @@
+"""The fitted gates' protocol: balanced logistic regression, out of fold, folds grouped by pair.
+
+Every fitted signal of the registry (:mod:`toolgate.gate.signals`, a signal with
+``inputs``) is fitted the same way: standardised inputs, class-balanced
+logistic regression, out-of-fold log-odds with folds stratified by label and
+grouped by ``pair_id`` (a request and its translation never sit on both
+sides). A deployable fit (``payload``) folds the standardisation into the
+coefficients; the external study applies it unchanged to another set
+(transfer).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedGroupKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from .signals import Signal, fitted
+
+
+def gate_model():
+    return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
+
+
+def folds(y: np.ndarray, groups: np.ndarray, n_splits: int, seed: int):
+    return list(StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(np.zeros(len(y)), y, groups))
+
+
+def main_folds(y: np.ndarray, groups: np.ndarray, hard: np.ndarray, n_splits: int, seed: int):
+    """Folds fitted on the main set; mismatch_hard rows are only ever predicted, each pair in one fold."""
+    main, extra = np.flatnonzero(~hard), np.flatnonzero(hard)
+    fold_of = {p: i % n_splits for i, p in enumerate(sorted(set(groups[extra])))}
+    extra_fold = np.array([fold_of[g] for g in groups[extra]], int)
+    return [(main[train], np.sort(np.r_[main[test], extra[extra_fold == f]]))
+            for f, (train, test) in enumerate(folds(y[main], groups[main], n_splits, seed))]
+
+
+def oof_scores(x: np.ndarray, y: np.ndarray, fold_list) -> np.ndarray:
+    """Out-of-fold decision scores (log-odds) of the balanced gate model."""
+    out = np.full(len(y), np.nan)
+    for train, test in fold_list:
+        out[test] = gate_model().fit(x[train], y[train]).decision_function(x[test])
+    return out
+
+
+def fit_signals(raw: pd.DataFrame, reg: dict[str, Signal], y: np.ndarray, fold_list) -> dict[str, np.ndarray]:
+    """Every fitted signal of ``reg``, out of fold on its ``inputs`` (columns of ``raw``)."""
+    return {s.name: oof_scores(raw[list(s.inputs)].to_numpy(), y, fold_list) for s in fitted(reg)}
+
+
+def payload(x: np.ndarray, y: np.ndarray, names) -> str:
+    """A deployable fit: coefficients folded through the standardisation, as compact JSON."""
+    m = gate_model().fit(x, y)
+    scaler, lr = m[0], m[1]
+    coef = lr.coef_[0] / scaler.scale_
+    intercept = float(lr.intercept_[0] - (coef * scaler.mean_).sum())
+    return json.dumps({"features": list(names), "coef": [float(f"{c:.6g}") for c in coef],
+                       "intercept": float(f"{intercept:.6g}")}, separators=(",", ":"))
+
+
+def payloads(raw: pd.DataFrame, reg: dict[str, Signal], y: np.ndarray) -> dict[str, dict]:
+    """Every fitted signal of ``reg`` fitted on all of ``raw`` (gates.json: what transfer applies)."""
+    return {s.name: json.loads(payload(raw[list(s.inputs)].to_numpy(), y, s.inputs)) for s in fitted(reg)}
+
+
+def load_payloads(path) -> dict[str, dict]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def payload_scores(fit: dict, frame: pd.DataFrame) -> np.ndarray:
+    """Log-odds of a gate fitted elsewhere (a payload), applied unchanged to ``frame``'s columns."""
+    x = frame[list(fit["features"])].to_numpy()
+    return float(fit["intercept"]) + x @ np.asarray(fit["coef"], float)

@@ -1,0 +1,188 @@
+"""Where does abstention stop being retrieval? Gates and rankers by the request's overlap with the catalog's text.
+
+Every in-catalog item (match, mismatch, mismatch_hard, ask included) is binned by
+its character n-gram Jaccard with the gold action's text, at the quartiles of
+that Jaccard over all of them (edges recorded in the table; tied edges merge
+bins). For each bin: each gate's AUC of the bin's items against every
+out-of-catalog item, each encoder gate minus G3 (paired), both with
+utterance-cluster bootstrap 95% intervals, and each ranker's top-1.
+
+The map (gate_overlap_map.csv) adds the second dimension: out-of-catalog items
+are binned too, at the quartiles of their highest Jaccard with any action they
+see, and G3 and each encoder gate are compared per (in-bin, out-bin) cell.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+
+from ..retrieval import text
+from .bootstrap import auc_measures, difference_label
+from ..data.catalog import actions
+from ..config import Gate, Run
+from ..data.card import gold_text, jaccard_frame
+from ..retrieval.scores import gold_ranks, load_scores, mode_note
+from .signals import Signal, of_kind
+from ..tables import write_table
+
+LEVEL = 0.95
+MIN_ITEMS = 10  # a map cell with fewer items on either side gets no AUC: its interval would span most of [0, 1]
+
+
+def overlap_bins(jaccard: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bin index per item, edges): quartile edges, duplicates merged; the lowest bin includes its lower edge."""
+    edges = np.unique(np.quantile(jaccard, [0, 0.25, 0.5, 0.75, 1]))
+    if len(edges) == 1:
+        return np.zeros(len(jaccard), int), np.r_[edges, edges]
+    return np.clip(np.searchsorted(edges, jaccard, side="left") - 1, 0, len(edges) - 2), edges
+
+
+def in_catalog_bins(rows, catalog, ngram: int) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """(in-catalog rows, bin per row, edges): the quartile bins of each row's Jaccard with its gold action's text."""
+    jac = jaccard_frame(rows, catalog, ngram).set_index("utterance_id")["jaccard"]
+    inrows = io.in_catalog(rows)
+    return inrows, *overlap_bins(jac.loc[[r["utterance_id"] for r in inrows]].to_numpy())
+
+
+def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[str, Signal], gate: Gate, run: Run):
+    """The long table: one row per (bin, measure, name)."""
+    inrows, bins, edges = in_catalog_bins(rows, catalog, run.text.ngram)
+    sig = signals.set_index("utterance_id")
+    out_ids = signals.loc[signals["slice"] == "out", "utterance_id"].to_numpy()
+    gates = [n for n in reg if n not in ("g3_no_length", "length_fitted")]
+    diffs = [(e, "g3") for e in of_kind(reg, "encoder")]
+    recs = []
+    for b in range(len(edges) - 1):
+        members = [r for r, k in zip(inrows, bins) if k == b]
+        ids = np.r_[[r["utterance_id"] for r in members], out_ids]
+        sub = sig.loc[ids].reset_index()
+        y = sub["in_catalog"].to_numpy()
+        head = {"bin": f"Q{b + 1}", "jaccard_low": edges[b], "jaccard_high": edges[b + 1], "n_in": len(members),
+                "n_out": len(out_ids)}
+        recs += [{**head, **m} for m in auc_measures(sub, y, sub["utterance_id"].to_numpy(), gates, diffs,
+                                                      gate.resamples, run.seed, LEVEL)]
+        for ranker, s in scores.items():
+            ranks = gold_ranks(s, members)
+            recs.append({**head, "measure": "top1", "name": ranker, "value": float((ranks == 1).mean()),
+                         "ci_low": np.nan, "ci_high": np.nan})
+    return pd.DataFrame(recs)
+
+
+def separation_sentence(table: pd.DataFrame) -> str:
+    """Where (if anywhere) an encoder gate beats G3 with an interval above 0, from the table alone."""
+    d = table[table["measure"] == "auc difference"]
+    if d.empty:
+        return "No encoder gate to compare with G3."
+    above = d[d["ci_low"] > 0]
+    if above.empty:
+        return ("No encoder gate separates from G3 (interval above 0) in any overlap bin: at no level of overlap "
+                "does the encoder side of the paper's comparison win on this set.")
+    parts = [f"{r.name} in {r.bin} (Jaccard {r.jaccard_low:.3f}-{r.jaccard_high:.3f}: {r.value:+.3f} "
+             f"[{r.ci_low:.3f}, {r.ci_high:.3f}])" for r in above.itertuples()]
+    return "Encoder gates separate from G3 with an interval above 0 at: " + "; ".join(parts) + "."
+
+
+def write_gate_by_overlap(catalog_path, utterances_path, signals_csv, score_paths: dict, out_csv, reg: dict[str, Signal],
+                          gate: Gate, run: Run):
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    table = overlap_frame(rows, catalog, pd.read_csv(signals_csv), {n: load_scores(p) for n, p in score_paths.items()},
+                          reg, gate, run)
+    write_table(table, out_csv, "Gates and rankers by overlap with the gold text",
+                "In-catalog items (match, mismatch, mismatch_hard, ask) binned at the quartiles of their character "
+                f"{run.text.ngram}-gram Jaccard with the gold action's name + description (edges: jaccard_low, "
+                "jaccard_high; tied edges merge bins); each bin's items against every out-of-catalog item. "
+                f"auc: each gate; auc difference: encoder gate minus G3, paired; {gate.resamples} utterance-cluster "
+                f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the catalog's actions. "
+                + separation_sentence(table) + " " + mode_note(rows), run.seed)
+    return table
+
+
+def max_action_jaccard(rows, catalog, ngram: int) -> np.ndarray:
+    """Each row's highest Jaccard with the text of any action it sees (its ``candidates``, else every action),
+    the texts of :func:`jaccard_frame` (name + description in the row's language)."""
+    acts = {t["id"]: t for t in actions(catalog)}
+    return np.array([max((text.jaccard(r["text"], gold_text(acts[a], r["lang"]), ngram)
+                          for a in (r.get("candidates") or acts) if a in acts), default=0.0) for r in rows])
+
+
+def _bin_columns(side: str, k: int, edges: np.ndarray) -> dict:
+    return {f"{side}_bin": f"Q{k + 1}", f"{side}_jaccard_low": edges[k], f"{side}_jaccard_high": edges[k + 1]}
+
+
+def overlap_map_frame(rows, catalog, signals: pd.DataFrame, reg: dict[str, Signal], gate: Gate, run: Run):
+    """The map's long table: one row per (in-bin, out-bin, measure, name); cells under MIN_ITEMS a side are NaN."""
+    inrows, in_bins, in_edges = in_catalog_bins(rows, catalog, run.text.ngram)
+    outrows = [r for r in rows if r["slice"] == "out"]
+    in_ids, out_ids = (np.array([r["utterance_id"] for r in rs]) for rs in (inrows, outrows))
+    out_bins, out_edges = overlap_bins(max_action_jaccard(outrows, catalog, run.text.ngram))
+    encoders = of_kind(reg, "encoder")
+    names, diffs = ["g3"] + encoders, [(e, "g3") for e in encoders]
+    blank = ([{"measure": "auc", "name": n} for n in names]
+             + [{"measure": "auc difference", "name": difference_label(a, b)} for a, b in diffs])
+    sig = signals.set_index("utterance_id")
+    recs = []
+    for i in range(len(in_edges) - 1):
+        for o in range(len(out_edges) - 1):
+            ids = np.r_[in_ids[in_bins == i], out_ids[out_bins == o]]
+            head = {**_bin_columns("in", i, in_edges), **_bin_columns("out", o, out_edges),
+                    "n_in": int((in_bins == i).sum()), "n_out": int((out_bins == o).sum())}
+            if min(head["n_in"], head["n_out"]) < MIN_ITEMS:
+                recs += [{**head, **m, "value": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                          "note": f"fewer than {MIN_ITEMS} items on a side"} for m in blank]
+                continue
+            sub = sig.loc[ids].reset_index()
+            recs += [{**head, **m, "note": ""} for m in auc_measures(
+                sub, sub["in_catalog"].to_numpy(), sub["utterance_id"].to_numpy(), names, diffs, gate.resamples,
+                run.seed, LEVEL)]
+    return pd.DataFrame(recs)
+
+
+def _ranges(cells: pd.DataFrame, side: str) -> str:
+    b = cells.drop_duplicates(f"{side}_bin")
+    return ", ".join(f"{r[0]} {r[1]:.3f}-{r[2]:.3f}" for r in b[[f"{side}_bin", f"{side}_jaccard_low",
+                                                                 f"{side}_jaccard_high"]].itertuples(index=False))
+
+
+def _cells(d: pd.DataFrame) -> str:
+    return "; ".join(f"in {r.in_bin} x out {r.out_bin} {r.value:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+                     for r in d.itertuples())
+
+
+def map_paragraph(table: pd.DataFrame) -> str:
+    """The report's paragraph on gate_overlap_map.csv, from the table alone: for each encoder gate, the cells where
+    its difference from G3 has an interval above 0 (the encoder side wins) and below 0 (G3 wins)."""
+    d = table[table["measure"] == "auc difference"]
+    if d.empty:
+        return "No encoder gate to compare with G3 on the overlap map."
+    cells = table.drop_duplicates(["in_bin", "out_bin"])
+    parts = []
+    for name, e in d.dropna(subset=["value"]).groupby("name", sort=False):
+        won, lost = e[e["ci_low"] > 0], e[e["ci_high"] < 0]
+        parts.append(f"{name}: the encoder side wins in {len(won)} of {len(e)} cells"
+                     + (f" ({_cells(won)})" if len(won) else "") + f", G3 in {len(lost)}"
+                     + (f" ({_cells(lost)})" if len(lost) else ""))
+    head = (f"On the overlap map (in-catalog bins of the Jaccard with the gold text: {_ranges(cells, 'in')}; "
+            f"out-of-catalog bins of the highest Jaccard with any action: {_ranges(cells, 'out')}; "
+            f"{cells['value'].notna().sum()} of {len(cells)} cells with at least {MIN_ITEMS} items a side)")
+    if not parts:
+        return head + ", no cell has enough items to compare an encoder gate with G3."
+    return head + ", encoder gate minus G3 AUC with 95% intervals: " + "; ".join(parts) + \
+        ". In the other cells the interval contains 0."
+
+
+def write_gate_overlap_map(catalog_path, utterances_path, signals_csv, out_csv, reg: dict[str, Signal], gate: Gate,
+                           run: Run):
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    table = overlap_map_frame(rows, catalog, pd.read_csv(signals_csv), reg, gate, run)
+    write_table(table, out_csv, "Gates on the overlap map: in-catalog overlap bin x out-of-catalog overlap bin",
+                f"Rows: in-catalog items (all slices) binned at the quartiles of their character {run.text.ngram}-gram "
+                "Jaccard with the gold action's name + description; columns: out-of-catalog items binned at the "
+                "quartiles of their highest Jaccard with any action's name + description (the actions each request "
+                "sees), in its language (edges: *_jaccard_low, *_jaccard_high; tied edges merge bins). Each cell: "
+                "auc of G3 and each encoder gate, the cell's in-catalog items vs its out items; auc difference: "
+                f"encoder gate minus G3, paired; {gate.resamples} utterance-cluster bootstrap resamples, {LEVEL:.0%} "
+                f"intervals. Cells with fewer than {MIN_ITEMS} items on either side are NaN (note). "
+                + map_paragraph(table) + " " + mode_note(rows), run.seed)
+    return table

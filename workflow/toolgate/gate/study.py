@@ -1,0 +1,227 @@
+"""The abstention gate study (paper Sections 4-5, Table 4).
+
+Positives are in-catalog utterances (gold action or ask), negatives are
+``slice: out`` (delegate and chat). Three evaluation slices: ``overall`` (all
+in vs out), ``match`` (match-in vs out) and ``mismatch`` (mismatch-in vs out);
+a fourth, ``mismatch_hard`` (circumlocutions vs out), where the set has that
+extra slice. Models are fitted on the main set only; mismatch_hard rows are
+only ever predicted, out of fold.
+
+Signals:
+* six BM25 score features from the query's scores over the actions, sorted
+  descending s1 >= s2 >= ...: ``top_score`` s1; ``raw_margin`` s1 - s2;
+  ``norm_margin`` (s1 - s2) / s1; ``score_over_mean`` s1 / mean(top k);
+  ``topk_entropy`` entropy of softmax(top k); ``score_per_term`` s1 / query
+  n-gram count; plus the seventh, ``length``, the query's n-gram count;
+* ``length_fitted``: logistic regression on length alone, out of fold;
+* ``g3``: balanced logistic regression on standardised features, all seven;
+  ``g3_no_length``: the same on the six score features (the paper's
+  "G3 without length", also "the six-feature model");
+* encoder gates: maximum cosine between the query and the actions;
+* gate study v2 (:mod:`toolgate.gate.inputs`): each encoder's cosine margin
+  and top-k mean, rank agreement with BM25 and exemplar kNN, and the gates
+  fitted on them (G3+enc, kNN + catalog cosine, rank agreement).
+Every fitted signal follows one protocol (:mod:`toolgate.gate.models`): out
+of fold, five folds stratified by label and grouped by ``pair_id``, so a
+request and its translation never sit on both sides.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..config import Gate, Roles, Run
+from .inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
+from .models import fit_signals, main_folds, payloads
+from ..metrics import auc
+from ..retrieval.rankers import query_embeddings
+from ..retrieval.scores import Scores, load_scores, mode_note
+from .signals import FEATURES, Signal, registry
+from ..tables import write_table
+from ..retrieval.text import char_ngrams
+
+log = logging.getLogger(__name__)
+PAPER_KEYS = ("gate.",)
+
+
+def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+    """The six BM25 score features and length, one row per query.
+
+    ``-inf`` marks a tool the request does not see (per-request candidates,
+    :mod:`toolgate.retrieval.scores`): each row's features use only its finite scores,
+    with ``k = min(k, m)`` for a row of m visible tools. A row with a single
+    visible tool gets a zero second score (a BM25 score is never negative, so an
+    absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
+    mean = 1, entropy = 0.
+    """
+    lengths = np.asarray(lengths, float)
+
+    def frame(idx, mat):
+        m = mat.shape[1]
+        if m == 1:
+            mat = np.hstack([mat, np.zeros((len(mat), 1))])
+        return _features(mat, lengths[idx], min(k, m))
+
+    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
+
+
+def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+    s = -np.sort(-action_scores, axis=1)
+    s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm_margin = np.where(s1 > 0, (s1 - s2) / s1, 0.0)
+        mean_k = top.mean(1)
+        over_mean = np.where(mean_k > 0, s1 / mean_k, 0.0)
+    z = np.exp(top - top.max(1, keepdims=True))
+    p = z / z.sum(1, keepdims=True)
+    entropy = -(p * np.log(np.where(p > 0, p, 1))).sum(1)
+    lengths = np.asarray(lengths, float)
+    return pd.DataFrame({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
+                         "score_over_mean": over_mean, "topk_entropy": entropy,
+                         "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
+
+
+def slice_masks(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Evaluation slices: overall is the main set (in vs out); mismatch_hard only where the set has it."""
+    sl = np.array([r["slice"] for r in rows])
+    masks = {"overall": sl != "mismatch_hard", "match": np.isin(sl, ["match", "out"]),
+             "mismatch": np.isin(sl, ["mismatch", "out"])}
+    if (sl == "mismatch_hard").any():
+        masks["mismatch_hard"] = np.isin(sl, ["mismatch_hard", "out"])
+    return masks
+
+
+def length_matched(rows, lengths: np.ndarray, seed: int) -> np.ndarray:
+    """Mismatch and out items paired one to one by length within each language (caliper: 15%, at least 2 n-grams).
+
+    Mismatch items are taken in a seeded random order, each with the unused out item of the nearest length
+    inside the caliper, so the two sides of the returned mask have matched length distributions.
+    """
+    sl, lang = np.array([r["slice"] for r in rows]), np.array([r["lang"] for r in rows])
+    mask = np.zeros(len(rows), bool)
+    for k, lg in enumerate(sorted(set(lang))):
+        free = list(np.flatnonzero((sl == "out") & (lang == lg)))
+        for i in np.random.default_rng([seed, k]).permutation(np.flatnonzero((sl == "mismatch") & (lang == lg))):
+            gap = [abs(lengths[j] - lengths[i]) for j in free]
+            if gap and min(gap) <= max(2, 0.15 * lengths[i]):
+                mask[[i, free.pop(int(np.argmin(gap)))]] = True
+    return mask
+
+
+def study_masks(rows, lengths: np.ndarray, y: np.ndarray, seed: int) -> dict[str, np.ndarray]:
+    """The evaluation slices of gate_auc.csv, the length-matched one where there is a mismatch slice."""
+    masks = slice_masks(rows)
+    if (masks["mismatch"] & (y == 1)).any():
+        masks["mismatch_length_matched"] = length_matched(rows, lengths, seed)
+    return masks
+
+
+def query_lengths(rows, run: Run) -> np.ndarray:
+    """L: each request's character n-gram count."""
+    return np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
+
+
+def candidate_lists(rows, scores: Scores) -> tuple:
+    """(gold tools, candidate lists) for exemplar kNN when rows have their own candidates, else ()."""
+    if not any(r.get("candidates") for r in rows):
+        return ()
+    every = list(scores.action_ids)
+    return [r["gold_tool"] for r in rows], [r.get("candidates") or every for r in rows]
+
+
+class GateStudy:
+    """All gate signals for one utterance set; every array is aligned with ``rows``.
+
+    ``embeddings``: each encoder's request embeddings (rows in ``rows``' order), for exemplar kNN.
+    """
+
+    def __init__(self, rows, lexical: tuple[str, Scores], encoders: dict[str, Scores], embeddings: dict[str, np.ndarray],
+                 gate: Gate, run: Run):
+        lexical_name, lexical = lexical
+        self.rows, self.seed = rows, run.seed
+        self.y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
+        self.groups = np.array([r["pair_id"] for r in rows])
+        lengths = query_lengths(rows, run)
+        lex = lexical.for_rows(rows).action_scores()
+        self.features = score_features(lex, lengths, gate.top_k)
+        self.masks = study_masks(rows, lengths, self.y, run.seed)
+        self.folds = main_folds(self.y, self.groups, ~self.masks["overall"], gate.folds, run.seed)
+        self.registry: dict[str, Signal] = registry(lexical_name, list(encoders))
+        parts = [self.features]
+        for name, s in encoders.items():
+            s = s.for_rows(rows)
+            if list(s.action_ids) != list(lexical.action_ids):
+                raise ValueError(f"{name} and {lexical_name} score different actions")
+            knn = exemplar_knn(embeddings[name], self.y, self.groups, self.folds, *candidate_lists(rows, lexical))
+            parts += [by_visible([s.action_scores(), lex], lambda _, cos, lx: pd.concat(  # noqa: B023
+                [encoder_frame(name, cos, gate.top_k), agreement_frame(lexical_name, name, lx, cos)], axis=1)),
+                exemplar_frame(name, knn)]
+        raw = pd.concat(parts, axis=1)
+        fits = fit_signals(raw, self.registry, self.y, self.folds)
+        self.signals: dict[str, np.ndarray] = {n: fits[n] if n in fits else raw[n].to_numpy() for n in self.registry}
+        main = self.masks["overall"]
+        self.payloads = payloads(raw[main], self.registry, self.y[main])
+        self.payload = json.dumps(self.payloads["g3"], separators=(",", ":"))
+
+    def auc_frame(self) -> pd.DataFrame:
+        recs = []
+        for name, sig in self.signals.items():
+            rec = {"signal": name, "kind": self.registry[name].label}
+            for sl, m in self.masks.items():
+                rec[f"auc_{sl}"] = auc(sig[m], self.y[m])
+            rec["n_in_mismatch"] = int((self.y[self.masks["mismatch"]] == 1).sum())
+            if "mismatch_length_matched" in self.masks:
+                rec["n_length_matched_pairs"] = int(self.masks["mismatch_length_matched"].sum() // 2)
+            rec["n_out"] = int((self.y == 0).sum())
+            recs.append(rec)
+        return pd.DataFrame(recs)
+
+
+def load_study(catalog_path, utterances_path, score_paths: dict, specs: dict, roles: Roles, gate: Gate,
+               run: Run) -> GateStudy:
+    """``score_paths``: the lexical ranker's and every encoder's score matrix, by ranker name; ``specs``: each
+    encoder's ``rankers:`` entry, whose request embeddings are read from the cache the scores rule filled."""
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    encoders = {n: load_scores(p) for n, p in score_paths.items() if n != roles.lexical}
+    texts = [r["text"] for r in rows]  # the scores rule's order, so its cached embeddings are found
+    embeddings = {n: query_embeddings(specs[n], texts, run) for n in encoders}
+    return GateStudy(rows, (roles.lexical, load_scores(score_paths[roles.lexical])), encoders, embeddings, gate, run)
+
+
+def write_signals(study: GateStudy, path) -> None:
+    """Per-utterance gate signals (the input of bootstrap, calibration and operating points)."""
+    df = pd.DataFrame({"utterance_id": [r["utterance_id"] for r in study.rows], "pair_id": study.groups,
+                       "slice": [r["slice"] for r in study.rows], "in_catalog": study.y,
+                       "fold": _fold_ids(study), **study.signals})
+    io.write_atomic(path, df.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+
+
+def _fold_ids(study: GateStudy) -> np.ndarray:
+    out = np.zeros(len(study.y), int)
+    for f, (_, test) in enumerate(study.folds):
+        out[test] = f
+    return out
+
+
+def write_gate_auc(study: GateStudy, out_csv, payload_path, gates_path) -> pd.DataFrame:
+    """gate_auc.csv, G3's payload (g3.json) and every fitted gate's payload (gates.json, what transfer applies)."""
+    df = study.auc_frame()
+    io.write_atomic(payload_path, study.payload + "\n")
+    io.write_atomic(gates_path, json.dumps(study.payloads, indent=1) + "\n")
+    n_bytes = len(study.payload.encode())
+    g3 = df["signal"] == "g3"
+    df.loc[g3, "parameters"] = len(FEATURES) + 1
+    df.loc[g3, "payload_bytes"] = n_bytes
+    write_table(df, out_csv, "Gate AUC: in-catalog vs out (paper Table 4)",
+                "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
+                "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
+                "length within each language, since length separates the slices partly by construction. "
+                "Fitted models are out of fold (folds grouped by pair); gate study v2's signals follow the paper's. "
+                f"G3 payload: {len(FEATURES) + 1} parameters, "
+                f"{n_bytes} bytes as compact JSON. Score features and encoder gates over the tools each request sees: "
+                f"{mode_note(study.rows)}", study.seed, paper=PAPER_KEYS)
+    return df

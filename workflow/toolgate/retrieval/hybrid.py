@@ -1,0 +1,82 @@
+"""Hybrid rankers: two or more rankers' score matrices fused into one, per request.
+
+* ``rrf``: reciprocal-rank fusion, ``sum_m 1 / (rrf_k + rank_m)`` with each
+  member's 1-based rank among the request's candidates; tied scores share the
+  best rank of the tie (BM25 gives many tools exactly 0, and catalog position
+  must not become a signal); ties of the fused score keep catalog order, as
+  everywhere.
+* ``convex``: ``w * a + (1 - w) * b`` over the two members' per-request
+  min-max-normalised scores (a request whose member scores are all equal gets
+  0 from that member). ``w`` is chosen out of fold: folds grouped by pair
+  (:func:`toolgate.gate.models.main_folds`, mismatch_hard rows only ever
+  predicted), and on each fold's training part the grid value with the best
+  top-1 over in-catalog requests (then MRR, then the smaller w) is applied to
+  its test part.
+
+Fusion runs over each request's visible actions (``-inf`` marks a tool outside
+its own candidates, :mod:`toolgate.retrieval.scores`); route entries are not ranked by a
+hybrid and score ``-inf``. The candidate ablation and the rerank restrict the
+fused whole-list scores, as they restrict BM25's whole-catalog scores. The
+fusion arithmetic and the in-memory ranker live in :mod:`toolgate.retrieval.fusion`
+(numpy only, so :mod:`toolgate.retrieval.rankers` can build a hybrid without reading
+score matrices); this module fits convex weights and fuses score files.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .. import io
+from .fusion import combine, convex
+from ..gate.models import main_folds
+from .scores import Scores, gold_rank, load_scores, save_scores
+
+log = logging.getLogger(__name__)
+GRID = np.round(np.linspace(0.0, 1.0, 21), 2)  # convex weights tried on each training part
+
+
+def best_weight(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> float:
+    """The grid weight with the best top-1 on rows with a gold column (then MRR, then the smaller weight)."""
+    def key(w):
+        r = gold_rank(convex(a, b, w), gold)
+        return (r == 1).mean(), (1.0 / r).mean()
+    scores = [key(w) for w in GRID]
+    return float(GRID[max(range(len(GRID)), key=lambda i: (scores[i], -i))])
+
+
+def oof_weights(a: np.ndarray, b: np.ndarray, rows: list[dict], action_ids, folds: int, seed: int) -> np.ndarray:
+    """One convex weight per row, chosen on the training part of the row's fold (in-catalog main rows only)."""
+    y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
+    groups = np.array([r["pair_id"] for r in rows])
+    hard = np.array([r["slice"] == "mismatch_hard" for r in rows])
+    col = {t: j for j, t in enumerate(action_ids)}
+    gold = np.array([col.get(r["gold_tool"], -1) for r in rows])
+    w = np.full(len(rows), np.nan)
+    for i, (train, test) in enumerate(main_folds(y, groups, hard, folds, seed)):
+        fit = train[gold[train] >= 0]
+        w[test] = best_weight(a[fit], b[fit], gold[fit])
+        log.info("convex fold %d: w = %.2f (first member), chosen on %d requests", i, w[test][0], len(fit))
+    return w
+
+
+def fuse(members: list[Scores], rows: list[dict], spec: dict, seed: int) -> Scores:
+    """The hybrid's scores for ``rows``: members fused over each row's visible actions; routes ``-inf``."""
+    aligned = [m.for_rows(rows) for m in members]
+    first = aligned[0]
+    if any(list(m.tool_ids) != list(first.tool_ids) for m in aligned):
+        raise ValueError(f"hybrid members {spec['members']} score different catalogs")
+    acts = [m.action_scores() for m in aligned]
+    weight = (oof_weights(acts[0], acts[1], rows, first.action_ids, spec["folds"], seed)
+              if spec["method"] == "convex" else None)
+    fused = combine(acts, spec["method"], spec["rrf_k"], weight)
+    matrix = np.full(first.matrix.shape, -np.inf)
+    matrix[:, first.actions] = fused
+    return Scores(first.utterance_ids, first.tool_ids, first.kinds, matrix)
+
+
+def compute_hybrid_scores(catalog_path, utterances_path, spec: dict, member_paths: list, out_path, run) -> Scores:
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    s = fuse([load_scores(p) for p in member_paths], rows, spec, run.seed)
+    save_scores(out_path, s)
+    return s

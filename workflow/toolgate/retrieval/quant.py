@@ -1,0 +1,114 @@
+"""Quantization retention on the routing task (the second seed's lesson).
+
+Reduced-precision variants are compared with their full-precision reference on
+the task metric (top-1, top-5, NDCG@10 of the gold action), not only on cosine:
+* ``int8-vectors``: each embedding scaled by its max |x| to int8 and back;
+* ``binary-vectors``: sign bits, scored by the dot product of +-1 vectors;
+* ``onnx-int8``: a sentence-transformers model run as dynamic-int8 ONNX against
+  the same model's fp32 ONNX export.
+Retention = variant metric / reference metric.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..config import Run
+from ..data.catalog import actions as catalog_actions, index_text
+from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
+from ..errors import MissingExtra
+from .rankers import encoder_kwargs, encoder_rankers
+from .scores import candidate_mask, gold_rank, mode_note
+from ..tables import write_table
+
+log = logging.getLogger(__name__)
+
+
+def quantize_int8(x: np.ndarray) -> np.ndarray:
+    """Symmetric per-vector int8 round trip (returned dequantised, float32)."""
+    scale = np.abs(x).max(axis=1, keepdims=True) / 127.0
+    scale = np.where(scale == 0, 1, scale)
+    return (np.round(x / scale).astype(np.int8).astype(np.float32) * scale).astype(np.float32)
+
+
+def binarize(x: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, 1.0, -1.0).astype(np.float32)
+
+
+def task_metrics(q: np.ndarray, d: np.ndarray, gold: np.ndarray, hidden: np.ndarray | None = None) -> dict:
+    """Top-1, top-5 and NDCG@10 of the gold column; ``hidden`` (rows x docs, True: not a candidate) scores -inf."""
+    scores = q @ d.T
+    if hidden is not None:
+        scores[hidden] = -np.inf
+    ranks = gold_rank(scores, gold)
+    return {"top1": float((ranks == 1).mean()), "top5": float((ranks <= 5).mean()),
+            "ndcg10": float(np.where(ranks <= 10, 1 / np.log2(ranks + 1), 0).mean())}
+
+
+def mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    return float(((a * b).sum(1) / np.maximum(na * nb, 1e-12)).mean())
+
+
+def _row(name, variant, ref, var, ref_m, var_m, cos):
+    rec = {"encoder": name, "variant": variant, "reference": ref}
+    for k in ("top1", "top5", "ndcg10"):
+        rec[f"{k}_ref"], rec[k] = ref_m[k], var_m[k]
+        rec[f"{k}_retention"] = var_m[k] / ref_m[k] if ref_m[k] else float("nan")
+    rec["mean_cosine"] = cos
+    return rec
+
+
+def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> pd.DataFrame:
+    """``rows``: every utterance in file order; the study uses the main set's in-catalog requests.
+
+    The dense rankers' float32 embeddings are read through the cache the scores rule filled: the same
+    lists (every utterance, every catalog entry) are asked for, then the study's rows and actions taken.
+    """
+    langs, cache_dir = run.langs, run.cache
+    acts = catalog_actions(catalog)
+    ids = [t["id"] for t in acts]
+    inrows = io.in_catalog(io.main_set(rows))
+    gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
+    texts = [r["text"] for r in inrows]
+    pos = {r["utterance_id"]: i for i, r in enumerate(rows)}
+    q_rows = [pos[r["utterance_id"]] for r in inrows]
+    d_cols = [i for i, t in enumerate(catalog) if t["kind"] == "action"]
+    hidden = candidate_mask(inrows, ids, ["action"] * len(ids))
+    recs = []
+    for name in encoder_rankers(rankers):
+        spec = rankers[name]
+        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
+        d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in catalog])[d_cols]
+        q = enc.encode_queries([r["text"] for r in rows])[q_rows]
+        ref = task_metrics(q, d, gold, hidden)
+        for variant, fn in (("int8-vectors", quantize_int8), ("binary-vectors", binarize)):
+            qv, dv = fn(q), fn(d)
+            recs.append(_row(name, variant, "float32 vectors", variant, ref, task_metrics(qv, dv, gold, hidden),
+                             mean_cosine(q, qv)))
+    if onnx_model:
+        try:
+            docs = [index_text(t, "E1", langs) for t in acts]
+            out = {}
+            for int8 in (False, True):
+                enc = OnnxEncoder(onnx_model, int8=int8, export_dir=f"{cache_dir}/onnx")
+                out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
+            (q32, d32), (q8, d8) = out[False], out[True]
+            recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32", "onnx-int8",
+                             task_metrics(q32, d32, gold, hidden), task_metrics(q8, d8, gold, hidden), mean_cosine(q32, q8)))
+        except (MissingExtra, ModelUnavailable) as exc:
+            log.warning("ONNX retention not computed: %s", exc)
+            recs.append({"encoder": f"onnx:{onnx_model}", "variant": "onnx-int8", "reference": f"not computed: {exc}"})
+    return pd.DataFrame(recs)
+
+
+def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_model: str, run: Run):
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = retention_frame(catalog, rows, rankers, run, onnx_model)  # the mismatch_hard slice stays out of this study
+    write_table(df, out_csv, "Quantization retention on the routing task",
+                "In-catalog utterances of the main set against the catalog's actions. retention = variant / reference. "
+                + mode_note(io.main_set(rows)), run.seed)
+    return df

@@ -1,0 +1,173 @@
+"""The score matrix: one ranker's scores of every utterance against every catalog entry.
+
+Every stage reads rankers through this module: rows aligned to an utterance list,
+gold columns, top-k shortlists (ties in catalog order) and the route step.
+
+Per-request candidates live here too: when an utterance row carries
+``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
+every action outside that list to ``-inf``, so ranking, shortlists, gate
+features (:func:`toolgate.gate.study.score_features` drops ``-inf``) and routing see
+only the request's own tools. Route entries stay visible to every request.
+The saved matrix is always the whole catalog.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import io
+from ..config import Run
+from .rankers import fit_ranker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Scores:
+    """One ranker's scores: rows = utterances (file order), columns = catalog tools (catalog order)."""
+    utterance_ids: np.ndarray
+    tool_ids: np.ndarray
+    kinds: np.ndarray
+    matrix: np.ndarray
+
+    @property
+    def actions(self) -> np.ndarray:
+        """Column indices of the searchable actions."""
+        return np.flatnonzero(self.kinds == "action")
+
+    @property
+    def action_ids(self) -> np.ndarray:
+        return self.tool_ids[self.actions]
+
+    def action_scores(self) -> np.ndarray:
+        return self.matrix[:, self.actions]
+
+    def for_rows(self, rows) -> "Scores":
+        """The same scores with rows in the order of ``rows`` (utterance dicts or ids).
+
+        Utterance dicts with ``candidates`` see only those actions: the others score ``-inf``.
+        """
+        pos = {u: i for i, u in enumerate(self.utterance_ids)}
+        idx = [pos[r["utterance_id"] if isinstance(r, dict) else r] for r in rows]
+        matrix = self.matrix[idx]
+        hidden = candidate_mask(rows, self.tool_ids, self.kinds)
+        if hidden is not None:
+            matrix[hidden] = -np.inf
+        return Scores(self.utterance_ids[idx], self.tool_ids, self.kinds, matrix)
+
+
+def candidate_mask(rows, tool_ids, kinds) -> np.ndarray | None:
+    """(rows x tools) True where an action is outside the row's ``candidates``; None when no row has a list."""
+    lists = [r.get("candidates") if isinstance(r, dict) else None for r in rows]
+    if not any(lists):
+        return None
+    col = {t: j for j, t in enumerate(tool_ids)}
+    hidden = np.broadcast_to(np.asarray(kinds) == "action", (len(rows), len(tool_ids))).copy()
+    for i, cands in enumerate(lists):
+        if cands:
+            hidden[i, [col[c] for c in cands]] = False
+        else:
+            hidden[i] = False
+    return hidden
+
+
+def mode_note(rows) -> str:
+    """One sentence for a table's note: which tools each request was scored against."""
+    n = sum(bool(r.get("candidates")) for r in rows)
+    if not n:
+        return "Candidates: the whole catalog."
+    sizes = [len(r["candidates"]) for r in rows if r.get("candidates")]
+    return (f"Candidates: each request's own list ({n} of {len(rows)} requests, mean {np.mean(sizes):.1f} tools; "
+            "the others see the whole catalog).")
+
+
+def save_scores(path, s: Scores) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, utterance_ids=s.utterance_ids, tool_ids=s.tool_ids, kinds=s.kinds, matrix=s.matrix)
+    os.replace(tmp, path)
+
+
+def load_scores(path) -> Scores:
+    z = np.load(path, allow_pickle=False)
+    return Scores(z["utterance_ids"], z["tool_ids"], z["kinds"], z["matrix"])
+
+
+def compute_scores(catalog_path, utterances_path, spec: dict, out_path, run: Run) -> Scores:
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    t0 = time.perf_counter()
+    ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache)
+    log.info("indexed %d catalog entries in %.2f s", len(catalog), time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    s = scores_of(ranker, catalog, rows)
+    log.info("scored %d utterances in %.2f s", len(rows), time.perf_counter() - t0)
+    save_scores(out_path, s)
+    return s
+
+
+def scores_of(ranker, catalog: list[dict], rows: list[dict]) -> Scores:
+    """A fitted ranker's scores of every row against every catalog entry (the ranker fitted on ``catalog``)."""
+    matrix = np.asarray(ranker.score_many([r["text"] for r in rows]), dtype=np.float64)
+    return Scores(np.array([r["utterance_id"] for r in rows]), np.array([t["id"] for t in catalog]),
+                  np.array([t["kind"] for t in catalog]), matrix)
+
+
+def gold_rank(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """1-based rank of each row's gold column; ties keep catalog order (lower index first)."""
+    g = scores[np.arange(len(gold)), gold][:, None]
+    idx = np.arange(scores.shape[1])[None, :]
+    return 1 + (scores > g).sum(1) + ((scores == g) & (idx < gold[:, None])).sum(1)
+
+
+def gold_ranks(s: Scores, rows) -> np.ndarray:
+    """Rank of each in-catalog row's gold action among the actions (rows must all have a gold tool)."""
+    ids = list(s.action_ids)
+    return gold_rank(s.for_rows(rows).action_scores(), np.array([ids.index(r["gold_tool"]) for r in rows]))
+
+
+def top_order(matrix: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Column indices by descending score, ties in column (catalog) order; the first ``k`` if given."""
+    order = np.argsort(-matrix, axis=-1, kind="stable")
+    return order if k is None else order[..., :k]
+
+
+def top_actions(s: Scores, rows, u: int = 1) -> np.ndarray:
+    """(n x u) the ranker's top-u action ids for ``rows``; ties in catalog order."""
+    return s.action_ids[top_order(s.for_rows(rows).action_scores(), u)]
+
+
+ROUTE_STEP_IDS = ("chat", "delegate")  # the route entries the route step chooses between
+
+
+def has_routes(tool_ids) -> bool:
+    """Does the catalog have the route entries the route step and the standalone pool need?"""
+    return set(ROUTE_STEP_IDS) <= set(np.asarray(tool_ids).tolist())
+
+
+ROUTE_NOTE = ("Route step skipped: the catalog has no 'chat' and 'delegate' route entries, so every request the "
+              "gate turns away is delegated.")
+
+
+def route_choice(matrix: np.ndarray, tool_ids) -> np.ndarray:
+    """'chat' or 'delegate' per row of a (rows x catalog) matrix, whichever route entry scores higher;
+    'delegate' for every row when the catalog has no route entries (:data:`ROUTE_NOTE`)."""
+    if not has_routes(tool_ids):
+        return np.full(len(matrix), "delegate")
+    ids = list(np.asarray(tool_ids))
+    return np.where(matrix[:, ids.index("chat")] > matrix[:, ids.index("delegate")], "chat", "delegate")
+
+
+def route_step(lexical: Scores, rows) -> np.ndarray:
+    """'chat' or 'delegate' per row, whichever route entry the lexical ranker scores higher (see route_choice)."""
+    return route_choice(lexical.for_rows(rows).matrix, lexical.tool_ids)
+
+
+def route_note(s: Scores) -> str:
+    """The sentence a table's note carries when the route step was skipped; empty otherwise."""
+    return "" if has_routes(s.tool_ids) else ROUTE_NOTE

@@ -1,0 +1,46 @@
+"""The selection evaluation: top-1, top-k recall and MRR over the catalog's actions (paper Table 3)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import io
+from ..config import Run
+from .scores import Scores, gold_ranks, load_scores, mode_note
+from ..tables import write_table
+
+
+def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatch_hard")):
+    """(lang, slice, rows of df) for each language and ``all``, each slice; empty groups skipped.
+
+    ``all`` is the main set (match + mismatch, ask included): the extra mismatch_hard slice stands apart.
+    """
+    for lang in sorted(df["lang"].unique()) + ["all"]:
+        for slice_ in slices:
+            in_slice = (df["slice"] != "mismatch_hard") if slice_ == "all" else (df["slice"] == slice_)
+            m = df[((df["lang"] == lang) | (lang == "all")) & in_slice]
+            if not m.empty:
+                yield lang, slice_, m
+
+
+def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: int) -> pd.DataFrame:
+    """Top-1, top-k recall and MRR over the actions for in-catalog utterances, by ranker x language x slice."""
+    recs = []
+    for name, s in named_scores.items():
+        inrows = io.in_catalog(rows)
+        df = pd.DataFrame({"lang": [r["lang"] for r in inrows], "slice": [r["slice"] for r in inrows],
+                           "rank": gold_ranks(s, inrows)})
+        for lang, slice_, m in by_lang_slice(df):
+            r = m["rank"].to_numpy()
+            recs.append({"ranker": name, "lang": lang, "slice": slice_, "n": len(r),
+                         "top1": float((r == 1).mean()), f"top{top_k}": float((r <= top_k).mean()),
+                         "mrr": float((1.0 / r).mean())})
+    return pd.DataFrame(recs)
+
+
+def write_selection(catalog_path, utterances_path, score_paths: dict, out_csv, top_k: int, run: Run):
+    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = selection_frame(rows, {k: load_scores(v) for k, v in score_paths.items()}, top_k)
+    write_table(df, out_csv, "Selection over the catalog's actions (paper Table 3)",
+                f"In-catalog utterances (gold action or ask). Route entries excluded. top{top_k} is recall at {top_k}; "
+                f"ties keep catalog order. {mode_note(rows)}", run.seed)
+    return df

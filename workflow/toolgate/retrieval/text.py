@@ -1,0 +1,155 @@
+"""Text normalisation and character n-grams shared by every lexical component.
+
+Choices, each deliberate:
+
+* Unicode NFKC: folds full-width Latin and digits to ASCII and composes
+  conjoining Hangul jamo into precomposed syllables, so the same request typed
+  on different keyboards gives the same n-grams. Normalised Hangul is
+  syllables: one syllable block is one character, because a 3-gram of
+  syllables is the unit the paper's index counts (only the ``jamo`` tokenizer
+  decomposes, when it cuts terms).
+* Case folding (``str.casefold``) rather than ``lower``: it also folds German
+  sharp s and similar, and leaves Hangul unchanged.
+* Whitespace collapsing: any run of Unicode whitespace becomes one space and the
+  ends are stripped, so padding and n-gram boundaries do not depend on typing.
+* Padding: with ``pad=True`` one space is added at both ends of the normalised
+  text, so word-initial and word-final grams (" se", "rm ") exist and a query
+  shorter than ``n`` still yields at least one gram.
+
+Tokenizers (:func:`term_function`, the BM25 ``tokenizer`` option) name the unit
+Korean text is cut into: ``char`` (the paper's character n-grams over the whole
+text), ``jamo`` (n-grams over Hangul syllables decomposed into conjoining jamo,
+so 알람을 and 알람 share units), ``kiwi`` (Kiwi morphemes) and ``kiwi+char``
+(morphemes plus character n-grams). Every tokenizer but plain ``char`` applies
+its unit to the runs of Hangul words only and keeps character n-grams for the
+other runs, so an English text is tokenised the same under all of them. A
+trailing digit sets the Hangul n-gram size apart from ``n`` (``char2``,
+``jamo3``, ``kiwi+char3``); ``char`` at ``n`` itself is the paper's tokenizer.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from itertools import groupby
+
+from ..errors import require
+
+_WS = re.compile(r"\s+")
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff]")  # syllables, jamo
+_SYLLABLES = re.compile("[\uac00-\ud7a3]+")
+_SPEC = re.compile(r"(char|jamo|kiwi\+char)([1-8]?)|kiwi")
+
+
+def normalize(text: str, casefold: bool = True) -> str:
+    """NFKC, optional case folding, whitespace collapsed to single spaces."""
+    text = unicodedata.normalize("NFKC", text)
+    if casefold:
+        text = text.casefold()
+    return _WS.sub(" ", text).strip()
+
+
+def char_ngrams(text: str, n: int = 3, pad: bool = True, casefold: bool = True) -> list[str]:
+    """Character n-grams of the normalised text, in order, repeats kept.
+
+    Repeats matter: BM25 uses them as term frequencies. A text shorter than
+    ``n`` after padding yields itself as the single gram; an empty text yields
+    no grams.
+    """
+    return windows(ngram_source(text, pad, casefold), n)
+
+
+def ngram_source(text: str, pad: bool = True, casefold: bool = True) -> str:
+    """The normalised (and padded) string whose ``windows`` are the text's character n-grams.
+
+    It is also the most compact exact record of those n-grams (neighbours share
+    ``n - 1`` characters), which is what a serialised BM25 index stores.
+    """
+    return padded(normalize(text, casefold), pad)
+
+
+def padded(norm: str, pad: bool) -> str:
+    """A normalised text with one space at both ends when ``pad`` (an empty text stays empty)."""
+    return f" {norm} " if norm and pad else norm
+
+
+def windows(source: str, n: int) -> list[str]:
+    """Every ``n``-character window of ``source``; a source of at most ``n`` characters is its own gram."""
+    if n < 1:
+        raise ValueError(f"n-gram size must be >= 1, got {n}")
+    if not source:
+        return []
+    if len(source) <= n:
+        return [source]
+    return [source[i : i + n] for i in range(len(source) - n + 1)]
+
+
+def jaccard(a: str, b: str, n: int = 3) -> float:
+    """Jaccard similarity of the two texts' character n-gram sets."""
+    sa, sb = set(char_ngrams(a, n)), set(char_ngrams(b, n))
+    if not sa and not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+@cache
+def _kiwi():
+
+    return require("kiwipiepy", "ko").Kiwi()
+
+
+def morphemes(text: str, casefold: bool = True) -> list[str]:
+    """Morpheme forms from the Kiwi Korean analyser (English words pass through as words).
+
+    The alternative to character n-grams for a lexical index: Korean particles
+    and endings become tokens of their own instead of fusing with the stem.
+    The ``kiwi`` tokenizers apply it to Hangul runs only. Needs the ``ko`` extra.
+    """
+    norm = normalize(text, casefold)
+    return [t.form for t in _kiwi().tokenize(norm)] if norm else []
+
+
+TOKENIZERS = ("char", "kiwi", "jamo", "kiwi+char")  # the units; a spec may add a Hangul n-gram size
+
+
+def parse_tokenizer(spec: str) -> tuple[str, int]:
+    """(unit, Hangul n-gram size or 0 when the spec gives none) of a tokenizer spec such as ``jamo3``."""
+    m = _SPEC.fullmatch(spec)
+    if not m:
+        raise ValueError(f"unknown tokenizer '{spec}' (known: {', '.join(TOKENIZERS)}; char, jamo and kiwi+char may "
+                         "end in a Hangul n-gram size 1-8, e.g. jamo3)")
+    return m.group(1) or "kiwi", int(m.group(2) or 0)
+
+
+def decompose_hangul(text: str) -> str:
+    """Hangul syllables as conjoining jamo (NFD: 알 -> ㅇ ㅏ ㄹ); every other character unchanged."""
+    return _SYLLABLES.sub(lambda m: unicodedata.normalize("NFD", m.group()), text)
+
+
+def hangul_runs(norm: str) -> list[tuple[bool, str]]:
+    """(contains Hangul, run) for the maximal runs of words of a normalised text that do or do not contain Hangul."""
+    return [(h, " ".join(words)) for h, words in groupby(norm.split(), key=lambda w: bool(_HANGUL.search(w)))]
+
+
+def term_function(spec: str, n: int = 3, pad: bool = True):
+    """The terms of an ``ngram_source`` string under tokenizer ``spec``: a function of that string.
+
+    ``n`` is the character n-gram size of the non-Hangul runs, and of the
+    Hangul ones unless the spec gives its own. Runs are padded one by one, so
+    the n-grams straddling a Hangul/other word boundary of a mixed text (a few
+    in a bilingual catalog text) are the only ones plain ``char`` has and the
+    others lack.
+    """
+    unit, hn = parse_tokenizer(spec)
+    hn = hn or n
+    if unit == "char" and hn == n:  # the paper's: one string, no runs
+        return lambda source: windows(source, n)
+    grams = lambda run, size: windows(padded(run, pad), size)  # noqa: E731
+    hangul = {"char": lambda run: grams(run, hn), "jamo": lambda run: grams(decompose_hangul(run), hn),
+              "kiwi": morphemes, "kiwi+char": lambda run: morphemes(run) + grams(run, hn)}[unit]
+    return lambda source: [t for h, run in hangul_runs(source) for t in (hangul(run) if h else grams(run, n))]
+
+
+def tokenize(text: str, spec: str = "char", n: int = 3, pad: bool = True) -> list[str]:
+    """The terms of ``text`` under tokenizer ``spec`` (see :func:`term_function`)."""
+    return term_function(spec, n, pad)(ngram_source(text, pad))

@@ -1,0 +1,140 @@
+"""Korean lexical units: the lexical ranker's BM25 under each tokenizer of ``tokenizer_ablation.variants``.
+
+The variants (:mod:`toolgate.retrieval.text`): Hangul cut into character 2-, 3- or
+4-grams, jamo 3-grams, Kiwi morphemes, or morphemes plus character 3-grams.
+English and every other non-Hangul word keep character ``text.ngram``-grams in
+all of them, so English requests are tokenised alike; the index is shared by
+both languages, though, so English rows still move a little through the
+documents' lengths. ``char3`` at ``text.ngram`` 3 is the paper's tokenizer,
+the configured lexical ranker itself when that ranker uses ``char``. k1, b,
+idf, epsilon and the index text variant are the lexical ranker's.
+
+Per variant, language and slice: top-1, top-5 and MRR of the gold action at
+the full catalog and among k candidates (gold + k - 1 uniform distractors, the
+candidate ablation's seeded draws, so the sets match it); top-1 with a 95%
+pair-cluster bootstrap interval and its paired difference from the best
+variant's, on the same resamples. Cost per variant: the serialised index's
+bytes and the single-query latency of scoring and ranking the whole catalog
+(:func:`toolgate.bench.timing.measure`, in this process, on a seeded sample of the main
+set).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from .ablation import in_catalog_groups, seeded_ranks
+from ..gate.bootstrap import percentile_interval, resampled_means
+from ..data.catalog import actions
+from ..config import Run, TokenizerAblation
+from ..bench.timing import measure
+from .rankers import RankerSpec, fit_ranker
+from ..bench.scaling import sample_queries
+from .scores import mode_note, scores_of
+from ..tables import write_table
+
+log = logging.getLogger(__name__)
+
+LEVEL = 0.95
+
+
+def variant_cost(ranker, queries: list[str], warmup: int) -> dict:
+    """Vocabulary size, serialised index size and single-query latency (scoring + ranking) of a fitted BM25 ranker."""
+    stats, _ = measure(ranker.score, ranker.score_many, queries, queries, warmup)
+    return {"terms": len(ranker.index.vocab), "index_bytes": len(ranker.index.to_bytes()),
+            "median_ms": stats["median_ms"], "p95_ms": stats["p95_ms"]}
+
+
+def group_records(ranks: dict[str, np.ndarray], clusters: np.ndarray, resamples: int, seed: int) -> list[dict]:
+    """One record per variant for one group of rows: ``ranks`` maps variant -> (seeds x rows) gold ranks.
+
+    The best variant is the one with the highest top-1 (the first listed on a tie); every variant's top-1
+    and its difference from the best's get percentile intervals over the same resamples (paired).
+    """
+    top1 = {v: (r == 1).mean(0) for v, r in ranks.items()}  # per row: share of the draws it wins
+    boot = resampled_means(top1, clusters, resamples, seed)
+    best = max(top1, key=lambda v: top1[v].mean())
+    recs = []
+    for v, r in ranks.items():
+        lo, hi = percentile_interval(boot[v], LEVEL)
+        d_lo, d_hi = percentile_interval(boot[v] - boot[best], LEVEL)
+        recs.append({"variant": v, "n": r.shape[1], "seeds": r.shape[0], "top1": top1[v].mean(), "top1_ci_low": lo,
+                     "top1_ci_high": hi, "top1_seed_std": (r == 1).mean(1).std(ddof=1) if len(r) > 1 else 0.0,
+                     "top5": (r <= 5).mean(), "mrr": (1.0 / r).mean(), "best": best,
+                     "minus_best": top1[v].mean() - top1[best].mean(), "minus_best_ci_low": d_lo,
+                     "minus_best_ci_high": d_hi})
+    return recs
+
+
+def tokenizer_frame(catalog, rows, spec: dict, run: Run, cfg: TokenizerAblation) -> pd.DataFrame:
+    """The table: one row per (k, language, slice, variant); the cost columns repeat on each of a variant's rows."""
+    if not RankerSpec.of(spec).lexical:
+        raise ValueError(f"the tokenizer ablation varies a BM25 ranker; the lexical ranker is {RankerSpec.of(spec).kind}")
+    n_actions = len(actions(catalog))
+    ks = sorted({min(k, n_actions) for k in cfg.ks} | {n_actions}, reverse=True)
+    queries = sample_queries(io.main_set(rows), cfg.queries, run.seed)
+    inrows, gold, groups = in_catalog_groups(rows, [t["id"] for t in actions(catalog)])
+    ranks, cost = {}, {}
+    for v in cfg.variants:
+        ranker = fit_ranker({**spec, "tokenizer": v}, catalog, run.langs, run.text.ngram, run.text.pad)
+        a = scores_of(ranker, catalog, rows).for_rows(inrows).action_scores()
+        ranks[v] = {k: seeded_ranks(a, gold, k, cfg.seeds, run.seed) for k in ks}
+        cost[v] = variant_cost(ranker, queries, cfg.warmup)
+        log.info("%s: %d index bytes, median %.3f ms", v, cost[v]["index_bytes"], cost[v]["median_ms"])
+    pairs = np.array([r["pair_id"] for r in inrows])
+    recs = []
+    for k in ks:
+        for lang, slc, m in groups:
+            idx = m.index.to_numpy()
+            for rec in group_records({v: r[k][:, idx] for v, r in ranks.items()}, pairs[idx], cfg.resamples, run.seed):
+                recs.append({"k": k, "lang": lang, "slice": slc, **rec, **cost[rec["variant"]]})
+    return pd.DataFrame(recs)
+
+
+def winner_sentences(table: pd.DataFrame, lang: str = "ko") -> list[str]:
+    """Per slice (match, mismatch) and k: the best unit (units, on a tie) with its interval, and the units not
+    separable from it."""
+    out = []
+    for k in sorted(table["k"].unique(), reverse=True):
+        for slc in ("match", "mismatch"):
+            d = table[(table["k"] == k) & (table["lang"] == lang) & (table["slice"] == slc)]
+            if d.empty:
+                continue
+            b = d[d["variant"] == d["best"]].iloc[0]
+            tied = list(d.loc[d["minus_best"] == 0, "variant"])
+            close = d[(d["minus_best"] < 0) & (d["minus_best_ci_high"] >= 0)]
+            text = (f"{lang} {slc}, {k} candidates: " + (f"{b['variant']} wins" if len(tied) == 1 else
+                                                          f"{', '.join(tied)} tie for best")
+                    + f", top-1 {b['top1']:.3f} [{b['top1_ci_low']:.3f}, {b['top1_ci_high']:.3f}]")
+            if close.empty:
+                text += "; every other unit is below it with a paired interval excluding 0."
+            else:
+                text += "; not separable from it (paired difference interval reaching 0): " + ", ".join(
+                    f"{r.variant} {r.top1:.3f} ({r.minus_best:+.3f} [{r.minus_best_ci_low:+.3f}, "
+                    f"{r.minus_best_ci_high:+.3f}])" for r in close.itertuples()) + "."
+            out.append(text)
+    return out or [f"No {lang} match/mismatch rows: the set has no such split in this language."]
+
+
+def write_tokenizer_ablation(catalog_path, utterances_path, spec: dict, out_csv, run: Run,
+                             cfg: TokenizerAblation) -> pd.DataFrame:
+    """``spec``: the lexical ranker's config entry, whose tokenizer each variant replaces."""
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    df = tokenizer_frame(catalog, rows, spec, run, cfg)
+    write_table(df, out_csv, "Korean lexical units: BM25 by tokenizer",
+                "variant: the BM25 tokenizer (toolgate.retrieval.text); Hangul words take its unit, every other word keeps "
+                f"character {run.text.ngram}-grams. k: candidates (gold + k - 1 uniform distractors, "
+                f"{cfg.seeds} seeded draws, the candidate ablation's; k = the action count is the full catalog). "
+                "top1, top5, mrr: of the gold action among the candidates, mean over draws and rows. top1_ci_low/high: "
+                f"{LEVEL:.0%} percentile interval over {cfg.resamples} pair-cluster bootstrap resamples; best: the "
+                "variant with the highest top1 in the group; minus_best: top1 minus the best's, with its paired "
+                "interval on the same resamples. terms: the index's vocabulary. index_bytes: the serialised index "
+                "(BM25.to_bytes: the normalised texts for char and jamo tokenizers, whatever their n, the token lists "
+                "for Kiwi ones). median_ms, p95_ms: "
+                f"single-query latency, scoring + ranking the whole catalog, over {cfg.queries} sampled requests of the "
+                "main set, in one process after warm-up (measurements, not regression targets). "
+                + " ".join(winner_sentences(df)) + " " + mode_note(rows), run.seed)
+    return df

@@ -1,0 +1,183 @@
+"""Pipelines with a confirmation band (paper Appendix G, Table A3) and the signal-diversity test.
+
+A pipeline pairs a ranker with a gate: p >= t_high executes the ranker's top-1,
+t_low <= p < t_high asks the user to confirm the top-u, p < t_low takes the
+route step. Thresholds come out of fold as in :mod:`toolgate.routing.baselines`.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..gate.bootstrap import cluster_weights
+from ..config import Cost, Routing
+from ..bench.cost import pipeline_cost_frame
+from .baselines import (Gold, Study, baselines_frame, choose, correct, gate_probability, oof_decisions, quantile_grid,
+                      study_ladder)
+from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..gate.signals import gate_signal
+from ..tables import write_table
+
+
+def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
+    """(kind, tool): p >= hi executes top-1, lo <= p < hi asks to confirm it, p < lo takes the route step."""
+    kind = np.where(prob >= hi, "action", np.where(prob >= lo, "ask", route))
+    return kind, np.where(np.isin(kind, ["action", "ask"]), top1, "")
+
+
+def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing):
+    """(evaluate, threshold candidates, gold_in_band, chat_ok) of one (ranker, gate) pipeline."""
+    cands_top = top_actions(ranker, rows, routing.band_top)
+    top1 = cands_top[:, 0]
+    gold_in_band = (cands_top == g.tool[:, None]).any(1) & g.in_catalog
+    route = route_step(lexical, rows)
+    chat_ok = g.chat & (route == "chat")
+
+    def evaluate(c):
+        kind, tool = band_decisions(gate_prob, c[0], c[1], top1, route)
+        coverage = np.where(kind == "action", g.in_catalog & (top1 == g.tool), np.where(kind == "ask", gold_in_band, chat_ok))
+        return kind, tool, {"danger": g.delegate & (kind == "action"), "coverage": coverage}
+
+    cands = list(itertools.combinations_with_replacement(quantile_grid(gate_prob, routing.grid), 2))
+    return evaluate, cands, gold_in_band, chat_ok
+
+
+def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, routing: Routing, budget: float):
+    """(ranker, gate, band) with thresholds chosen out of fold.
+
+    ``gate``: (out-of-fold gate probability, fold id) aligned with ``rows``.
+    """
+    gate_prob, fold = gate
+    evaluate, cands, gold_in_band, chat_ok = band_setting(ranker, lexical, rows, g, gate_prob, routing)
+    kind, tool, chosen = oof_decisions(evaluate, cands, fold, budget, routing.ask_cap, "coverage")
+    return kind, tool, chosen, gold_in_band, chat_ok
+
+
+def fit_band(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing, budget: float):
+    """(t_low, t_high) chosen on every row at once: the thresholds a deployed router ships with."""
+    evaluate, cands, _, _ = band_setting(ranker, lexical, rows, g, gate_prob, routing)
+    return choose(evaluate, cands, np.ones(len(rows), bool), budget, routing.ask_cap, "coverage")
+
+
+def pipeline_metrics(kind, tool, g: Gold, gold_in_band, chat_ok, f: float) -> dict:
+    """Expected metrics with a simulated user who approves the gold candidate with probability f."""
+    band = kind == "ask"
+    executed_ok = (kind == "action") & g.in_catalog & (tool == g.tool)
+    # band: approved gold -> local success; any rejection delegates
+    complete = np.where(band, np.where(gold_in_band, f, g.delegate.astype(float)), 0.0)
+    complete = complete + executed_ok + ((kind == "chat") & g.chat) + ((kind == "delegate") & g.delegate)
+    coverage = executed_ok + np.where(band, gold_in_band * f, 0.0) + ((kind == "chat") & chat_ok)
+    n = g.n
+    return {"accuracy": correct(kind, tool, g).mean(), "completion": complete.sum() / n,
+            "coverage": coverage.sum() / n, "danger_rate": (g.delegate & (kind == "action")).sum() / n,
+            "ask_rate": band.mean(), "band_size": int(band.sum()),
+            "ask_band_top1": float((band & g.in_catalog & (tool == g.tool)).sum() / band.sum()) if band.any() else np.nan}
+
+
+def versus_ladder(decision: tuple, ladder: tuple, g: Gold, resamples: int, seed: int, clusters) -> dict:
+    """The routing guard: the single-pool ladder's accuracy, and (pipeline - ladder) accuracy with its 95% interval.
+
+    ``decision`` and ``ladder``: (kind, tool) arrays. Through routing_baselines' own machinery, seed and clusters,
+    so the resamples are that table's.
+    """
+    table, diffs = baselines_frame({"ladder": ladder, "pipeline": decision}, g, resamples, seed, clusters)
+    d = diffs.set_index("metric").loc["accuracy"]
+    return {"ladder_accuracy": table.set_index("metric").loc["accuracy", "ladder"],
+            "accuracy_minus_ladder": d["difference"], "ci_low": d["ci_low"], "ci_high": d["ci_high"]}
+
+
+def mcc(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Multiclass Matthews correlation under each row of ``weights`` (B x n)."""
+    labels, inv = np.unique(np.r_[y_true, y_pred], return_inverse=True)
+    t, p = inv[: len(y_true)], inv[len(y_true):]
+    k = len(labels)
+    w = np.atleast_2d(weights).astype(float)
+    tk = np.stack([w[:, t == j].sum(1) for j in range(k)], 1)
+    pk = np.stack([w[:, p == j].sum(1) for j in range(k)], 1)
+    c = (w * (t == p)).sum(1)
+    s = w.sum(1)
+    num = c * s - (tk * pk).sum(1)
+    den = np.sqrt(s**2 - (pk**2).sum(1)) * np.sqrt(s**2 - (tk**2).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, 0.0)
+
+
+def decision_labels(kind, tool, g: Gold) -> tuple[np.ndarray, np.ndarray]:
+    """(gold, predicted) labels for MCC: the tool for local decisions, else the outcome."""
+    pred = np.where(np.isin(kind, ["action", "ask"]), tool, kind)
+    gold = np.where(g.in_catalog, g.tool, g.outcome)
+    return gold, pred
+
+
+def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: dict, lexical: str, study: Study,
+                    cost: Cost):
+    """``inputs``: (catalog, utterances, signals.csv) paths; ``outputs``: (pipelines, signal diversity, pipeline
+    cost) table paths; ``rankers``: the config's ranker specs (the cost step rebuilds them)."""
+    (catalog_path, utterances_path, signals_csv), (out_csv, diversity_csv, cost_csv) = inputs, outputs
+    run, rt = study.run, study.routing
+    budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
+    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
+    g, signals = Gold(rows, catalog), pd.read_csv(signals_csv)
+    scores = {n: load_scores(p) for n, p in score_paths.items()}
+    clusters = np.array([r["utterance_id"] for r in rows])
+    lk, lt, _ = study_ladder(scores[lexical], rows, g, signals, study)
+    recs, decisions = [], {}
+    for name, p in rt.pipelines.items():
+        gate = gate_probability(signals, rows, gate_signal(study.signals, p["gate"]))
+        kind, tool, chosen, gold_in_band, chat_ok = band_pipeline(scores[p["ranker"]], scores[lexical], rows, g, gate,
+                                                                 rt, budget)
+        decisions[name] = (kind, tool, p["ranker"] == p["gate"])
+        guard = versus_ladder((kind, tool), (lk, lt), g, resamples, seed, clusters)
+        for f in rt.fidelities:
+            m = pipeline_metrics(kind, tool, g, gold_in_band, chat_ok, f)
+            # accuracy first, its ladder guard beside it, then the other metrics
+            recs.append({"pipeline": name, "ranker": p["ranker"], "gate": p["gate"], "fidelity": f,
+                         "accuracy": m["accuracy"], **guard, **m,
+                         "danger_ok": m["danger_rate"] <= budget + 1e-12, "ask_ok": m["ask_rate"] <= ask_cap + 1e-12,
+                         "thresholds_by_fold": "; ".join(f"{k}:{lo:.4f}/{hi:.4f}" for k, (lo, hi) in chosen.items())})
+    table = pd.DataFrame(recs)
+    write_table(table, out_csv, "Pipelines with a confirmation band (paper Appendix G, Table A3)",
+                f"Thresholds (t_low/t_high on the Platt-calibrated gate probability) chosen out of fold to maximise "
+                f"coverage subject to danger <= {budget} and ask rate <= {ask_cap}; band confirms the top-{u}. "
+                "Simulated user: approves the gold candidate with probability = fidelity, rejects others; a rejection "
+                "delegates; metrics are expectations. danger_ok/ask_ok re-check the rules on the pooled out-of-fold "
+                "decisions. Routing guard: ladder_accuracy is routing_baselines' single-pool ladder (same folds and "
+                "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
+                f"{resamples} utterance-cluster bootstrap resamples. "
+                f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
+    costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
+    write_table(costs, cost_csv, "CPU cost per request of each pipeline",
+                "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
+                "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
+                "A measurement: it varies run to run.", seed,
+                paper=("cost.p3", "intro.neural_ranker"))
+    div = signal_diversity(decisions, g, resamples, seed, clusters)
+    write_table(div, diversity_csv, "Signal diversity: shared minus split pipelines (MCC)",
+                "MCC of the pre-confirmation decision (tool for local decisions, else outcome) against gold. Shared: "
+                "ranker and gate are the same model; split: different.", seed,
+                paper=("pipelines.signal_diversity",))
+    return table
+
+
+def signal_diversity(decisions: dict, g: Gold, resamples: int, seed: int, clusters) -> pd.DataFrame:
+    w = cluster_weights(clusters, resamples, seed)
+    full = np.ones((1, g.n))
+    shared = [n for n, (_, _, s) in decisions.items() if s]
+    split = [n for n, (_, _, s) in decisions.items() if not s]
+    point, boot, recs = {}, {}, []
+    for name, (kind, tool, _) in decisions.items():
+        gold, pred = decision_labels(kind, tool, g)
+        point[name], boot[name] = mcc(gold, pred, full)[0], mcc(gold, pred, w)
+        recs.append({"pipeline": name, "group": "shared" if name in shared else "split", "mcc": point[name]})
+    if shared and split:
+        d_point = np.mean([point[n] for n in shared]) - np.mean([point[n] for n in split])
+        d_boot = np.mean([boot[n] for n in shared], 0) - np.mean([boot[n] for n in split], 0)
+        lo, hi = np.quantile(d_boot, [0.025, 0.975])
+        verdict = "split better (hypothesis holds)" if hi < 0 else "not separated (hypothesis rejected)" if lo <= 0 else "shared better (hypothesis rejected)"
+        recs.append({"pipeline": "shared - split", "group": "difference", "mcc": d_point, "ci_low": lo, "ci_high": hi,
+                     "verdict": verdict})
+    return pd.DataFrame(recs)
