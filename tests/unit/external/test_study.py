@@ -10,6 +10,7 @@ from toolgate.external import adapters as A
 from toolgate.external import gate as XG
 from toolgate.external import scoring as XS
 from toolgate.external import study as X
+from toolgate.gate.inputs import query_lengths, score_features
 from toolgate.gate.models import payload_scores
 from toolgate.gate.signals import FEATURES
 
@@ -47,9 +48,9 @@ def test_row_scores_use_own_candidates_and_ties_keep_candidate_order(run0):
     assert row["chance"] == pytest.approx(np.mean([1 / 3, 1 / 2, 1 / 2]))
 
 
-def test_row_features_cap_k_and_pad_single_candidates():
+def test_score_features_over_padded_rows_cap_k_and_pad_single_candidates():
     scores = [np.array([3.0]), np.array([4.0, 1.0]), np.array([0.0])]
-    f = XG.row_features(scores, ["a b", "c d", "e"], 5, section("text"))
+    f = score_features(XS.padded(scores), query_lengths(["a b", "c d", "e"], section("text")), 5)
     assert f.loc[0, "raw_margin"] == 3 and f.loc[0, "norm_margin"] == 1 and f.loc[0, "score_over_mean"] == 1
     assert f.loc[0, "topk_entropy"] == 0
     assert f.loc[1, "score_over_mean"] == pytest.approx(4 / 2.5)  # k = 2 candidates, not 5
@@ -65,7 +66,7 @@ def test_transfer_payload_is_applied_unchanged():
 def test_external_gate_on_functionchat_with_bm25(fc_call, run0, tmp_path):
     fits = tmp_path / "gates.json"
     fits.write_text(json.dumps({"g3": {"features": list(FEATURES), "coef": [0, 0, 0, 0, 0, 1, 0], "intercept": -1}}))
-    df, _ = XG.external_gate(BM25, fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
+    df, _ = XG.external_gate(BM25, "bm25", fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
     assert list(df.columns) == ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
     assert set(df["dataset"]) == {"functionchat"} and (df["n_in"] == 100).all() and (df["n_out"] == 100).all()
     assert set(df["mode"]) == {"raw", "within", "transfer"}

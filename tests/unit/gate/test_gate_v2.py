@@ -150,7 +150,7 @@ def test_gate_study_fits_every_registry_signal_and_keeps_g3():
     study = GateStudy(rows, ("bm25", lex), {"e5": cos}, {"e5": emb}, gate, run)
     assert list(study.signals) == list(registry("bm25", ["e5"]))
     assert not any(np.isnan(v).any() for v in study.signals.values())
-    np.testing.assert_array_equal(study.signals["g3"], oof_scores(study.features[list(FEATURES)].to_numpy(), study.y,
+    np.testing.assert_array_equal(study.signals["g3"], oof_scores(study.raw[list(FEATURES)].to_numpy(), study.y,
                                                                   study.folds))
     assert set(study.payloads) == {s.name for s in fitted(study.registry)}
     assert json.loads(study.payload) == study.payloads["g3"]
@@ -268,16 +268,16 @@ def test_external_gate_fits_within_and_transfers_every_gate(monkeypatch):
     ext = _calls_and_rejects()
     fits = {s.name: {"features": list(s.inputs), "coef": [1.0] * len(s.inputs), "intercept": 0.0} for s in fitted(reg)}
     gate, run = section("gate", {"folds": 3, "resamples": 30}), make_run(0, ("en",))
-    df, _ = XG.external_gate(rankers, fits, {"functionchat_calldecision": ext}, gate, run)
+    df, _ = XG.external_gate(rankers, "bm25", fits, {"functionchat_calldecision": ext}, gate, run)
     assert set(df["gate"]) == set(reg)
     by = df.set_index(["gate", "mode"])["auc"]
     assert {(s.name, m) for s in fitted(reg) for m in ("within", "transfer")} <= set(by.index)
     assert ("e5_knn", "raw") in by.index and by[("top_score", "raw")] > 0.9  # removing the tool lowers BM25's best
-    signals, meta = XG.gate_signals(ext, rankers, fits, gate, run)
+    signals, meta = XG.gate_signals(ext, rankers, "bm25", fits, gate, run)
     # a REJECT row's exemplars are only requests for its remaining candidates, never the twin CALL row's text
     knn = signals["e5_knn"].to_numpy()
     assert (knn[1::2] < 1 - 1e-9).all() and (knn[0::2] > knn[1::2] - 1e-9).mean() > 0.5
     transfer = signals["g3_enc_transfer"].to_numpy()
-    raw = XG.row_signals(ext, rankers, [], gate, run)
+    raw = XG.row_signals(ext, rankers, "bm25", [], gate, run)
     np.testing.assert_allclose(transfer, raw[list(reg["g3_enc"].inputs)].sum(axis=1))  # the fit applied unchanged
     assert meta["g3_enc_transfer"] == ("g3_enc", "transfer")

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from toolgate.gate.study import score_features
+from toolgate.gate.inputs import score_features
 from toolgate.gate.models import folds
 
 

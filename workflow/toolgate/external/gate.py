@@ -19,13 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ..gate.bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
-from ..config import Gate, Run, Text
-from ..gate.study import score_features
-from ..gate.inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
+from ..config import Gate, Run
+from ..gate.inputs import query_lengths, raw_signals
 from ..gate.models import fit_signals, folds, load_payloads, payload_scores
-from ..retrieval.rankers import RankerSpec, encoder_rankers
+from ..retrieval.rankers import encoder_rankers
 from ..gate.signals import registry
-from ..retrieval.text import char_ngrams
 from .adapters import ExternalSet
 from .scoring import padded, row_embeddings, row_scores
 
@@ -36,37 +34,19 @@ DIFF_COLUMNS = ["dataset", "cluster_unit", "slice", "resamples", "a", "b", "auc_
                 "ci_high", "excludes_zero"]
 
 
-def row_features(scores: list[np.ndarray], texts: list[str], k: int, text: Text) -> pd.DataFrame:
-    """The six BM25 score features and length (``toolgate.gate.study.score_features``) over each row's candidates."""
-    lengths = np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
-    return score_features(padded(scores), lengths, k)
+def row_signals(ext: ExternalSet, rankers: dict[str, dict], lexical: str, fold_list, gate: Gate,
+                run: Run) -> pd.DataFrame:
+    """Every raw signal of the registry over each row's own candidates (columns named by the registry);
+    ``lexical``: the ranker whose scores give the score features (``roles.lexical``)."""
+    lex = padded(row_scores(ext, rankers[lexical], run))
+    encoders = {name: (padded(row_scores(ext, rankers[name], run)), row_embeddings(ext, rankers[name], run))
+                for name in encoder_rankers(rankers)}
+    lengths = query_lengths([u["text"] for u in ext.utterances], run.text)
+    return raw_signals((lexical, lex), encoders, lengths, (ext.in_catalog, np.array(ext.clusters), fold_list),
+                       gate.top_k, ([u["gold_tool"] for u in ext.utterances], ext.candidates))
 
 
-def _lexical(rankers: dict[str, dict]) -> str:
-    lexical = next((n for n, s in rankers.items() if RankerSpec.of(s).lexical), None)
-    if lexical is None:
-        raise ValueError("external_gate needs a bm25 ranker for the score features")
-    return lexical
-
-
-def row_signals(ext: ExternalSet, rankers: dict[str, dict], fold_list, gate: Gate, run: Run) -> pd.DataFrame:
-    """Every raw signal of the registry over each row's own candidates (columns named by the registry)."""
-    lexical = _lexical(rankers)
-    lex = row_scores(ext, rankers[lexical], run)
-    parts = [row_features(lex, [u["text"] for u in ext.utterances], gate.top_k, run.text)]
-    golds = [u["gold_tool"] for u in ext.utterances]
-    for name in encoder_rankers(rankers):
-        spec = rankers[name]
-        cos = padded(row_scores(ext, spec, run))
-        parts.append(by_visible([cos, padded(lex)], lambda _, c, lx: pd.concat(  # noqa: B023
-            [encoder_frame(name, c, gate.top_k), agreement_frame(lexical, name, lx, c)], axis=1)))
-        knn = exemplar_knn(row_embeddings(ext, spec, run), ext.in_catalog, np.array(ext.clusters), fold_list, golds,
-                           ext.candidates)
-        parts.append(exemplar_frame(name, knn))
-    return pd.concat(parts, axis=1)
-
-
-def gate_signals(ext: ExternalSet, rankers: dict[str, dict], fits: dict | None, gate: Gate,
+def gate_signals(ext: ExternalSet, rankers: dict[str, dict], lexical: str, fits: dict | None, gate: Gate,
                  run: Run) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
     """Per-row gate signals of one set and each column's (registry gate, mode): raw / within / transfer.
 
@@ -74,10 +54,10 @@ def gate_signals(ext: ExternalSet, rankers: dict[str, dict], fits: dict | None, 
     own name, and, for each gate in ``fits`` (the experiment's payloads) whose inputs this set has, the fit
     applied unchanged as ``<gate>_transfer``.
     """
-    reg = registry(_lexical(rankers), encoder_rankers(rankers))
+    reg = registry(lexical, encoder_rankers(rankers))
     y = ext.in_catalog
     fl = folds(y, np.array(ext.clusters), gate.folds, run.seed)
-    raw = row_signals(ext, rankers, fl, gate, run)
+    raw = row_signals(ext, rankers, lexical, fl, gate, run)
     within = fit_signals(raw, reg, y, fl)
     signals, meta = {}, {}
     for name in reg:
@@ -100,13 +80,13 @@ def _auc_row(dataset: str, column: str, meta: tuple[str, str], sig, y, w) -> dic
             "ci_low": lo, "ci_high": hi, "n_in": int(y.sum()), "n_out": int((1 - y).sum())}
 
 
-def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
+def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
                   bfcl_2plus: bool = True, differences: list[tuple[str, str]] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(AUCs, differences): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
 
     FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
     live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
-    every raw signal of the registry (raw), every fitted gate fitted out of
+    every raw signal of the registry (raw; score features from the ``lexical`` ranker), every fitted gate fitted out of
     fold within the set (within), and the experiment's fits applied unchanged
     (transfer; ``fits`` = the payloads by gate, or the path of
     ``results/{exp}/gate/gates.json``; None: no transfer rows). Raw signals
@@ -132,7 +112,7 @@ def external_gate(rankers: dict[str, dict], fits, sets: dict[str, ExternalSet], 
         ext = sets[key]
         if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
             ext = ext.subset([len(c) >= 2 for c in ext.candidates])
-        df, meta = gate_signals(ext, rankers, fits, gate, run)
+        df, meta = gate_signals(ext, rankers, lexical, fits, gate, run)
         y = df["in_catalog"].to_numpy()
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():

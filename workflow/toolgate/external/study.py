@@ -127,7 +127,7 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)
     sel = external_selection(rankers, sets, run)
     log.info("selection done after %.1f s", time.perf_counter() - t0)
-    gates, diffs = external_gate(rankers, gates_path, sets, gate, run,
+    gates, diffs = external_gate(rankers, roles.lexical, gates_path, sets, gate, run,
                                  differences=default_differences(roles.encoder, roles.second_encoder))
     log.info("gate done after %.1f s", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)

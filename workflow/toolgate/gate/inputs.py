@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..config import Text
 from ..retrieval.scores import gold_rank, top_order
+from ..retrieval.text import char_ngrams
 from .signals import agreement_signals, encoder_features, exemplar_signals
 
 EMPTY = -1.0  # exemplar kNN of a request with no admissible exemplar
@@ -90,3 +92,63 @@ def _candidate_mask(gold, candidates) -> np.ndarray:
 
 def exemplar_frame(ranker: str, knn: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({exemplar_signals(ranker)[0].name: knn})
+
+
+def query_lengths(texts, text: Text) -> np.ndarray:
+    """L: each request's character n-gram count."""
+    return np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
+
+
+def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+    """The six BM25 score features and length, one row per query.
+
+    ``-inf`` marks a tool the request does not see (per-request candidates,
+    :mod:`toolgate.retrieval.scores`): each row's features use only its finite scores,
+    with ``k = min(k, m)`` for a row of m visible tools. A row with a single
+    visible tool gets a zero second score (a BM25 score is never negative, so an
+    absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
+    mean = 1, entropy = 0.
+    """
+    lengths = np.asarray(lengths, float)
+
+    def frame(idx, mat):
+        m = mat.shape[1]
+        if m == 1:
+            mat = np.hstack([mat, np.zeros((len(mat), 1))])
+        return _features(mat, lengths[idx], min(k, m))
+
+    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
+
+
+def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+    s = -np.sort(-action_scores, axis=1)
+    s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm_margin = np.where(s1 > 0, (s1 - s2) / s1, 0.0)
+        mean_k = top.mean(1)
+        over_mean = np.where(mean_k > 0, s1 / mean_k, 0.0)
+    z = np.exp(top - top.max(1, keepdims=True))
+    p = z / z.sum(1, keepdims=True)
+    entropy = -(p * np.log(np.where(p > 0, p, 1))).sum(1)
+    lengths = np.asarray(lengths, float)
+    return pd.DataFrame({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
+                         "score_over_mean": over_mean, "topk_entropy": entropy,
+                         "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
+
+
+def raw_signals(lexical: tuple[str, np.ndarray], encoders: dict[str, tuple[np.ndarray, np.ndarray]], lengths,
+                split: tuple, k: int, candidates: tuple = ()) -> pd.DataFrame:
+    """Every raw signal of the registry, one row per request: the lexical ranker's score features and length,
+    then for each encoder its features, rank agreement with the lexical ranker and exemplar kNN.
+
+    ``lexical``: (ranker name, score matrix); ``encoders``: name -> (cosine matrix, request embeddings); matrices
+    hold ``-inf`` where a request does not see a tool. ``split``: (labels, groups, folds) for exemplar kNN;
+    ``candidates``: (gold tools, candidate lists) where rows have their own.
+    """
+    lexical_name, lex = lexical
+    parts = [score_features(lex, lengths, k)]
+    for name, (cos, emb) in encoders.items():
+        parts.append(by_visible([cos, lex], lambda _, c, lx: pd.concat(  # noqa: B023
+            [encoder_frame(name, c, k), agreement_frame(lexical_name, name, lx, c)], axis=1)))
+        parts.append(exemplar_frame(name, exemplar_knn(emb, *split, *candidates)))
+    return pd.concat(parts, axis=1)

@@ -35,54 +35,16 @@ import pandas as pd
 
 from .. import io
 from ..config import Gate, Roles, Run
-from .inputs import agreement_frame, by_visible, encoder_frame, exemplar_frame, exemplar_knn
+from .inputs import query_lengths, raw_signals
 from .models import fit_signals, main_folds, payloads
 from ..metrics import auc
 from ..retrieval.rankers import query_embeddings
 from ..retrieval.scores import Scores, load_scores, mode_note
 from .signals import FEATURES, Signal, registry
 from ..tables import write_table
-from ..retrieval.text import char_ngrams
 
 log = logging.getLogger(__name__)
 PAPER_KEYS = ("gate.",)
-
-
-def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
-    """The six BM25 score features and length, one row per query.
-
-    ``-inf`` marks a tool the request does not see (per-request candidates,
-    :mod:`toolgate.retrieval.scores`): each row's features use only its finite scores,
-    with ``k = min(k, m)`` for a row of m visible tools. A row with a single
-    visible tool gets a zero second score (a BM25 score is never negative, so an
-    absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
-    mean = 1, entropy = 0.
-    """
-    lengths = np.asarray(lengths, float)
-
-    def frame(idx, mat):
-        m = mat.shape[1]
-        if m == 1:
-            mat = np.hstack([mat, np.zeros((len(mat), 1))])
-        return _features(mat, lengths[idx], min(k, m))
-
-    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
-
-
-def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
-    s = -np.sort(-action_scores, axis=1)
-    s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        norm_margin = np.where(s1 > 0, (s1 - s2) / s1, 0.0)
-        mean_k = top.mean(1)
-        over_mean = np.where(mean_k > 0, s1 / mean_k, 0.0)
-    z = np.exp(top - top.max(1, keepdims=True))
-    p = z / z.sum(1, keepdims=True)
-    entropy = -(p * np.log(np.where(p > 0, p, 1))).sum(1)
-    lengths = np.asarray(lengths, float)
-    return pd.DataFrame({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
-                         "score_over_mean": over_mean, "topk_entropy": entropy,
-                         "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
 
 
 def slice_masks(rows: list[dict]) -> dict[str, np.ndarray]:
@@ -120,11 +82,6 @@ def study_masks(rows, lengths: np.ndarray, y: np.ndarray, seed: int) -> dict[str
     return masks
 
 
-def query_lengths(rows, run: Run) -> np.ndarray:
-    """L: each request's character n-gram count."""
-    return np.array([len(char_ngrams(r["text"], run.text.ngram, run.text.pad)) for r in rows])
-
-
 def candidate_lists(rows, scores: Scores) -> tuple:
     """(gold tools, candidate lists) for exemplar kNN when rows have their own candidates, else ()."""
     if not any(r.get("candidates") for r in rows):
@@ -145,22 +102,20 @@ class GateStudy:
         self.rows, self.seed = rows, run.seed
         self.y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
         self.groups = np.array([r["pair_id"] for r in rows])
-        lengths = query_lengths(rows, run)
+        lengths = query_lengths([r["text"] for r in rows], run.text)
         lex = lexical.for_rows(rows).action_scores()
-        self.features = score_features(lex, lengths, gate.top_k)
         self.masks = study_masks(rows, lengths, self.y, run.seed)
         self.folds = main_folds(self.y, self.groups, ~self.masks["overall"], gate.folds, run.seed)
         self.registry: dict[str, Signal] = registry(lexical_name, list(encoders))
-        parts = [self.features]
+        matrices = {}
         for name, s in encoders.items():
             s = s.for_rows(rows)
             if list(s.action_ids) != list(lexical.action_ids):
                 raise ValueError(f"{name} and {lexical_name} score different actions")
-            knn = exemplar_knn(embeddings[name], self.y, self.groups, self.folds, *candidate_lists(rows, lexical))
-            parts += [by_visible([s.action_scores(), lex], lambda _, cos, lx: pd.concat(  # noqa: B023
-                [encoder_frame(name, cos, gate.top_k), agreement_frame(lexical_name, name, lx, cos)], axis=1)),
-                exemplar_frame(name, knn)]
-        raw = pd.concat(parts, axis=1)
+            matrices[name] = (s.action_scores(), embeddings[name])
+        raw = raw_signals((lexical_name, lex), matrices, lengths, (self.y, self.groups, self.folds), gate.top_k,
+                          candidate_lists(rows, lexical))
+        self.raw = raw  # every raw signal, the fitted gates' inputs
         fits = fit_signals(raw, self.registry, self.y, self.folds)
         self.signals: dict[str, np.ndarray] = {n: fits[n] if n in fits else raw[n].to_numpy() for n in self.registry}
         main = self.masks["overall"]
