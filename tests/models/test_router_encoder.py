@@ -9,8 +9,8 @@ import pytest
 from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows
 from toolgate import Router
 from toolgate.gate.calibration import platt_probability
-from toolgate.routing.pipelines import band_decisions
 from toolgate.retrieval.rankers import fit_ranker
+from toolgate.routing.pipelines import band_decisions
 
 pytestmark = pytest.mark.slow
 

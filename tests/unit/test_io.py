@@ -1,7 +1,8 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import tool, utterance, write_jsonl
 from toolgate import io, schemas

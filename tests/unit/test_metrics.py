@@ -1,7 +1,8 @@
 """AUC (weighted, with ties) against scikit-learn; calibration errors on a hand case."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from toolgate.metrics import auc, calibration_errors, weighted_auc, weighted_fpr_at_tpr

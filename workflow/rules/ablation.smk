@@ -28,7 +28,7 @@ rule candidate_ablation:
 
 rule fig_candidate_ablation:
     input:
-        f"{RES}/tables/candidate_ablation.csv",
+        table=f"{RES}/tables/candidate_ablation.csv",
     output:
         png=report(f"{FIG}/fig_candidate_ablation.png", caption="../report/ablation.rst", category="Figures"),
         pdf=f"{FIG}/fig_candidate_ablation.pdf",

@@ -49,7 +49,7 @@ rule validate_inputs:
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:
-        f"{RES}/inputs_ok.json",
+        marker=f"{RES}/inputs_ok.json",
     params:
         run=RUN,
     benchmark:
@@ -93,7 +93,7 @@ rule data_check:
         utterances=utterances_path(),
         annotations=annotation_files(),
     output:
-        f"{RES}/data_check.json",
+        report=f"{RES}/data_check.json",
     params:
         annotations=lambda w, input: Path(input.annotations[0]).parent if input.annotations else "",
         data_check=config["data_check"],

@@ -34,7 +34,7 @@ rule external:
 
 rule fig_jaccard:
     input:
-        f"{RES}/tables/jaccard_items.csv",
+        table=f"{RES}/tables/jaccard_items.csv",
     output:
         png=report(f"{FIG}/fig4_jaccard.png", caption="../report/fig4.rst", category="Figures"),
         pdf=f"{FIG}/fig4_jaccard.pdf",

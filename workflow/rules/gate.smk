@@ -30,9 +30,9 @@ rule gate_auc:
 
 rule bootstrap:
     input:
-        f"{RES}/gate/signals.csv",
+        signals=f"{RES}/gate/signals.csv",
     output:
-        f"{RES}/tables/bootstrap.csv",
+        table=f"{RES}/tables/bootstrap.csv",
         f"{RES}/tables/bootstrap.md",
     params:
         roles=config["roles"],
@@ -50,7 +50,7 @@ rule bootstrap:
 
 rule calibration:
     input:
-        f"{RES}/gate/signals.csv",
+        signals=f"{RES}/gate/signals.csv",
     output:
         table=f"{RES}/tables/calibration.csv",
         md=f"{RES}/tables/calibration.md",
@@ -114,7 +114,7 @@ rule fig_operating_points:
 
 rule fig_reliability:
     input:
-        f"{RES}/tables/reliability.csv",
+        table=f"{RES}/tables/reliability.csv",
     output:
         png=report(f"{FIG}/fig3_reliability.png", caption="../report/fig3.rst", category="Figures"),
         pdf=f"{FIG}/fig3_reliability.pdf",
@@ -137,7 +137,7 @@ rule gate_by_overlap:
         signals=f"{RES}/gate/signals.csv",
         scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
     output:
-        f"{RES}/tables/gate_by_overlap.csv",
+        table=f"{RES}/tables/gate_by_overlap.csv",
         f"{RES}/tables/gate_by_overlap.md",
     params:
         rankers=list(config["rankers"]),
@@ -156,7 +156,7 @@ rule gate_by_overlap:
 
 rule fig_gate_by_overlap:
     input:
-        f"{RES}/tables/gate_by_overlap.csv",
+        table=f"{RES}/tables/gate_by_overlap.csv",
     output:
         png=report(f"{FIG}/fig_gate_by_overlap.png", caption="../report/fig_overlap.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_by_overlap.pdf",
@@ -178,7 +178,7 @@ rule gate_overlap_map:
         utterances=utterances_path(),
         signals=f"{RES}/gate/signals.csv",
     output:
-        f"{RES}/tables/gate_overlap_map.csv",
+        table=f"{RES}/tables/gate_overlap_map.csv",
         f"{RES}/tables/gate_overlap_map.md",
     params:
         signals=SIGNALS,
@@ -196,7 +196,7 @@ rule gate_overlap_map:
 
 rule fig_gate_overlap_map:
     input:
-        f"{RES}/tables/gate_overlap_map.csv",
+        table=f"{RES}/tables/gate_overlap_map.csv",
     output:
         png=report(f"{FIG}/fig_gate_overlap_map.png", caption="../report/fig_overlap_map.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_overlap_map.pdf",
@@ -218,7 +218,7 @@ rule gate_by_subtype:
         utterances=utterances_path(),
         signals=f"{RES}/gate/signals.csv",
     output:
-        f"{RES}/tables/gate_by_subtype.csv",
+        table=f"{RES}/tables/gate_by_subtype.csv",
         f"{RES}/tables/gate_by_subtype.md",
     params:
         signals=SIGNALS,
@@ -281,7 +281,7 @@ rule gate_transfer:
 
 rule fig_gate_transfer:
     input:
-        f"{RES}/tables/gate_transfer.csv",
+        table=f"{RES}/tables/gate_transfer.csv",
     output:
         png=report(f"{FIG}/fig_gate_transfer.png", caption="../report/fig_transfer.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_transfer.pdf",

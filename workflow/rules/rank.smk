@@ -120,7 +120,7 @@ rule scaling:
 
 rule fig_scaling:
     input:
-        f"{RES}/tables/scaling.csv",
+        table=f"{RES}/tables/scaling.csv",
     output:
         png=report(f"{FIG}/fig_scaling.png", caption="../report/fig_scaling.rst", category="Figures"),
         pdf=f"{FIG}/fig_scaling.pdf",
@@ -160,7 +160,7 @@ rule tokenizer_ablation:
 
 rule fig_tokenizer_ablation:
     input:
-        f"{RES}/tables/tokenizer_ablation.csv",
+        table=f"{RES}/tables/tokenizer_ablation.csv",
     output:
         png=report(f"{FIG}/fig_tokenizer_ablation.png", caption="../report/fig_tokenizer_ablation.rst",
                    category="Figures"),

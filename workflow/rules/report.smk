@@ -32,7 +32,7 @@ rule check:
         tables=[f"{RES}/tables/{t}.csv" for t in TABLES],
         expected=config["report"]["expected"] or "tests/expected/default.yaml",
     output:
-        f"{RES}/check.txt",
+        report=f"{RES}/check.txt",
     params:
         tables=lambda w, input: Path(input.tables[0]).parent,
         roles=config["roles"],

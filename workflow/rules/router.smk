@@ -39,7 +39,7 @@ rule router_cost:
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:
-        f"{RES}/tables/router_cost.csv",
+        table=f"{RES}/tables/router_cost.csv",
         f"{RES}/tables/router_cost.md",
     params:
         router=config["router"],

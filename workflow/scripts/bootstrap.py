@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p = typed(snakemake.params)
-    write_bootstrap(snakemake.input[0], snakemake.output[0], p.roles, p.gate, p.run.seed)
+    write_bootstrap(snakemake.input.signals, snakemake.output.table, p.roles, p.gate, p.run.seed)

@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, o = typed(snakemake.params), snakemake.output
-    write_calibration(snakemake.input[0], (o.table, o.curves), p.signals, p.gate.calibration_bins, p.run.seed)
+    write_calibration(snakemake.input.signals, o, p.signals, p.gate.calibration_bins, p.run.seed)

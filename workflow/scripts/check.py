@@ -3,5 +3,5 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p = typed(snakemake.params)
-    if not run_check(p.tables, snakemake.input.expected, p.roles, snakemake.output[0]):
+    if not run_check(p.tables, snakemake.input.expected, p.roles, snakemake.output.report):
         raise SystemExit(f"headline numbers differ from {snakemake.input.expected}; see {snakemake.log[0]}")

@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_cost(i.catalog, i.utterances, p.rankers, p.lexical, (o.table, o.index), p.run, p.cost)
+    write_cost(i.catalog, i.utterances, p.rankers, p.lexical, o, p.run, p.cost)

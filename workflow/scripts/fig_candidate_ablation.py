@@ -2,4 +2,4 @@ from toolgate.report.plots import fig_candidate_ablation
 from toolgate.smk import logged
 
 with logged(snakemake):
-    fig_candidate_ablation(snakemake.input[0], snakemake.output.png[: -len(".png")])
+    fig_candidate_ablation(snakemake.input.table, snakemake.output.png[: -len(".png")])

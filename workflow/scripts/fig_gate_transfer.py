@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p = typed(snakemake.params)
-    fig_gate_transfer(snakemake.input[0], snakemake.output.png[: -len(".png")], p.signals)
+    fig_gate_transfer(snakemake.input.table, snakemake.output.png[: -len(".png")], p.signals)

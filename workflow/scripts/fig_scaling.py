@@ -2,4 +2,4 @@ from toolgate.report.plots import fig_scaling
 from toolgate.smk import logged
 
 with logged(snakemake):
-    fig_scaling(snakemake.input[0], snakemake.output.png[: -len(".png")])
+    fig_scaling(snakemake.input.table, snakemake.output.png[: -len(".png")])

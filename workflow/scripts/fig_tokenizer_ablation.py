@@ -2,4 +2,4 @@ from toolgate.report.plots import fig_tokenizer_ablation
 from toolgate.smk import logged
 
 with logged(snakemake):
-    fig_tokenizer_ablation(snakemake.input[0], snakemake.output.png[: -len(".png")])
+    fig_tokenizer_ablation(snakemake.input.table, snakemake.output.png[: -len(".png")])

@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, i = typed(snakemake.params), snakemake.input
-    write_gate_overlap_map(i.catalog, i.utterances, i.signals, snakemake.output[0], p.signals, p.gate, p.run)
+    write_gate_overlap_map(i.catalog, i.utterances, i.signals, snakemake.output.table, p.signals, p.gate, p.run)

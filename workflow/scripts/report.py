@@ -3,5 +3,5 @@ from toolgate.smk import logged
 
 with logged(snakemake):
     p, i = snakemake.params, snakemake.input
-    write_report(p.experiment, p.tables, p.figures, (i.reported, i.catalog, i.utterances), p.config, snakemake.output.md,
+    write_report(p.experiment, p.tables, p.figures, i, p.config, snakemake.output.md,
                  snakemake.output.html)

@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, i = typed(snakemake.params), snakemake.input
-    write_router_cost(i.routers, i.catalog, i.utterances, snakemake.output[0], p.router, p.run)
+    write_router_cost(i.routers, i.catalog, i.utterances, snakemake.output.table, p.router, p.run)

@@ -1,5 +1,5 @@
-from toolgate.smk import logged, typed
 from toolgate.retrieval.tokenizer_ablation import write_tokenizer_ablation
+from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, i = typed(snakemake.params), snakemake.input

@@ -3,4 +3,4 @@ from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p = typed(snakemake.params)
-    validate_files(snakemake.input.catalog, snakemake.input.utterances, snakemake.output[0], p.run.langs)
+    validate_files(snakemake.input.catalog, snakemake.input.utterances, snakemake.output.marker, p.run.langs)

@@ -1,5 +1,6 @@
 """toolgate: selection is retrieval, abstention is not - the experiment pipeline."""
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 try:
     __version__ = _version("toolgate")

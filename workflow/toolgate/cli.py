@@ -84,8 +84,8 @@ def _fraction(text: str) -> float:
 def _route(args) -> int:
     from . import config as cfgmod
     from .retrieval.rankers import fit_ranker, with_members
-    from .router.runtime import RouterError, check_request
     from .retrieval.scores import top_order
+    from .router.runtime import RouterError, check_request
 
     try:  # the router's rules for a request (not empty, no control characters); ranking has no length limit
         check_request(args.text, sys.maxsize)
@@ -184,8 +184,8 @@ def _same_tables(args) -> int:
 
 
 def _profile(args) -> int:
-    from .config import load
     from .bench.profile import profile_text
+    from .config import load
 
     print(profile_text(Path("benchmarks") / (args.experiment or load(args.config)["experiment"]), args.top))
     return 0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import utterance
-from toolgate.config import run, section
 from toolgate.bench.cost import bench_base, cost_frame
+from toolgate.config import run, section
 
 ROOT = Path(__file__).resolve().parents[3]
 

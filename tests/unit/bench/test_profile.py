@@ -1,8 +1,8 @@
 """The per-rule profile reads Snakemake benchmark files, slowest first."""
 import pytest
 
-from toolgate.errors import InputError
 from toolgate.bench.profile import profile_frame, profile_text
+from toolgate.errors import InputError
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

@@ -3,9 +3,16 @@ import pandas as pd
 import pytest
 
 from conftest import tool, utterance
+from toolgate.bench.scaling import (
+    external_tools,
+    sample_queries,
+    scaling_frame,
+    scaling_jobs,
+    tool_sequence,
+    with_ratios,
+)
 from toolgate.config import run, section
 from toolgate.report.plots import fig_scaling
-from toolgate.bench.scaling import external_tools, sample_queries, scaling_frame, scaling_jobs, tool_sequence, with_ratios
 
 BASE = [tool(f"base_{i}") for i in range(5)]
 POOL = [tool(f"ext_{i}") for i in range(7)]

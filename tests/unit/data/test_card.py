@@ -1,4 +1,6 @@
 """Data card: Jaccard with the gold text, lengths, and the three files it writes."""
+from types import SimpleNamespace
+
 import pandas as pd
 
 from conftest import utterance, write_jsonl
@@ -25,17 +27,18 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
     rows = [utterance(1), utterance(1, lang="ko"), utterance(2, slice_="mismatch"), utterance(2, lang="ko", slice_="mismatch")]
     utts = write_jsonl(tmp_path / "u.jsonl", rows)
-    outs = (tmp_path / "card.md", tmp_path / "composition.csv", tmp_path / "jaccard.csv", tmp_path / "agreement.csv")
+    outs = SimpleNamespace(card=tmp_path / "card.md", composition=tmp_path / "composition.csv",
+                           jaccard=tmp_path / "jaccard.csv", agreement=tmp_path / "agreement.csv")
     ann = tmp_path / "ann"
     ann.mkdir()
     (ann / "p1.csv").write_text("# made by hand\nlang,text,answer\nen,request 1 en,set_alarm\nen,request 2 en,none\n")
     write_data_card(cat, utts, outs, 1, {"annotations": str(ann)}, run(0, ("ko", "en")))
-    assert "## Vocabulary overlap" in outs[0].read_text() and "`jaccard.*`" in outs[0].read_text()
-    comp = pd.read_csv(outs[1])
+    assert "## Vocabulary overlap" in outs.card.read_text() and "`jaccard.*`" in outs.card.read_text()
+    comp = pd.read_csv(outs.composition)
     assert comp["n"].sum() == 4
-    assert set(pd.read_csv(outs[2])["slice"]) == {"match", "mismatch"}
-    agree = pd.read_csv(outs[3]).set_index(["lang", "slice", "compare"])
+    assert set(pd.read_csv(outs.jaccard)["slice"]) == {"match", "mismatch"}
+    agree = pd.read_csv(outs.agreement).set_index(["lang", "slice", "compare"])
     assert agree.loc[("en", "match", "p1 vs gold"), "agreement"] == 1.0
     assert agree.loc[("en", "mismatch", "p1 vs gold"), "agreement"] == 0.0  # set_alarm read as none
     assert agree.loc[("ko", "match", "p1 vs gold"), "annotated"] == 0
-    assert "set_alarm | none | 1" in outs[0].read_text()  # the confusable pair
+    assert "set_alarm | none | 1" in outs.card.read_text()  # the confusable pair

@@ -2,6 +2,7 @@
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -17,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[3]
 def _generate(tmp_path, templates, **composition):
     cfg = load(ROOT / "config.yaml")
     r = run(cfg["seed"], cfg["langs"], cfg["text"])
-    out = (tmp_path / "u.jsonl", tmp_path / "u.json")
+    out = SimpleNamespace(utterances=tmp_path / "u.jsonl", meta=tmp_path / "u.json")
     generate_files(ROOT / cfg["catalog"], templates, {**cfg["utterances"]["composition"], **composition}, r, out)
-    return cfg, r, out[0]
+    return cfg, r, out.utterances
 
 
 def test_default_set_meets_the_design_and_annotations(tmp_path):

@@ -1,12 +1,13 @@
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from bank_fixtures import bank_dir  # noqa: F401  (fixture)
 from conftest import write_jsonl
+from toolgate.config import run
 from toolgate.data import generate as data
 from toolgate.data.banks import load_banks
-from toolgate.config import run
 from toolgate.errors import InputError
 
 COMP = {"in_catalog_pairs": 8, "ask_pairs": 2, "match_share": 0.5, "external_service_pairs": 2,
@@ -49,7 +50,8 @@ def test_generation_deterministic_and_seed_sensitive(small_catalog, bank_dir):
 def test_generate_files_byte_identical_with_sidecar(tmp_path, small_catalog, bank_dir):
     cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
     for name in ("a", "b"):
-        data.generate_files(cat, bank_dir, COMP, run(3, ("ko", "en")), (tmp_path / f"{name}.jsonl", tmp_path / f"{name}.json"))
+        data.generate_files(cat, bank_dir, COMP, run(3, ("ko", "en")),
+                            SimpleNamespace(utterances=tmp_path / f"{name}.jsonl", meta=tmp_path / f"{name}.json"))
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     meta = json.loads((tmp_path / "a.json").read_text())
     assert meta["seed"] == 3 and meta["rows"] == 24 and len(meta["config_hash"]) == 64 and meta["toolgate_version"]

@@ -3,9 +3,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.gate.bootstrap import (NO_SLICE, auc_measures, bootstrap_frame, cluster_weights, paired_differences,
-                                percentile_interval, resampled_means, write_bootstrap)
 from toolgate.config import section
+from toolgate.gate.bootstrap import (
+    NO_SLICE,
+    auc_measures,
+    bootstrap_frame,
+    cluster_weights,
+    paired_differences,
+    percentile_interval,
+    resampled_means,
+    write_bootstrap,
+)
 from toolgate.metrics import weighted_fpr_at_tpr
 
 

@@ -5,21 +5,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.retrieval import encoders as E
 from toolgate.config import run as make_run
 from toolgate.config import section
 from toolgate.external import adapters as A
 from toolgate.external import gate as XG
-from toolgate.gate.study import GateStudy
 from toolgate.gate.comparison import comparison_frame, verdict
 from toolgate.gate.inputs import EMPTY, agreement_frame, by_visible, encoder_frame, exemplar_knn
 from toolgate.gate.models import oof_scores
-from toolgate.gate.transfer import closing_sentences, transfer_frame
 from toolgate.gate.operating import best_within, sweep
-from toolgate.report.plots import gate_transfer_figure
-from toolgate.retrieval.scores import Scores, route_step, top_actions
 from toolgate.gate.signals import FEATURES, compared_gates, fitted, registry
-
+from toolgate.gate.study import GateStudy
+from toolgate.gate.transfer import closing_sentences, transfer_frame
+from toolgate.report.plots import gate_transfer_figure
+from toolgate.retrieval import encoders as E
+from toolgate.retrieval.scores import Scores, route_step, top_actions
 
 # ----------------------------------------------------------------------------------------------- the registry
 

@@ -2,12 +2,12 @@
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import tool
 
-from toolgate.gate import overlap
+from conftest import tool
 from toolgate.config import run as make_run
 from toolgate.config import section
 from toolgate.data.card import gold_text
+from toolgate.gate import overlap
 from toolgate.gate.overlap import map_paragraph, max_action_jaccard, overlap_bins, overlap_map_frame
 from toolgate.gate.signals import registry
 

@@ -2,8 +2,8 @@
 import pandas as pd
 import pytest
 
-from toolgate.gate.bootstrap import NO_SLICE
 from toolgate.config import section
+from toolgate.gate.bootstrap import NO_SLICE
 from toolgate.gate.signals import registry
 from toolgate.gate.subtype import deciding_subtype_sentence, out_subtypes, subtype_frame
 

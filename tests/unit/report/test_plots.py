@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from toolgate.report.plots import fig_operating_points, fig_reliability, reliability_figure
 from toolgate.gate.signals import registry
+from toolgate.report.plots import fig_operating_points, fig_reliability, reliability_figure
 
 REG = registry("bm25", ["e5"])
 

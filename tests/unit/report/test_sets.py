@@ -6,9 +6,9 @@ import yaml
 
 from report_fixtures import ROLES
 from toolgate.gate.bootstrap import NO_SLICE
+from toolgate.gate.signals import registry
 from toolgate.report.build import no_paths, to_html
 from toolgate.report.sets import claims_matrix, external_sets, family_sentences, matrix_table
-from toolgate.gate.signals import registry
 
 SIGNALS = registry("bm25", ["e5", "usem3"])
 CENTRAL = "Each encoder gate beats G3 on mismatch-in vs out"

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from toolgate import io
-from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
 from toolgate.config import load as load_config
+from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
 from toolgate.retrieval.rankers import fit_ranker
 
 bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
 BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
-from toolgate.retrieval.scores import top_order
 from toolgate.data.catalog import index_text
+from toolgate.retrieval.scores import top_order
 
 ROOT = Path(__file__).resolve().parents[3]
 LANGS = ("ko", "en")

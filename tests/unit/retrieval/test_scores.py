@@ -2,8 +2,21 @@
 import numpy as np
 
 from scores_fixtures import ROWS, scores_of
-from toolgate.retrieval.scores import (ROUTE_NOTE, Scores, candidate_mask, gold_rank, gold_ranks, has_routes, load_scores, mode_note,
-                             route_note, route_step, save_scores, top_actions, top_order)
+from toolgate.retrieval.scores import (
+    ROUTE_NOTE,
+    Scores,
+    candidate_mask,
+    gold_rank,
+    gold_ranks,
+    has_routes,
+    load_scores,
+    mode_note,
+    route_note,
+    route_step,
+    save_scores,
+    top_actions,
+    top_order,
+)
 
 
 def test_gold_rank_ties_keep_catalog_order():

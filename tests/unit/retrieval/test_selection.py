@@ -1,9 +1,9 @@
 """The selection evaluation on a hand-computed case."""
+import numpy as np
 import pytest
 
 from scores_fixtures import ROWS, scores_of
 from toolgate.retrieval.selection import selection_frame
-import numpy as np
 
 
 def test_selection_frame_hand_computed():

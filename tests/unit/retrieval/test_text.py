@@ -1,8 +1,17 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from toolgate.retrieval.text import (char_ngrams, decompose_hangul, hangul_runs, jaccard, morphemes, normalize, parse_tokenizer,
-                           tokenize)
+from toolgate.retrieval.text import (
+    char_ngrams,
+    decompose_hangul,
+    hangul_runs,
+    jaccard,
+    morphemes,
+    normalize,
+    parse_tokenizer,
+    tokenize,
+)
 
 
 def test_normalize_nfkc_casefold_whitespace():

@@ -1,7 +1,8 @@
 """The tokenizer ablation on a catalog small enough to rank by hand, its sentences and its figure."""
 import pytest
 
-from toolgate.config import run as make_run, section
+from toolgate.config import run as make_run
+from toolgate.config import section
 from toolgate.report.build import tokenizer_blocks
 from toolgate.report.plots import fig_tokenizer_ablation
 from toolgate.retrieval.tokenizer_ablation import tokenizer_frame, winner_sentences

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from router_fixtures import make_artifact, manifest
 from toolgate.router.evidence import content_free
 from toolgate.router.runtime import Router, RouterError, check_request
+
 from .test_runtime import _bm25_only
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -41,8 +41,8 @@ def test_another_catalog_is_refused(artifact, tmp_path):
 
 def _bm25_only(folder):
     """The artifact's router with BM25 standing in for the gate: enough to test input checks without a model."""
-    from toolgate.retrieval.bm25 import BM25
     from toolgate.io import load_catalog
+    from toolgate.retrieval.bm25 import BM25
     from toolgate.retrieval.rankers import BM25Ranker
     lex = BM25Ranker.__new__(BM25Ranker)
     lex.index = BM25.from_bytes((folder / "bm25.index").read_bytes())

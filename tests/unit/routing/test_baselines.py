@@ -4,9 +4,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import matthews_corrcoef
 
-from toolgate.routing.pipelines import mcc, pipeline_metrics, versus_ladder
-from toolgate.routing.baselines import Gold, baselines_frame, correct, indicators, standalone
 from toolgate.retrieval.scores import Scores
+from toolgate.routing.baselines import Gold, baselines_frame, correct, indicators, standalone
+from toolgate.routing.pipelines import mcc, pipeline_metrics, versus_ladder
 
 CATALOG = [{"id": "a", "kind": "action", "mutating": True}, {"id": "b", "kind": "action", "mutating": False},
            {"id": "chat", "kind": "route", "mutating": False}, {"id": "delegate", "kind": "route", "mutating": False},

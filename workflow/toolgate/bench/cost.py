@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..retrieval.bm25 import BM25
-from ..data.catalog import index_text
 from ..config import Cost, Run
+from ..data.catalog import index_text
+from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
 from ..tables import write_table
 from .timing import measure, reference, run_jobs
@@ -90,12 +90,11 @@ def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost,
 
 
 def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outputs, run: Run, cost: Cost):
-    """``outputs``: (cost table, serialised lexical index) paths."""
-    out_csv, index_path = outputs
+    """``outputs``: named ``table`` and ``index`` (the serialised lexical index)."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    df = cost_frame(catalog, rows, rankers, lexical, run, cost, index_path)
-    write_table(df, out_csv, "Cost per ranker (one query, whole catalog, CPU)",
+    df = cost_frame(catalog, rows, rankers, lexical, run, cost, outputs.index)
+    write_table(df, outputs.table, "Cost per ranker (one query, whole catalog, CPU)",
                 "median/p95: single-query latency in ms (scoring + ranking, model loaded, after warm-up). "
                 "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
                 "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "

@@ -31,13 +31,13 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..retrieval.bm25 import BM25
-from ..data.catalog import actions, index_text
 from ..config import External, Run, Scaling
-from .timing import measure, reference, run_jobs
+from ..data.catalog import actions, index_text
 from ..external import adapters, sources
+from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, build_ranker, encoder_rankers
 from ..tables import write_table
+from .timing import measure, reference, run_jobs
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,8 @@ import re
 from pathlib import Path
 
 from .. import io
-
-from . import korean
 from ..errors import InputError
+from . import korean
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
 OUT_SUBTYPES = {"external_service": "delegate", "multistep": "delegate", "chat": "chat"}

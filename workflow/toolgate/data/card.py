@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, io, metrics, schemas
-
-from ..retrieval import text
-from .annotations import agreement_frame, confusions, joined, load_passes
 from ..config import Run
+from ..retrieval import text
 from ..tables import paper_note, to_markdown
+from .annotations import agreement_frame, confusions, joined, load_passes
+
 
 def gold_text(tool: dict, lang: str) -> str:
     """The catalog text an utterance is compared with: name + description in its language."""
@@ -87,9 +87,8 @@ def annotation_section(rows, catalog, folder) -> tuple[list[str], pd.DataFrame]:
 
 
 def write_data_card(catalog_path, utterances_path, outputs, examples: int, utterances: dict, run: Run) -> None:
-    """``outputs``: (data card, composition table, Jaccard table, annotation agreement table) paths;
+    """``outputs``: named ``card``, ``composition``, ``jaccard``, ``agreement`` (annotation agreement);
     ``utterances``: the config section (its template folder's README.md says how the banks were written)."""
-    card_path, composition_path, jaccard_path, agreement_path = outputs
     ngram, seed, langs = run.text.ngram, run.seed, run.langs
     catalog, rows = io.load_inputs(catalog_path, utterances_path, langs)
     comp = composition_table(rows)
@@ -139,7 +138,7 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, utter
                 label = r["gold_tool"] or r["gold_outcome"]
                 parts.append(f"- `{r['utterance_id']}` {r['text']} -> {label} ({r['subtype']})")
             parts.append("")
-    io.write_atomic(agreement_path, agree.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
-    io.write_atomic(composition_path, comp.to_csv(index=False))
-    io.write_atomic(jaccard_path, jac.to_csv(index=False, float_format="%.4f"))
-    io.write_atomic(card_path, "\n".join(parts))
+    io.write_atomic(outputs.agreement, agree.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
+    io.write_atomic(outputs.composition, comp.to_csv(index=False))
+    io.write_atomic(outputs.jaccard, jac.to_csv(index=False, float_format="%.4f"))
+    io.write_atomic(outputs.card, "\n".join(parts))

@@ -7,13 +7,12 @@ names the statistic, its value and its target, and nothing is written.
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
 from .. import io
-from .annotations import agreement_frame, joined, load_passes
 from ..config import DataCheck, Run
+from .annotations import agreement_frame, joined, load_passes
 from .card import jaccard_frame, length_auc, ngram_length
 
 

@@ -14,9 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__, io
-from .banks import OUT_SUBTYPES, load_banks, render
 from ..config import Run, config_hash
 from ..errors import InputError
+from .banks import OUT_SUBTYPES, load_banks, render
 
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
                     "multistep_pairs", "chat_pairs", "min_per_action", "mismatch_hard_pairs")
@@ -225,8 +225,9 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
 
 
 def generate_files(catalog_path, templates, composition: dict, run: Run, outputs) -> None:
-    """Generate, validate against the loaders, and write utterances + provenance sidecar (``outputs``: both paths)."""
-    (out_path, sidecar_path), seed, langs = outputs, run.seed, run.langs
+    """Generate, validate against the loaders, and write utterances + provenance sidecar (``outputs``: named
+    ``utterances`` and ``meta``, the sidecar)."""
+    out_path, sidecar_path, seed, langs = outputs.utterances, outputs.meta, run.seed, run.langs
     catalog = io.load_catalog(catalog_path, langs)
     banks = load_banks(templates, catalog, langs)
     rows = generate(catalog, banks, composition, seed, langs)

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..gate.bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
 from ..config import Gate, Run
+from ..gate.bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
 from ..gate.inputs import query_lengths, raw_signals
 from ..gate.models import fit_signals, folds, load_payloads, payload_scores
-from ..retrieval.rankers import encoder_rankers
 from ..gate.signals import registry
+from ..retrieval.rankers import encoder_rankers
 from .adapters import ExternalSet
 from .scoring import padded, row_embeddings, row_scores
 

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from ..data.catalog import index_text
 from ..config import Run
+from ..data.catalog import index_text
 from ..retrieval.rankers import RankerSpec, build_ranker, query_embeddings
 from ..retrieval.scores import top_order
 from .adapters import ExternalSet

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..gate.bootstrap import default_differences
 from ..config import External, Gate, Roles, Run
 from ..data.card import jaccard_frame
-from ..tables import write_table
-from ..retrieval.text import jaccard
+from ..gate.bootstrap import default_differences
 from ..retrieval.rankers import single_rankers
+from ..retrieval.text import jaccard
+from ..tables import write_table
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
 from .gate import external_gate
 from .scoring import row_scores, top1
@@ -118,9 +118,8 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
                    external: External, roles: Roles) -> None:
     """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
 
-    ``outputs``: the selection, gate, gate-difference and Jaccard tables and the Jaccard items, as paths.
+    ``outputs``: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard`` and ``jaccard_items``.
     """
-    selection_csv, gate_csv, bootstrap_csv, jaccard_csv, items_csv = outputs
     rankers = single_rankers(rankers)  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
     sets = load_all(external, run.seed)
@@ -132,26 +131,26 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     log.info("gate done after %.1f s", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
     items = pd.concat([_synthetic_items(catalog_path, utterances_path, run), items], ignore_index=True)
-    write_table(sel, selection_csv, "External selection: top-1 among each row's own candidates",
+    write_table(sel, outputs.selection, "External selection: top-1 among each row's own candidates",
                 "FunctionChat-Bench Singlecall (Korean) per candidate condition; BFCL multiple / live_multiple "
                 "(English). chance = mean 1 / candidates. Ties keep candidate order. The paper's external check "
                 "used Mobile Actions, which is not obtainable offline and is not rerun here.", run.seed,
                 paper=("external.mobile_actions.bm25_top1", "external.mobile_actions.candidates_per_record"))
-    write_table(gates, gate_csv, "External gate AUC: in vs out over each row's own candidates",
+    write_table(gates, outputs.gate, "External gate AUC: in vs out over each row's own candidates",
                 "FunctionChat CallDecision CALL vs REJECT (REJECT = the same request with the correct tool removed; "
                 "clusters = request text); BFCL relevant vs irrelevant (clusters = row). mode raw: the signal as "
                 "computed; within: the gate fitted out of fold on this set; transfer: the experiment's fit applied "
                 "unchanged (gate names the registry's gate; exemplar kNN reads this set's own training-fold requests "
                 f"in both modes). {gate.resamples} cluster-bootstrap resamples, 95% intervals. bfcl_2plus keeps rows with "
                 "at least two candidates (single-candidate rows are all irrelevant, which leaks the label).", run.seed)
-    write_table(diffs, bootstrap_csv, "External gate differences: paired AUC differences, in vs out",
+    write_table(diffs, outputs.bootstrap, "External gate differences: paired AUC differences, in vs out",
                 "The bootstrap table's differences on each external set (signals as in external_gate: raw, or fitted "
                 f"out of fold within the set), {gate.resamples} resamples of the set's own clusters (FunctionChat: "
                 "request text; BFCL: row), 95% percentile intervals. Read by the claims-by-set matrix.", run.seed)
-    write_table(quartiles(items), jaccard_csv, "Character 3-gram Jaccard of requests with their gold tool",
+    write_table(quartiles(items), outputs.jaccard, "Character 3-gram Jaccard of requests with their gold tool",
                 "Synthetic slices beside FunctionChat (Korean) and BFCL (English). Mobile Actions, the paper's "
                 "external set, is not obtainable offline and is not rerun here.", run.seed,
                 paper=("jaccard.english_match.median", "jaccard.english_mismatch.median",
                        "jaccard.korean_match.median", "jaccard.korean_mismatch.median",
                        "jaccard.mobile_actions.median"))
-    io.write_atomic(items_csv, items.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+    io.write_atomic(outputs.jaccard_items, items.to_csv(index=False, float_format="%.6f", lineterminator="\n"))

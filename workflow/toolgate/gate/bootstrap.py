@@ -19,8 +19,8 @@ import pandas as pd
 
 from ..config import Gate, Roles
 from ..metrics import weighted_auc
-from .signals import encoder_signal
 from ..tables import write_table
+from .signals import encoder_signal
 
 log = logging.getLogger(__name__)
 

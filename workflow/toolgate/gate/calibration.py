@@ -14,8 +14,8 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from ..metrics import auc, calibration_errors, reliability_curve
-from .signals import Signal, studied_gates
 from ..tables import write_table
+from .signals import Signal, studied_gates
 
 
 def raw_probability(signal: Signal, score: np.ndarray) -> np.ndarray:
@@ -67,13 +67,12 @@ def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):
 
 
 def write_calibration(signals_csv, outputs, reg: dict[str, Signal], bins: int, seed: int):
-    """``outputs``: (calibration table, reliability curves) paths; every studied gate of ``reg``."""
-    out_csv, curves_csv = outputs
+    """``outputs``: the rule's named outputs ``table`` and ``curves`` (reliability curves); every studied gate of ``reg``."""
     signals = pd.read_csv(signals_csv)
     signals = signals[signals["slice"] != "mismatch_hard"]  # the main set only
     table, curves = calibration_frames(signals, [reg[g] for g in studied_gates(reg)], bins)
-    write_table(table, out_csv, "Calibration of the gates (out of fold)",
+    write_table(table, outputs.table, "Calibration of the gates (out of fold)",
                 f"ECE/MCE over {bins} equal-width bins, on all utterances and on mismatch-in vs out.", seed,
                 paper=("calibration.",))
-    write_table(curves, curves_csv, "Reliability curves (data of figure 3)", "", seed)
+    write_table(curves, outputs.curves, "Reliability curves (data of figure 3)", "", seed)
     return table

@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from .bootstrap import paired_differences
 from ..config import Gate, Run
-from .study import study_masks
 from ..metrics import weighted_auc, weighted_fpr_at_tpr
-from .operating import best_coverage, outcomes, weighted_sweep
 from ..retrieval.scores import Scores, load_scores, route_step, top_actions
-from .signals import Signal, compared_gates, of_kind, signal_rows
 from ..tables import write_table
+from .bootstrap import paired_differences
+from .operating import best_coverage, outcomes, weighted_sweep
+from .signals import Signal, compared_gates, of_kind, signal_rows
+from .study import study_masks
 
 HIGHER_IS_BETTER = {"auroc": True, "fpr_at_95tpr": False, "best_coverage": True}
 

@@ -18,8 +18,8 @@ import pandas as pd
 from .. import io
 from ..config import Run
 from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
-from .signals import Signal, signal_rows, studied_gates
 from ..tables import write_table
+from .signals import Signal, signal_rows, studied_gates
 
 
 def outcomes(rows, top1, route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,8 +108,8 @@ def operating_frames(rows, lexical: Scores, signals: pd.DataFrame, gates: list[s
 
 def write_operating_points(catalog_path, utterances_path, lexical_path, signals_csv, outputs, reg: dict[str, Signal],
                            budget: float, run: Run):
-    """``outputs``: (operating points table, sweep curves) paths; every studied gate of ``reg``."""
-    out_csv, curves_csv = outputs
+    """``outputs``: the rule's named outputs ``table`` (operating points) and ``curves`` (sweeps); every studied gate
+    of ``reg``."""
     _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     lexical = load_scores(lexical_path)
@@ -117,7 +117,7 @@ def write_operating_points(catalog_path, utterances_path, lexical_path, signals_
     note = (f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
             f"danger rate at which G3's best coverage exceeds this gate's (empty: never). {mode_note(rows)} "
             + route_note(lexical))
-    write_table(table, out_csv, "Operating points of each gate (paper Figure 2)", note.rstrip(), run.seed,
+    write_table(table, outputs.table, "Operating points of each gate (paper Figure 2)", note.rstrip(), run.seed,
                 paper=("operating.",))
-    write_table(curves, curves_csv, "Operating-point sweep (data of figure 2)", "", run.seed)
+    write_table(curves, outputs.curves, "Operating-point sweep (data of figure 2)", "", run.seed)
     return table

@@ -17,15 +17,14 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-
-from ..retrieval import text
-from .bootstrap import auc_measures, difference_label
-from ..data.catalog import actions
 from ..config import Gate, Run
 from ..data.card import gold_text, jaccard_frame
+from ..data.catalog import actions
+from ..retrieval import text
 from ..retrieval.scores import gold_ranks, load_scores, mode_note
-from .signals import Signal, of_kind
 from ..tables import write_table
+from .bootstrap import auc_measures, difference_label
+from .signals import Signal, of_kind
 
 LEVEL = 0.95
 MIN_ITEMS = 10  # a map cell with fewer items on either side gets no AUC: its interval would span most of [0, 1]

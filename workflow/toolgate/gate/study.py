@@ -35,13 +35,13 @@ import pandas as pd
 
 from .. import io
 from ..config import Gate, Roles, Run
-from .inputs import query_lengths, raw_signals
-from .models import fit_signals, main_folds, payloads
 from ..metrics import auc
 from ..retrieval.rankers import query_embeddings
 from ..retrieval.scores import Scores, load_scores, mode_note
-from .signals import FEATURES, Signal, registry
 from ..tables import write_table
+from .inputs import query_lengths, raw_signals
+from .models import fit_signals, main_folds, payloads
+from .signals import FEATURES, Signal, registry
 
 log = logging.getLogger(__name__)
 PAPER_KEYS = ("gate.",)

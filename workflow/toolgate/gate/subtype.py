@@ -14,11 +14,11 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import io
-from ..data.banks import OUT_SUBTYPES
-from .bootstrap import NO_SLICE, auc_measures, difference_label, slice_title
 from ..config import Gate, Run
-from .signals import Signal, of_kind
+from ..data.banks import OUT_SUBTYPES
 from ..tables import write_table
+from .bootstrap import NO_SLICE, auc_measures, difference_label, slice_title
+from .signals import Signal, of_kind
 
 LEVEL = 0.95
 IN_SLICES = ("match", "mismatch", "mismatch_hard")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .bootstrap import auc_interval, cluster_weights
 from ..config import Gate, Run
-from .signals import Signal, compared_gates, of_kind
 from ..tables import write_table
+from .bootstrap import auc_interval, cluster_weights
+from .signals import Signal, compared_gates, of_kind
 
 COLUMNS = ["gate", "set", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 EXTERNAL_SETS = ("functionchat", "bfcl_2plus")

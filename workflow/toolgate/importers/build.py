@@ -22,9 +22,9 @@ import yaml
 from .. import io, schemas
 from ..config import check_inputs, resolve
 from ..errors import InputError
-from ..outdir import write_folder
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
+from ..outdir import write_folder
 
 FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
 HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.

@@ -12,8 +12,8 @@ import time
 import pandas as pd
 
 from .. import io
-from ..data.catalog import actions as catalog_actions
 from ..config import Native, Run
+from ..data.catalog import actions as catalog_actions
 from ..errors import InputError
 from ..retrieval.scores import Scores, load_scores, top_actions
 from .client import RECORD_COLUMNS, run_requests, served_model

@@ -11,16 +11,15 @@ import yaml
 
 from .. import __version__, io
 from ..config import section
-from ..gate.transfer import closing_sentences
 from ..gate.overlap import map_paragraph, separation_sentence
+from ..gate.signals import registry
+from ..gate.transfer import closing_sentences
 from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import has_routes, mode_note
-from ..gate.signals import registry
 from ..retrieval.tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
 from .sets import claims_matrix, family_sentences, matrix_table
 from .tables import load_tables, side_by_side
-
 
 # (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
 FIGURES = [
@@ -80,16 +79,15 @@ def design_sentences(config: dict) -> list[str]:
             "table's length row reproduces the paper by construction."]
 
 
-def build(experiment: str, tables_dir, figures_dir, inputs: tuple, config: dict) -> list[tuple]:
+def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> list[tuple]:
     """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("verdicts", df), ("toc",),
     ("fig", path, caption, table or None).
 
-    ``inputs``: (reported values, catalog, utterances) paths."""
-    reported_path, catalog_path, utterances_path = inputs
+    ``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``."""
     tables = load_tables(tables_dir)
-    with open(reported_path, encoding="utf-8") as fh:
+    with open(inputs.reported, encoding="utf-8") as fh:
         reported = yaml.safe_load(fh)
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, tuple(config.get("langs", io.LANGS)))
+    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, tuple(config.get("langs", io.LANGS)))
     roles = section("roles", config.get("roles"))
     dense = encoder_rankers(config.get("rankers", {}))
     sbs = side_by_side(reported, tables, roles)
@@ -272,8 +270,8 @@ def to_html(blocks, title) -> str:
     return "\n".join(parts)
 
 
-def write_report(experiment, tables_dir, figures_dir, inputs: tuple, config, md_path, html_path) -> None:
-    """``inputs``: (reported values, catalog, utterances) paths."""
+def write_report(experiment, tables_dir, figures_dir, inputs, config, md_path, html_path) -> None:
+    """``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``."""
     blocks = build(experiment, tables_dir, figures_dir, inputs, config)
     io.write_atomic(md_path, to_md(blocks, md_path))
     io.write_atomic(html_path, to_html(blocks, f"toolgate report: {experiment}"))

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..gate.bootstrap import NO_SLICE, slice_title
 from ..config import Roles
+from ..gate.bootstrap import NO_SLICE, slice_title
 from ..gate.signals import Signal, of_kind
 from ..gate.subtype import deciding_subtype_sentence
 

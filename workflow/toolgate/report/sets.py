@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .. import config as cfgmod
-from ..retrieval.rankers import encoder_rankers
 from ..gate.signals import Signal, registry
+from ..retrieval.rankers import encoder_rankers
 from .claims import FAMILY, NOT_TESTABLE, ledger
 from .tables import load_tables
 

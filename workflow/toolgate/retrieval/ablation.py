@@ -26,10 +26,10 @@ import pandas as pd
 
 from .. import io
 from ..config import Ablation, Roles, Run, fit_ks
+from ..tables import write_table
 from .rankers import encoder_rankers, hybrid_rankers
 from .scores import Scores, gold_rank, load_scores, mode_note
 from .selection import by_lang_slice
-from ..tables import write_table
 
 
 def candidate_rank(scores: np.ndarray, gold: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -124,19 +124,18 @@ def _hybrid_columns(d: pd.DataFrame, hybrid: str, members, k) -> dict:
 
 def write_ablation(catalog_path, utterances_path, score_paths: dict, rankers: dict, roles: Roles, outputs,
                    ablation: Ablation, run: Run):
-    """``outputs``: (ablation table, crossover table) paths; ``rankers``: the config's entries. The crossover compares
+    """``outputs``: named ``table`` and ``crossover``; ``rankers``: the config's entries. The crossover compares
     BM25 with each dense ranker, and with each hybrid of the two."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    out_csv, crossover_csv = outputs
     seeds, seed = ablation.seeds, run.seed
     ks = fit_ks(ablation.ks, sum(t["kind"] == "action" for t in catalog))
     abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ks, seeds, seed)
-    write_table(abl, out_csv, "Candidate-count ablation: top-1 among k candidates",
+    write_table(abl, outputs.table, "Candidate-count ablation: top-1 among k candidates",
                 f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
                 f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
                 paper=("language.",))
     cross = crossover_frame(abl, roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
-    write_table(cross, crossover_csv, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
+    write_table(cross, outputs.crossover, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
                 "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
                 "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "
                 "both gaps >= -(the larger seed std of the two).", seed,

@@ -28,8 +28,8 @@ import logging
 import numpy as np
 
 from .. import io
-from .fusion import combine, convex
 from ..gate.models import main_folds
+from .fusion import combine, convex
 from .scores import Scores, gold_rank, load_scores, save_scores
 
 log = logging.getLogger(__name__)

@@ -17,12 +17,13 @@ import pandas as pd
 
 from .. import io
 from ..config import Run
-from ..data.catalog import actions as catalog_actions, index_text
-from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
+from ..data.catalog import actions as catalog_actions
+from ..data.catalog import index_text
 from ..errors import MissingExtra
+from ..tables import write_table
+from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
 from .rankers import encoder_kwargs, encoder_rankers
 from .scores import candidate_mask, gold_rank, mode_note
-from ..tables import write_table
 
 log = logging.getLogger(__name__)
 

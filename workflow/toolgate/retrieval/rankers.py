@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import bm25 as _bm25
 from .. import schemas
 from ..data.catalog import index_text
+from . import bm25 as _bm25
 from .encoders import BACKENDS, CachedEncoder, make_encoder
 from .fusion import HybridRanker
 

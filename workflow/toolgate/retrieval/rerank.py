@@ -11,9 +11,9 @@ import pandas as pd
 
 from .. import io
 from ..config import Run
+from ..tables import write_table
 from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
-from ..tables import write_table
 
 
 def rerank_top1(lexical: np.ndarray, reranker: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

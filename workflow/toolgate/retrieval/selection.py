@@ -5,8 +5,8 @@ import pandas as pd
 
 from .. import io
 from ..config import Run
-from .scores import Scores, gold_ranks, load_scores, mode_note
 from ..tables import write_table
+from .scores import Scores, gold_ranks, load_scores, mode_note
 
 
 def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatch_hard")):

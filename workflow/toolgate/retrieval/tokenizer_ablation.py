@@ -26,15 +26,15 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from .ablation import in_catalog_groups, seeded_ranks
-from ..gate.bootstrap import percentile_interval, resampled_means
-from ..data.catalog import actions
-from ..config import Run, TokenizerAblation
-from ..bench.timing import measure
-from .rankers import RankerSpec, fit_ranker
 from ..bench.scaling import sample_queries
-from .scores import mode_note, scores_of
+from ..bench.timing import measure
+from ..config import Run, TokenizerAblation
+from ..data.catalog import actions
+from ..gate.bootstrap import percentile_interval, resampled_means
 from ..tables import write_table
+from .ablation import in_catalog_groups, seeded_ranks
+from .rankers import RankerSpec, fit_ranker
+from .scores import mode_note, scores_of
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Run
 from ..bench.timing import run_jobs, time_queries
+from ..config import Run
 from ..tables import write_table
 from .runtime import MANIFEST, Router, RouterError, check_request
 

@@ -13,21 +13,22 @@ import json
 import logging
 import platform
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import sklearn
 
 from .. import __version__, io
-from ..outdir import write_folder
-from ..gate.calibration import fit_platt, platt_probability
-from ..routing.pipelines import band_decisions, fit_band
-from ..retrieval.rankers import RankerSpec, encoder_rankers, fit_ranker
 from ..config import config_hash, run, section
 from ..errors import InputError
-from ..routing.baselines import Gold, Study
-from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
+from ..gate.calibration import fit_platt, platt_probability
 from ..gate.signals import gate_signal, registry, signal_rows
+from ..outdir import write_folder
+from ..retrieval.rankers import RankerSpec, encoder_rankers, fit_ranker
+from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
+from ..routing.baselines import Gold, Study
+from ..routing.pipelines import band_decisions, fit_band
 from .runtime import FORMAT, MANIFEST
 
 log = logging.getLogger(__name__)
@@ -53,27 +54,26 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, pipeline: 
                                          "ask_rate": float((kind == "ask").mean())}}}
 
 
-def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rankers: dict, study: Study,
+def export_router(inputs, score_paths: dict, out_dir, pipeline: str, rankers: dict, study: Study,
                   provenance: dict, force: bool = False) -> tuple[dict, str]:
     """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl} (:func:`toolgate.outdir.write_folder`, so an
     existing folder is refused unless ``force``); return the manifest and how the folder was written.
 
-    ``inputs``: (catalog, utterances, signals.csv) paths; ``provenance``: experiment, config_hash, lexical ranker
+    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv); ``provenance``: experiment, config_hash, lexical ranker
     name, limits (max_chars, top_k).
     """
-    catalog_path, utterances_path, signals_csv = inputs
     run, lexical = study.run, provenance["lexical"]
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
     rows = io.main_set(rows)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
-    fit = fitted_router(rows, catalog, scores, pd.read_csv(signals_csv), pipeline, study, lexical)
+    fit = fitted_router(rows, catalog, scores, pd.read_csv(inputs.signals), pipeline, study, lexical)
     p = study.routing.pipelines[pipeline]
 
     def full(name):  # every parameter in the manifest: the runtime rebuilds the ranker from it alone
         return RankerSpec.of(rankers[name]).entry
 
     index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
-    cat_bytes = Path(catalog_path).read_bytes()
+    cat_bytes = Path(inputs.catalog).read_bytes()
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
@@ -82,7 +82,7 @@ def export_router(inputs: tuple, score_paths: dict, out_dir, pipeline: str, rank
         "lexical": {"name": lexical, "spec": full(lexical)},
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         **fit,
-        "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(catalog_path),
+        "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(inputs.catalog),
                     "actions": sum(t["kind"] == "action" for t in catalog),
                     "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
@@ -125,6 +125,6 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
     out = Path(out_dir or res / "router" / pipeline)
     provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
                   "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}
-    m, written = export_router((cfg["catalog"], res / "data" / "utterances.jsonl", signals), scores, out, pipeline,
+    m, written = export_router(SimpleNamespace(catalog=cfg["catalog"], utterances=res / "data" / "utterances.jsonl", signals=signals), scores, out, pipeline,
                                cfg["rankers"], study, provenance, force)
     return out, m, written

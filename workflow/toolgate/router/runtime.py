@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__, io, schemas
-from ..retrieval.bm25 import BM25
-from ..gate.calibration import platt_probability
 from ..data.catalog import index_text
-from ..retrieval.encoders import ModelUnavailable, offline_problem
 from ..errors import InputError, MissingExtra
-from ..routing.pipelines import band_decisions
+from ..gate.calibration import platt_probability
+from ..retrieval.bm25 import BM25
+from ..retrieval.encoders import ModelUnavailable, offline_problem
 from ..retrieval.rankers import BM25Ranker, RankerSpec, build_ranker
 from ..retrieval.scores import route_choice, top_order
+from ..routing.pipelines import band_decisions
 from .evidence import Evidence
 
 FORMAT = 1

@@ -12,14 +12,23 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..gate.bootstrap import cluster_weights
-from ..config import Cost, Routing
 from ..bench.cost import pipeline_cost_frame
-from .baselines import (Gold, Study, baselines_frame, choose, correct, gate_probability, oof_decisions, quantile_grid,
-                      study_ladder)
-from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..config import Cost, Routing
+from ..gate.bootstrap import cluster_weights
 from ..gate.signals import gate_signal
+from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from ..tables import write_table
+from .baselines import (
+    Gold,
+    Study,
+    baselines_frame,
+    choose,
+    correct,
+    gate_probability,
+    oof_decisions,
+    quantile_grid,
+    study_ladder,
+)
 
 
 def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
@@ -112,16 +121,15 @@ def decision_labels(kind, tool, g: Gold) -> tuple[np.ndarray, np.ndarray]:
     return gold, pred
 
 
-def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: dict, lexical: str, study: Study,
+def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: str, study: Study,
                     cost: Cost):
-    """``inputs``: (catalog, utterances, signals.csv) paths; ``outputs``: (pipelines, signal diversity, pipeline
-    cost) table paths; ``rankers``: the config's ranker specs (the cost step rebuilds them)."""
-    (catalog_path, utterances_path, signals_csv), (out_csv, diversity_csv, cost_csv) = inputs, outputs
+    """``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv); ``outputs``: named ``table``, ``diversity``,
+    ``cost`` (pipeline cost); ``rankers``: the config's ranker specs (the cost step rebuilds them)."""
     run, rt = study.run, study.routing
     budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    g, signals = Gold(rows, catalog), pd.read_csv(signals_csv)
+    g, signals = Gold(rows, catalog), pd.read_csv(inputs.signals)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
     clusters = np.array([r["utterance_id"] for r in rows])
     lk, lt, _ = study_ladder(scores[lexical], rows, g, signals, study)
@@ -140,7 +148,7 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
                          "danger_ok": m["danger_rate"] <= budget + 1e-12, "ask_ok": m["ask_rate"] <= ask_cap + 1e-12,
                          "thresholds_by_fold": "; ".join(f"{k}:{lo:.4f}/{hi:.4f}" for k, (lo, hi) in chosen.items())})
     table = pd.DataFrame(recs)
-    write_table(table, out_csv, "Pipelines with a confirmation band (paper Appendix G, Table A3)",
+    write_table(table, outputs.table, "Pipelines with a confirmation band (paper Appendix G, Table A3)",
                 f"Thresholds (t_low/t_high on the Platt-calibrated gate probability) chosen out of fold to maximise "
                 f"coverage subject to danger <= {budget} and ask rate <= {ask_cap}; band confirms the top-{u}. "
                 "Simulated user: approves the gold candidate with probability = fidelity, rejects others; a rejection "
@@ -150,13 +158,13 @@ def write_pipelines(inputs: tuple, score_paths: dict, outputs: tuple, rankers: d
                 f"{resamples} utterance-cluster bootstrap resamples. "
                 f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
-    write_table(costs, cost_csv, "CPU cost per request of each pipeline",
+    write_table(costs, outputs.cost, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
                 "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
                 "A measurement: it varies run to run.", seed,
                 paper=("cost.p3", "intro.neural_ranker"))
     div = signal_diversity(decisions, g, resamples, seed, clusters)
-    write_table(div, diversity_csv, "Signal diversity: shared minus split pipelines (MCC)",
+    write_table(div, outputs.diversity, "Signal diversity: shared minus split pipelines (MCC)",
                 "MCC of the pre-confirmation decision (tool for local decisions, else outcome) against gold. Shared: "
                 "ranker and gate are the same model; split: different.", seed,
                 paper=("pipelines.signal_diversity",))
