@@ -40,7 +40,7 @@ rule router_cost:
         utterances=utterances_path(),
     output:
         table=f"{RES}/tables/router_cost.csv",
-        f"{RES}/tables/router_cost.md",
+        md=f"{RES}/tables/router_cost.md",
     params:
         router=config["router"],
         run=RUN,
