@@ -147,7 +147,7 @@ def test_field_flags_and_label_map(tmp_path, capsys):
     assert rows["k2"]["gold_tool"] == "play_song" and rows["k4"]["candidates"] == ["get_weather", "play_song"]
     d = info["decisions"]
     assert d["label 'ignore' -> skip"] == 1 and d["label 'ok' -> action"] == 4
-    assert d["... of which with another gold outcome or tool than the earlier row"] == 1  # 'Play some jazz' twice
+    assert d["repeated requests with another gold outcome or tool than the earlier row"] == 1  # 'Play some jazz' twice
     assert _tool_rows(src, "--label-map", "ok=maybe", "--out", tmp_path / "bad") == 2
     assert "error: --label-map: 'ok=maybe' is not label=outcome" in capsys.readouterr().err
 

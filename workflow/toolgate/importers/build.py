@@ -71,7 +71,7 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
         if earlier is not u:
             notes.count("repeated requests (text, earlier turns and candidates of an earlier row) "
                         + ("dropped" if opt.duplicates == "drop" else "kept (--duplicates drop drops them)"))
-            notes.count("... of which with another gold outcome or tool than the earlier row",
+            notes.count("repeated requests with another gold outcome or tool than the earlier row",
                         (u["gold_outcome"], u["gold_tool"]) != (earlier["gold_outcome"], earlier["gold_tool"]))
     ext = ext.subset(keep)
     n = len(ext.utterances)
