@@ -40,7 +40,8 @@ def test_two_experiments_never_share_outputs(repo_copy):
 def test_imported_set_with_candidates_runs_the_main_study_only(repo_copy):
     out = repo_copy / "bfcl_run"
     toolgate("import", "bfcl", str(bfcl_folder(repo_copy / "src")), "--out", "bfcl_run", cwd=repo_copy)
-    assert yaml.safe_load((out / "config.yaml").read_text())["catalog"] == "bfcl_run/catalog.jsonl"
+    written = yaml.safe_load((out / "config.yaml").read_text())
+    assert (written["catalog"], written["relative_to"]) == ("catalog.jsonl", "config")  # resolved from the project root
     jobs = job_counts(snakemake("-n", "--configfile", "bfcl_run/config.yaml", cwd=repo_copy).stdout)
     assert jobs["scores"] == 3 and jobs["candidate_ablation"] == 1 and not NON_ROUTINE & set(jobs)
 

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import check_inputs, config_hash, load, resolve
+from toolgate.config import check_inputs, config_hash, load, rebase, resolve
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
@@ -11,7 +11,8 @@ from toolgate.gate.signals import registry, studied_gates
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
 # (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming the key.
-config.update(resolve(config))
+# A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).
+config.update(resolve(rebase(config, workflow.configfiles)))
 check_inputs(config)
 
 EXP = config["experiment"]

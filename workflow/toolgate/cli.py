@@ -40,22 +40,20 @@ def _summary(catalog_path, catalog, utterances_path, rows) -> None:
 
 
 def _import(args) -> int:
-    from .importers import Options, import_set
+    from .importers import import_set
+    from .importers.command import options, summary_lines
 
-    opt = Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
-                  candidates=not args.no_candidates, routes=not args.no_routes)
     command = shlex.join(["toolgate", *args.argv])
-    info = import_set(args.format, args.sources, args.out, opt, args.lang, command, args.force)
+    info = import_set(args.format, args.sources, args.out, options(args), args.lang, command, args.force)
     out = Path(args.out)
     if info["written"] != "new":
         print(f"{out}: " + ("replaced the earlier import's files" if info["written"] == "replaced"
                             else "wrote beside the folder's other files"))
-    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", (info["lang"],))
+    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(info["langs"]))
     _summary(out / "catalog.jsonl", catalog, out / "utterances.jsonl", rows)
-    for why, n in info["dropped"].items():
-        print(f"dropped {n} requests: {why}")
-    print(f"wrote {out / 'config.yaml'} (experiment '{info['experiment']}'); run: "
-          f"snakemake --configfile {out / 'config.yaml'} --cores 2")
+    print("\n".join(summary_lines(info)))
+    print(f"wrote {out / 'config.yaml'} (experiment '{info['experiment']}'); run from the project root: "
+          f"snakemake --configfile {info['run']} --cores 2")
     return 0
 
 
@@ -244,31 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _import_parser(sub) -> None:
-    from .importers import FORMATS
+    from .importers.command import add_parser
 
-    p = sub.add_parser("import", help="convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml",
-                       description="Write DIR/catalog.jsonl, DIR/utterances.jsonl, DIR/config.yaml (experiment name: "
-                                   "DIR's name) and DIR/import.json, validated; then run snakemake --configfile "
-                                   "DIR/config.yaml. Formats: docs/formats.md, 'Import formats'.")
-    p.add_argument("format", choices=FORMATS, help="openai-tools: TOOLS.json REQUESTS.jsonl; bfcl: a folder or "
-                   "BFCL_v4_<subset>.json files; functionchat: a folder or FunctionChat-{Singlecall,CallDecision}.jsonl; "
-                   "beir: a folder or corpus.jsonl queries.jsonl qrels.tsv")
-    p.add_argument("sources", nargs="+", metavar="SRC", help="input files or a folder, by format")
-    p.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write (new or empty; never a git "
-                   "work tree's root, the current folder or the workflow's results/)")
-    p.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the files its "
-                   "import.json records) or write beside other files when no name clashes")
-    p.add_argument("--lang", choices=io.LANGS, help="language of the texts (openai-tools, beir; default en)")
-    p.add_argument("--sample", type=_at_least(0), default=0, metavar="N", help="at most N requests, drawn with --seed (0: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample and the tool split (default 0)")
-    p.add_argument("--holdout-tools", type=_fraction, default=0.0, metavar="FRACTION",
-                   help="remove this share of the gold tools from the catalog; their requests become out of catalog")
-    p.add_argument("--subsets", nargs="+", metavar="NAME", help="keep only these subsets (bfcl: multiple, "
-                   "live_multiple, irrelevance, live_irrelevance; functionchat: exact, 4_random, ..., call, reject)")
-    p.add_argument("--no-candidates", action="store_true",
-                   help="pool every request's tools into one catalog instead of keeping each request's own list")
-    p.add_argument("--no-routes", action="store_true", help="do not add the route entries chat, delegate, clarify")
-    p.set_defaults(func=_import)
+    add_parser(sub, _at_least(0), _fraction).set_defaults(func=_import)
 
 
 def main(argv=None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, fields, make_dataclass
 from pathlib import Path
 
@@ -116,14 +117,46 @@ def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> N
                                          f"{where} has {groups}", field=field)
 
 
+PATH_KEYS = ("catalog", "utterances.file", "utterances.templates", "utterances.annotations", "report.reported",
+             "report.expected", "external.mirror")
+
+
+def rebase(config: dict, files) -> dict:
+    """``config`` as read from the config ``files``: with ``relative_to: config``, every relative path it sets
+    (:data:`PATH_KEYS` and ``report.compare``) is taken from the folder of its one file and rewritten relative to
+    the working directory; otherwise ``config`` unchanged. Paths left to the schema's defaults are not moved."""
+    if config.get("relative_to") != "config":
+        return config
+    if len(files) != 1:
+        raise InputError("config", f"relative_to: config needs exactly one config file, got {len(files)}",
+                         field="relative_to")
+    folder, out = Path(os.path.abspath(files[0])).parent, copy.deepcopy(config)
+
+    def move(path):
+        keep = not isinstance(path, str) or not path or Path(path).is_absolute()
+        return path if keep else os.path.relpath(folder / path)
+
+    for key in PATH_KEYS:
+        *parents, leaf = key.split(".")
+        section = out
+        for name in parents:
+            section = section.get(name) if isinstance(section, dict) else None
+        if isinstance(section, dict) and leaf in section:
+            section[leaf] = move(section[leaf])
+    report = out.get("report")
+    if isinstance(report, dict) and isinstance(report.get("compare"), list):
+        report["compare"] = [move(p) for p in report["compare"]]
+    return out
+
+
 def config_hash(cfg: dict) -> str:
     """sha256 of a config (or any JSON-able dict) with sorted keys: what a result was made from."""
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def load(path) -> dict:
-    """Read and resolve a YAML config file."""
-    return resolve(io.read_yaml(path) or {}, str(path))
+    """Read and resolve a YAML config file (its paths relative to the working directory: :func:`rebase`)."""
+    return resolve(rebase(io.read_yaml(path) or {}, [path]), str(path))
 
 
 # ----------------------------------------------------------------------------- typed sections

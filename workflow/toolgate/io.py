@@ -21,6 +21,7 @@ from .schemas import check_schema
 
 LANGS = ("ko", "en")
 IN_CATALOG = ("action", "ask")
+UNKNOWN_SLOT = "unknown"  # missing_slots of an ask request whose source does not say which parameter is missing
 
 
 def read_text(path) -> str:
@@ -167,7 +168,7 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
             raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
         if missing:
             required = set(actions[tool]["parameters"].get("required", []))
-            bad = [m for m in missing if m not in required]
+            bad = [m for m in missing if m not in required and m != UNKNOWN_SLOT]
             if bad:
                 raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
         rows.append(obj)

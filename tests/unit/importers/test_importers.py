@@ -105,7 +105,7 @@ def test_no_routes_and_language(tmp_path):
     ({"text": "hi", "tool": "set_timer", "candidates": ["open_garage"]}, "candidates"),
     ({"text": " ", "tool": None}, "text"),
     ({"text": "hi", "tool": "set_timer", "missing_slots": ["room"]}, "missing_slots"),
-    ({"txt": "hi", "tool": None}, "txt"),
+    ({"txt": "hi", "tool": None}, "text"),  # an unknown field goes to meta; the request still needs its text
 ])
 def test_bad_request_is_one_line_naming_file_line_field(tmp_path, capsys, line, field):
     requests = tmp_path / "requests.jsonl"
@@ -137,7 +137,8 @@ def test_bfcl_on_the_mirror(mirror, tmp_path):
     catalog, rows, _ = _read(out)
     assert info["requests"] == 40 and info["with_candidates"] == 40 and info["in_catalog"] and info["out_of_catalog"]
     assert {r["subtype"] for r in rows} <= {"multiple", "live_multiple", "irrelevance", "live_irrelevance"}
-    assert yaml.safe_load((out / "config.yaml").read_text())["catalog"] == f"{out.as_posix()}/catalog.jsonl"
+    written = yaml.safe_load((out / "config.yaml").read_text())
+    assert written["catalog"] == "catalog.jsonl" and written["relative_to"] == "config"  # relative to the file
 
 
 def test_functionchat_on_the_mirror(mirror, tmp_path):

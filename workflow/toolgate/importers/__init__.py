@@ -1,8 +1,8 @@
 """``toolgate import FORMAT SRC... --out DIR``: any tool benchmark as an experiment folder.
 
-* :mod:`.readers`: the formats (openai-tools, bfcl, functionchat, beir), each read into an
+* :mod:`.readers`: the formats (openai-tools, tool-rows, bfcl, functionchat, beir), each read into an
   :class:`~toolgate.external.adapters.ExternalSet` (BFCL and FunctionChat through the adapters
-  of the external cross-checks);
+  of the external cross-checks; tool-rows in :mod:`.toolrows`), with what reading decided (:mod:`.policy`);
 * :mod:`.build`: sample, tool split, candidate lists and route entries, then ``catalog.jsonl``,
   ``utterances.jsonl``, ``config.yaml`` and ``import.json``, validated before they appear.
 """
@@ -17,4 +17,5 @@ __all__ = ["FORMATS", "Options", "import_set", "read", "write_import"]
 def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "",
                force: bool = False) -> dict:
     """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
-    return write_import(read(fmt, sources, lang, options.subsets), options, out_dir, command, force)
+    ext, notes = read(fmt, sources, lang, options.subsets, options.empty_candidates, options.fields)
+    return write_import(ext, options, out_dir, command, force, notes)

@@ -1,16 +1,19 @@
 """From an imported set to an experiment folder: options, then catalog.jsonl, utterances.jsonl, config.yaml.
 
-Order of the options: keep the chosen subsets, draw the sample, split the tools
+Order of the options: keep the chosen subsets, drop repeated requests (``--duplicates drop``; counted either
+way), draw the sample, split the tools
 (``--holdout-tools``: the removed tools leave the catalog and every candidate
 list, and their requests become out-of-catalog items, as in the FunctionChat
 experiment), then pool or keep each request's own candidates, and add the route
-entries. Everything is written to a temporary folder, validated as any input
+entries (in every language of the rows and tools). The config names its files relative to itself
+(``relative_to: config``). Everything is written to a temporary folder, validated as any input
 (catalog, utterances, config against both), and only then moved into ``DIR``
 (:mod:`toolgate.outdir`: an existing folder is never overwritten silently).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -25,34 +28,52 @@ from ..errors import InputError
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
 from ..outdir import write_folder
+from .policy import Decisions
 
 FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
 HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.
-# Run: snakemake --configfile {config} --cores 2
+# Run from the project root: snakemake --configfile {config} --cores 2 (the paths below are relative to this file).
 # Every key left out takes its default from workflow/schemas/config.schema.yaml: the main study
 # only (the external cross-checks, quantization and native tool calling are off).
 """
+PROJECT = Path(__file__).resolve().parents[3]  # the workflow's root when toolgate runs from a checkout
+DUPLICATES = ("keep", "drop")
+SEED = schemas.schema("config")["properties"]["seed"]["default"]
 
 
 @dataclass(frozen=True)
 class Options:
     """``toolgate import`` options (see ``toolgate import --help``)."""
     sample: int = 0              # at most this many requests, drawn uniformly with seed (0: all)
-    seed: int = 0
+    seed: int = SEED             # the experiments' default seed (config schema)
     holdout: float = 0.0         # share of the gold tools removed from the catalog
     subsets: tuple = ()          # keep only these subsets / conditions of the source
     candidates: bool = True      # keep each request's own candidate list (False: one pooled catalog)
     routes: bool = True          # add the route entries chat, delegate, clarify
+    duplicates: str = "keep"     # a request repeating an earlier one (text, earlier turns, candidates): keep / drop
+    empty_candidates: str = ""   # what an empty candidate list means: catalog / delegate ("": an error)
+    fields: object = None        # tool-rows: where each part of a request is (toolrows.Fields)
 
 
-def _choose(ext: ExternalSet, opt: Options) -> ExternalSet:
-    """The chosen subsets, then the sample."""
+def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
+    """The chosen subsets, then repeated requests kept or dropped (counted in ``notes``), then the sample."""
     if opt.subsets:
         unknown = sorted(set(opt.subsets) - set(ext.conditions))
         if unknown:
             raise InputError("--subsets", f"unknown subset '{unknown[0]}' (this source has: "
                                           f"{', '.join(dict.fromkeys(ext.conditions))})")
         ext = ext.subset(np.isin(ext.conditions, opt.subsets))
+    first, keep = {}, []
+    for u, own in zip(ext.utterances, ext.candidates):
+        key = json.dumps([u["text"], u.get("context", []), sorted(own)], sort_keys=True, ensure_ascii=False)
+        earlier = first.setdefault(key, u)
+        keep.append(earlier is u or opt.duplicates == "keep")
+        if earlier is not u:
+            notes.count("repeated requests (text, earlier turns and candidates of an earlier row) "
+                        + ("dropped" if opt.duplicates == "drop" else "kept (--duplicates drop drops them)"))
+            notes.count("repeated requests with another gold outcome or tool than the earlier row",
+                        (u["gold_outcome"], u["gold_tool"]) != (earlier["gold_outcome"], earlier["gold_tool"]))
+    ext = ext.subset(keep)
     n = len(ext.utterances)
     if 0 < opt.sample < n:
         keep = np.zeros(n, bool)
@@ -61,9 +82,10 @@ def _choose(ext: ExternalSet, opt: Options) -> ExternalSet:
     return ext
 
 
-def prepare(ext: ExternalSet, opt: Options) -> tuple[list[dict], list[dict], dict]:
-    """(catalog, utterances, info) of an imported set under ``opt``."""
-    ext = _choose(ext, opt)
+def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None) -> tuple[list[dict], list[dict], dict]:
+    """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided."""
+    notes = notes or Decisions(None)
+    ext = _choose(ext, opt, notes)
     removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
     lists = all(ext.candidates)  # every request has its own list: the catalog is the union of the kept lists
     rows, used, dropped, pair_of = [], set(), Counter(), {}
@@ -91,12 +113,25 @@ def prepare(ext: ExternalSet, opt: Options) -> tuple[list[dict], list[dict], dic
     clash = sorted({t["id"] for t in catalog} & {r[0] for r in ROUTES})
     if opt.routes and clash:
         raise InputError(ext.dataset, f"tool id '{clash[0]}' is also a route entry; import with --no-routes")
-    info = {"format": ext.dataset, "lang": ext.lang, "options": asdict(opt), "actions": len(catalog),
+    langs = Counter(u["lang"] for u in rows)
+    langs = {lang: langs[lang] for lang in io.LANGS if lang in langs or any(lang in t["names"] for t in catalog)}
+    info = {"format": ext.dataset, "langs": langs, "options": asdict(opt), "actions": len(catalog),
             "removed_tools": len(removed), "requests": len(rows),
             "in_catalog": sum(u["gold_tool"] is not None for u in rows),
             "out_of_catalog": sum(u["gold_tool"] is None for u in rows),
-            "with_candidates": sum("candidates" in u for u in rows), "dropped": dict(dropped)}
-    return catalog + (route_rows(ext.lang) if opt.routes else []), rows, info
+            "with_candidates": sum("candidates" in u for u in rows), "dropped": dict(dropped),
+            **notes.info(ext.names)}
+    return catalog + (_routes(list(langs)) if opt.routes else []), rows, info
+
+
+def _routes(langs: list[str]) -> list[dict]:
+    """The route entries, named and described in every language of the set."""
+    rows = route_rows(langs[0])
+    for lang in langs[1:]:
+        for row, other in zip(rows, route_rows(lang)):
+            row["names"].update(other["names"])
+            row["descriptions"].update(other["descriptions"])
+    return rows
 
 
 def gate_folds(rows: list[dict]) -> int:
@@ -110,31 +145,40 @@ def gate_folds(rows: list[dict]) -> int:
     return min(default, *groups.values())
 
 
-def experiment_config(out: Path, lang: str, folds: int) -> dict:
-    """A config of the main study on the imported files; experiment name from the folder's name."""
+def experiment_config(out: Path, langs: list[str], folds: int) -> dict:
+    """A config of the main study on the imported files, which it names relative to itself; experiment name from
+    the folder's name."""
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", out.resolve().name).strip("._") or "imported"
-    cfg = {"experiment": name, "langs": [lang], "catalog": (out / "catalog.jsonl").as_posix(),
-           "utterances": {"source": "file", "file": (out / "utterances.jsonl").as_posix()},
+    cfg = {"experiment": name, "relative_to": "config", "langs": langs, "catalog": "catalog.jsonl",
+           "utterances": {"source": "file", "file": "utterances.jsonl"},
            "ablation": {"ks": "auto"}, "report": {"expected": ""}}
     if folds != schemas.schema("config")["properties"]["gate"]["properties"]["folds"]["default"]:
         cfg["gate"] = {"folds": folds}
     return cfg
 
 
-def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: bool = False) -> dict:
+def run_path(out: Path) -> str:
+    """``DIR/config.yaml`` as the project root sees it (when toolgate runs from a checkout), else as given."""
+    config = out / "config.yaml"
+    return os.path.relpath(config.absolute(), PROJECT) if (PROJECT / "Snakefile").is_file() else config.as_posix()
+
+
+def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: bool = False,
+                 notes: Decisions | None = None) -> dict:
     """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return import.json's
-    info with ``written``: how the folder was written. The folder must be new or empty, or hold an earlier import (replaced with ``force``; :mod:`toolgate.outdir`).
+    info with ``written``: how the folder was written. The folder must be new or empty, or hold an earlier import
+    (replaced with ``force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided.
     """
     out, info = Path(out_dir), {}
 
     def write(tmp: Path) -> None:
-        catalog, rows, prepared = prepare(ext, opt)
-        cfg = experiment_config(out, ext.lang, gate_folds(rows))
+        catalog, rows, prepared = prepare(ext, opt, notes)
+        cfg = experiment_config(out, list(prepared["langs"]), gate_folds(rows))
         info.update(prepared, command=command, experiment=cfg["experiment"],
-                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]))
+                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]), run=run_path(out))
         io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
         io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
-        io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=out / "config.yaml")
+        io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=info["run"])
                         + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)

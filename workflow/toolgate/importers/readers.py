@@ -2,6 +2,7 @@
 
 * ``openai-tools``: a tools JSON (a list of OpenAI tool schemas, or ``{"tools": [...]}``) and a JSONL of
   requests (``docs/formats.md``, "Import formats"); a request may carry its own ``candidates``.
+* ``tool-rows``: JSONL rows each holding its own tools and conversation (:mod:`.toolrows`).
 * ``bfcl``: BFCL v4 question files with their ``function`` lists and ``possible_answer`` files
   (:func:`toolgate.external.adapters.bfcl`); every row keeps its own function list as candidates.
 * ``functionchat``: FunctionChat-Bench Singlecall and CallDecision (:mod:`toolgate.external.adapters`);
@@ -9,7 +10,8 @@
 * ``beir``: ``corpus.jsonl`` of tools (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
   and ``qrels.tsv`` (``query-id``, ``corpus-id``, ``score``); one pooled catalog.
 
-A row without its own list has an empty ``candidates`` entry (it sees the whole catalog).
+A row without its own list has an empty ``candidates`` entry (it sees the whole catalog). Where a source leaves
+a question open (language, unknown fields, an empty list), :mod:`.policy` decides and counts.
 """
 from __future__ import annotations
 
@@ -18,35 +20,44 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
+from .policy import Decisions, Tools, check_slots, offered_none, request, with_extras
+from .toolrows import Fields, tool_rows
 
-FORMATS = ("openai-tools", "bfcl", "functionchat", "beir")
+FORMATS = ("openai-tools", "tool-rows", "bfcl", "functionchat", "beir")
 REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype"}
 FIXED_LANGS = {"bfcl": "en", "functionchat": "ko"}
 FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall,
                       "FunctionChat-CallDecision.jsonl": A.functionchat_calldecision}
 
 
-def read(fmt: str, sources: list, lang: str | None = None, subsets=()) -> A.ExternalSet:
-    """The set in ``sources`` (files or a folder, by format); ``lang`` (default en) for formats without a fixed
-    language (BFCL is English, FunctionChat-Bench Korean)."""
+def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: str = "",
+         fields: Fields | None = None) -> tuple[A.ExternalSet, dict]:
+    """The set in ``sources`` (files or a folder, by format) and what reading it decided (:class:`Decisions`).
+
+    ``lang`` forces the language of formats without a fixed one (BFCL is English, FunctionChat-Bench Korean;
+    None: each row's own, from its script); ``empty``: what an empty candidate list means (``--empty-candidates``);
+    ``fields``: where tool-rows keeps each part of a request."""
     if lang and fmt in FIXED_LANGS and lang != FIXED_LANGS[fmt]:
         raise InputError("--lang", f"{fmt} is in '{FIXED_LANGS[fmt]}', not '{lang}'")
-    lang = lang or "en"
-    sources = [Path(s) for s in sources]
+    sources, notes = [Path(s) for s in sources], Decisions(lang)
     for s in sources:
         if not s.exists():
             raise InputError(s, "no such file or folder")
     if fmt == "openai-tools":
         if len(sources) != 2:
             raise InputError(" ".join(map(str, sources)), "openai-tools takes two files: TOOLS.json REQUESTS.jsonl")
-        return openai_tools(sources[0], sources[1], lang)
-    if fmt == "beir":
-        return beir(*_beir_paths(sources), lang)
-    if fmt == "bfcl":
-        return A.bfcl(*_bfcl_files(sources, subsets))
-    if fmt == "functionchat":
-        return functionchat(sources)
-    raise InputError(fmt, f"unknown format (known: {', '.join(FORMATS)})")
+        ext = openai_tools(sources[0], sources[1], notes, empty)
+    elif fmt == "tool-rows":
+        ext = tool_rows(sources, fields or Fields(), notes, empty)
+    elif fmt == "beir":
+        ext = beir(*_beir_paths(sources), notes)
+    elif fmt == "bfcl":
+        ext = A.bfcl(*_bfcl_files(sources, subsets))
+    elif fmt == "functionchat":
+        ext = functionchat(sources)
+    else:
+        raise InputError(fmt, f"unknown format (known: {', '.join(FORMATS)})")
+    return ext, notes
 
 
 # ----------------------------------------------------------------------------------------------- openai-tools
@@ -74,20 +85,6 @@ def _tool_names(path, tools: A._Tools) -> dict[str, str]:
     return ids
 
 
-def _request_text(path, lineno: int, obj: dict) -> str:
-    if "text" in obj:
-        text = obj["text"]
-    else:
-        try:
-            text = A._last_user(obj.get("messages") or [])
-        except (ValueError, AttributeError):
-            raise InputError(path, "no request text (give 'text' or 'messages' with a user message)", lineno,
-                             "text") from None
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(path, "request text must be a non-empty string", lineno, "text")
-    return text
-
-
 def _names(path, lineno: int, field: str, value, ids: dict) -> list[str]:
     """Tool names (one, or a list) as catalog ids; unknown names are errors."""
     names = value if isinstance(value, list) else [value]
@@ -108,36 +105,36 @@ def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: 
         raise InputError(path, "missing_slots needs a tool (the request asks about that tool's parameters)", lineno,
                          "missing_slots")
     if missing:
-        required = next(t for t in tools.rows if t["id"] == gold)["parameters"]["required"]
-        bad = [m for m in missing if m not in required]
-        if bad:
-            raise InputError(path, f"'{bad[0]}' is not a required parameter of '{obj['tool']}'", lineno, "missing_slots")
+        check_slots(path, lineno, "missing_slots", missing, tools.rows, gold)
     if "outcome" in obj and (gold or obj["outcome"] not in ("delegate", "chat")):
         raise InputError(path, "outcome is given only for a request without a tool, as delegate or chat", lineno,
                          "outcome")
 
 
-def openai_tools(tools_path, requests_path, lang: str = "en") -> A.ExternalSet:
+def openai_tools(tools_path, requests_path, notes: Decisions, empty: str = "") -> A.ExternalSet:
     """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
-    tools, out = A._Tools(lang, "imported"), A._Rows()
+    tools, out = Tools(notes, "imported"), A._Rows()
     ids = _tool_names(tools_path, tools)
     path = requests_path
     for lineno, obj in io.read_jsonl(path):
-        extra = sorted(set(obj) - REQUEST_FIELDS)
-        if extra:
-            raise InputError(path, f"unknown field (known: {', '.join(sorted(REQUEST_FIELDS))})", lineno, extra[0])
-        text = _request_text(path, lineno, obj)
+        meta = notes.meta(obj, REQUEST_FIELDS)
+        field = "messages" if "text" not in obj and "messages" in obj else "text"
+        text, context, _ = request(path, lineno, field, obj.get(field))
         gold = _names(path, lineno, "tool", obj["tool"], ids)[0] if obj.get("tool") is not None else None
         cands = _names(path, lineno, "candidates", obj["candidates"], ids) if obj.get("candidates") else []
         missing = obj.get("missing_slots") or []
         _check_request(path, lineno, obj, gold, cands, tools)
         outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
+        if obj.get("candidates") == []:
+            outcome = offered_none(empty, path, lineno, "candidates", notes, outcome)
+            gold, missing = (gold, missing) if outcome in io.IN_CATALOG else (None, [])
         uid = str(obj.get("id") or f"r{lineno:05d}")
-        utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid), "lang": lang, "text": text,
-               "gold_outcome": outcome, "gold_tool": gold, "slice": "in" if gold else "out",
-               "subtype": str(obj.get("subtype") or outcome), "missing_slots": list(missing)}
-        out.add(utt, cands, utt["pair_id"], utt["subtype"])
-    return out.done("openai-tools", lang, tools)
+        utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
+               "lang": notes.lang(path, lineno, text, field), "text": text, "gold_outcome": outcome,
+               "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),
+               "missing_slots": list(missing)}
+        out.add(with_extras(utt, context, meta), cands, utt["pair_id"], utt["subtype"])
+    return out.done("openai-tools", notes.forced or "en", tools)
 
 
 # ----------------------------------------------------------------------------------------------- beir
@@ -175,13 +172,13 @@ def _qrels(path, docs: dict) -> dict[str, list[tuple[int, str]]]:
     return out
 
 
-def beir(corpus, queries, qrels, lang: str = "en") -> A.ExternalSet:
+def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
     """A BEIR-style retrieval set as a tool set: corpus entries are tools, judged queries are requests.
 
     The gold tool of a query is its highest-scored relevant entry (the first on ties); a query with several
     relevant entries still has one gold tool. Queries without a relevant entry are left out.
     """
-    tools, out, docs = A._Tools(lang, "beir"), A._Rows(), {}
+    tools, out, docs = Tools(notes, "beir"), A._Rows(), {}
     for lineno, rec in io.read_jsonl(corpus):
         did, title, text = rec.get("_id"), str(rec.get("title") or "").strip(), str(rec.get("text") or "").strip()
         if not isinstance(did, (str, int)) or str(did) == "":
@@ -198,8 +195,9 @@ def beir(corpus, queries, qrels, lang: str = "en") -> A.ExternalSet:
             raise InputError(queries, "query text must be a non-empty string", lineno, "text")
         gold = docs[max(judged[qid], key=lambda x: x[0])[1]]
         uid = f"q-{qid}"
-        out.add(A._utt(uid, uid, lang, text, gold, "query"), [], uid, "query")
-    return out.done("beir", lang, tools)
+        utt = A._utt(uid, uid, notes.lang(queries, lineno, text), text, gold, "query")
+        out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text"))), [], uid, "query")
+    return out.done("beir", notes.forced or "en", tools)
 
 
 # ----------------------------------------------------------------------------------------------- bfcl, functionchat

@@ -1,0 +1,132 @@
+"""``toolgate import FORMAT SRC... --out DIR``: the command line of each format (``toolgate import FORMAT --help``)
+and the lines of its summary."""
+from __future__ import annotations
+
+import argparse
+
+from .. import io
+from .build import DUPLICATES, SEED, Options
+from .policy import EMPTY_CANDIDATES
+from .readers import FORMATS
+from .toolrows import OUTCOMES, PRESETS, Fields, fields
+
+
+def _presets() -> str:
+    """The presets of tool-rows as help text: the fields each sets, and its label map."""
+    return "; ".join(f"{name}: " + "".join(f"--{k}-field {v}, " for k, v in vars(f).items()
+                                          if k != "label_map" and v != getattr(Fields(), k))
+                     + "--label-map " + ",".join(f"{a}={b}" for a, b in f.label_map) for name, f in PRESETS.items())
+
+
+SOURCES = {  # format: (SRC, short help, description)
+    "openai-tools": (
+        "TOOLS.json REQUESTS.jsonl", "OpenAI tool schemas and a JSONL of requests",
+        "TOOLS.json: a JSON list of OpenAI tool schemas ({'type': 'function', 'function': {...}} or bare "
+        "functions), or {'tools': [...]}; names unique. REQUESTS.jsonl, one request a line: text (or messages: the "
+        "last user message is the request, earlier ones its context), tool (the gold tool's name, or null), and "
+        "optionally candidates (tool names), missing_slots (gold ask), outcome (delegate or chat, with tool null), "
+        "id, pair_id, subtype. Other fields are kept in the row's meta."),
+    "tool-rows": (
+        "ROWS.jsonl...", "JSONL rows, each with its own tools and conversation",
+        "One request a line with its own tools and conversation, as most function-calling sets ship (BFCL live and "
+        "the sets built the same way); each row's tools are its candidates, identical definitions one catalog "
+        "tool, another definition under a taken name renamed _2, _3. Fields (flag: default): --tools-field: tools; "
+        "--text-field: messages (the last user message is the request, earlier ones its context; or a plain "
+        "string); --call-field: tool_calls, else answers, else an assistant message after the request (the first "
+        "call names the gold tool); --label-field: none (label 'call' when the row has a call, else 'no_call'); "
+        f"--label-map: call=action (outcomes: {', '.join(OUTCOMES)}); --slots-field: missing_slots (an ask row "
+        "without them gets ['unknown']); --id-field: id. Other fields are kept in the row's meta. Presets: "
+        f"{_presets()}."),
+    "bfcl": (
+        "FOLDER | BFCL_v4_<subset>.json...", "BFCL v4 question and possible-answer files",
+        "BFCL v4 question files (English): multiple and live_multiple in catalog (gold: the first call of "
+        "possible_answer/BFCL_v4_<subset>.json), irrelevance and live_irrelevance out of catalog; each row's "
+        "function list is its candidates. --subsets: multiple live_multiple irrelevance live_irrelevance."),
+    "functionchat": (
+        "FOLDER | FunctionChat-*.jsonl...", "FunctionChat-Bench Singlecall and CallDecision",
+        "FunctionChat-Bench (Korean): Singlecall (one request per candidate condition) and CallDecision (CALL in "
+        "catalog, REJECT out of catalog within its own tools); each row's tools are its candidates. --subsets: "
+        "exact 4_random 4_close 8_random 8_close call reject."),
+    "beir": (
+        "FOLDER | corpus.jsonl queries.jsonl qrels.tsv", "BEIR-style corpus, queries and qrels",
+        "A BEIR-style retrieval set: corpus entries (_id, title, text) are tools, judged queries (_id, text) "
+        "requests, the highest-scored relevant entry of qrels.tsv (or qrels/test.tsv) the gold tool. One pooled "
+        "catalog: --holdout-tools makes the out-of-catalog requests."),
+}
+FIELD_FLAGS = ("text", "tools", "call", "label", "slots", "id")
+
+
+def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
+    """The ``import`` subcommand with a parser of its own for each format; ``count``, ``fraction``: argparse types."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write (new or empty; "
+                        "never a git work tree's root, the current folder or the workflow's results/)")
+    common.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the files its "
+                        "import.json records) or write beside other files when no name clashes")
+    common.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read "
+                        "from its script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
+    common.add_argument("--sample", type=count, default=0, metavar="N", help="at most N requests, drawn with --seed "
+                        "(0: all)")
+    common.add_argument("--seed", type=int, default=SEED, help=f"seed of the sample and the tool split (default "
+                        f"{SEED}, the experiments' seed)")
+    common.add_argument("--holdout-tools", type=fraction, default=0.0, metavar="FRACTION",
+                        help="remove this share of the gold tools from the catalog; their requests become out of "
+                        "catalog")
+    common.add_argument("--subsets", nargs="+", metavar="NAME", help="keep only these subsets (bfcl, functionchat: "
+                        "above; tool-rows: labels; openai-tools: subtypes)")
+    common.add_argument("--duplicates", choices=DUPLICATES, default="keep", help="a request repeating an earlier "
+                        "one (same text, earlier turns and candidates): keep it or drop it; counted either way "
+                        "(default keep)")
+    common.add_argument("--empty-candidates", choices=EMPTY_CANDIDATES, default="", help="what a request offered "
+                        "no tools means: it sees the whole catalog, or it is an out-of-catalog request (default: "
+                        "an error)")
+    common.add_argument("--no-candidates", action="store_true",
+                        help="pool every request's tools into one catalog instead of keeping each request's own list")
+    common.add_argument("--no-routes", action="store_true", help="do not add the route entries chat, delegate, "
+                        "clarify")
+    p = sub.add_parser("import", help="convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml",
+                       description="Write DIR/catalog.jsonl, DIR/utterances.jsonl, DIR/config.yaml (experiment name: "
+                                   "DIR's name; paths relative to itself) and DIR/import.json (counts and every "
+                                   "decision), validated; then run snakemake --configfile DIR/config.yaml from the "
+                                   "project root. `toolgate import FORMAT --help` describes a format; "
+                                   "docs/formats.md, 'Import formats', gives an example of each.")
+    formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT", help=", ".join(FORMATS))
+    for name in FORMATS:
+        metavar, short, text = SOURCES[name]
+        f = formats.add_parser(name, parents=[common], help=short, description=text)
+        f.add_argument("sources", nargs="+", metavar="SRC", help=metavar)
+    rows = formats.choices["tool-rows"]
+    rows.add_argument("--preset", choices=sorted(PRESETS), default="", help="field names and label map of a known "
+                      "shape (flags below override them)")
+    for name in FIELD_FLAGS:
+        rows.add_argument(f"--{name}-field", metavar="FIELD", help=f"the row's field holding the {name}")
+    rows.add_argument("--label-map", default="", metavar="LABEL=OUTCOME,...", help="label -> gold outcome, added "
+                      "to the preset's (e.g. call=action,needs_info=ask,cannot_answer=delegate,chit_chat=chat,"
+                      "other=skip)")
+    return p
+
+
+def options(args) -> Options:
+    """The import options of parsed arguments."""
+    row_fields = None
+    if args.format == "tool-rows":
+        row_fields = fields(args.preset, args.label_map, **{k: getattr(args, f"{k}_field") for k in FIELD_FLAGS})
+    return Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
+                   candidates=not args.no_candidates, routes=not args.no_routes, duplicates=args.duplicates,
+                   empty_candidates=args.empty_candidates, fields=row_fields)
+
+
+def summary_lines(info: dict) -> list[str]:
+    """What the import decided, with counts, for the printed summary."""
+    langs = info["langs"]
+    lines = [f"languages: {', '.join(f'{k}={v}' for k, v in langs.items())}"
+             + (" (mixed: the tables split by language)" if sum(n > 0 for n in langs.values()) > 1 else "")]
+    lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
+    lines += [f"dropped {n} requests: {why}" for why, n in info["dropped"].items()]
+    if info["meta_fields"]:
+        lines.append("kept in meta: " + ", ".join(f"{k} ({n} rows)" for k, n in info["meta_fields"].items()))
+    renamed = list(info["renamed_tools"].items())
+    lines += [f"renamed: '{name}' -> {tid} (another definition had the name first)" for tid, name in renamed[:10]]
+    if len(renamed) > 10:
+        lines.append(f"renamed: {len(renamed) - 10} more (import.json: renamed_tools)")
+    return lines

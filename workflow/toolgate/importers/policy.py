@@ -1,0 +1,149 @@
+"""What an importer decides where its source leaves a question open: each decision counted, none silent.
+
+* language: each row's from the script of its text (Hangul: ``ko``; Latin letters: ``en``) unless ``--lang``
+  forces one; a tool's from its name and description the same way;
+* fields a reader does not know: kept in the row's ``meta``, each field counted;
+* the conversation before the request: kept in the row's ``context``;
+* an empty candidate list: an error unless ``--empty-candidates`` says what it means;
+* tool definitions: identical ones merged, another definition under a known name renamed ``_2``, ``_3`` ...
+
+:class:`Decisions` counts them; ``import.json`` and the printed summary list every count.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from .. import io
+from ..errors import InputError
+from ..external import adapters as A
+
+EMPTY_CANDIDATES = ("catalog", "delegate")
+
+
+def script_lang(text: str) -> str | None:
+    """``ko`` when the text has a Hangul letter, ``en`` when it has a Latin one, else None."""
+    if any("\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f" for ch in text):
+        return "ko"
+    return "en" if any(ch.isalpha() and ord(ch) < 0x250 for ch in text) else None
+
+
+class Decisions:
+    """The counts of one import's decisions (import.json lists them sorted by what was decided)."""
+
+    def __init__(self, lang: str | None):
+        self.forced = lang
+        self.counts: dict[str, int] = {}
+        self.meta_fields: Counter = Counter()
+
+    def count(self, what: str, n: int = 1) -> None:
+        if n:
+            self.counts[what] = self.counts.get(what, 0) + n
+
+    def lang(self, path, lineno: int, text: str, field: str = "text") -> str:
+        """A request's language: forced, or read from its script (an error when it has no letter to read)."""
+        if self.forced:
+            self.count(f"language {self.forced}: forced by --lang")
+            return self.forced
+        lang = script_lang(text)
+        if lang is None:
+            raise InputError(path, "no Hangul or Latin letter to tell the language from (--lang ko|en sets it)",
+                             lineno, field)
+        self.count(f"language {lang}: read from the script")
+        return lang
+
+    def meta(self, obj: dict, known) -> dict:
+        """The fields of ``obj`` outside ``known``, counted; the row keeps them in ``meta``."""
+        extra = {k: v for k, v in obj.items() if k not in known}
+        self.meta_fields.update(extra.keys())
+        self.count("rows with fields kept in meta (import.json: meta_fields)", bool(extra))
+        return extra
+
+    def info(self, names: dict[str, str]) -> dict:
+        """What import.json records of these decisions, given the set's tool id -> original name map."""
+        renamed = {tid: name for tid, name in names.items() if tid != io.tool_id(name)}
+        self.count("tools renamed: another definition under a name already taken (import.json: renamed_tools)",
+                   len(renamed))
+        return {"decisions": dict(sorted(self.counts.items())), "meta_fields": dict(sorted(self.meta_fields.items())),
+                "renamed_tools": renamed}
+
+
+def with_extras(utt: dict, context: list, meta: dict) -> dict:
+    """An utterance row with its earlier turns and unread fields, each only where there are some."""
+    return {**utt, **({"context": context} if context else {}), **({"meta": meta} if meta else {})}
+
+
+class Tools(A._Tools):
+    """:class:`~toolgate.external.adapters._Tools` where each definition takes its own language (unless forced)
+    and each definition met again is counted as merged."""
+
+    def __init__(self, notes: Decisions, domain: str):
+        super().__init__(notes.forced or "en", domain)
+        self.notes = notes
+
+    def add(self, obj: dict) -> str:
+        fn = obj.get("function", obj)
+        if not self.notes.forced:
+            self.lang = script_lang(f"{fn.get('name', '')} {fn.get('description', '')}") or "en"
+        known = len(self.rows)
+        tid = super().add(obj)
+        self.notes.count("tool definitions merged with an identical one", len(self.rows) == known)
+        return tid
+
+
+def tool_object(path, lineno: int, field: str, obj):
+    """A tool definition of a row: an OpenAI tool schema or a bare function, or either as a JSON string."""
+    if isinstance(obj, str) and obj.lstrip()[:1] == "{":
+        obj = json_field(path, lineno, field, obj)
+    fn = obj.get("function", obj) if isinstance(obj, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"].strip():
+        raise InputError(path, "not a tool definition with a function name", lineno, field)
+    return obj
+
+
+def json_field(path, lineno: int, field: str, text: str):
+    """A field's value given as a JSON string, parsed (a syntax error names the field)."""
+    try:
+        return io.loads_json(text, path, lineno)
+    except InputError as exc:
+        raise InputError(exc.path, exc.message, lineno, field) from None
+
+
+def request(path, lineno: int, field: str, value) -> tuple[str, list, list]:
+    """(request text, earlier turns, later turns) of a text, or of a chat message list (BFCL's list of turns is
+    flattened): the last user message, every message before it, and every message after it."""
+    if isinstance(value, list):
+        messages = [m for turn in value for m in (turn if isinstance(turn, list) else [turn])]
+        users = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"
+                 and isinstance(m.get("content"), str) and m["content"].strip()]
+        if not users:
+            raise InputError(path, "no user message in the conversation", lineno, field)
+        return messages[users[-1]]["content"], messages[: users[-1]], messages[users[-1] + 1:]
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(path, "no request text (a non-empty string, or a message list with a user message)",
+                         lineno, field)
+    return value, [], []
+
+
+def offered_none(policy: str, path, lineno: int, field: str, notes: Decisions, outcome: str) -> str:
+    """The gold outcome of a request offered an empty candidate list, by the ``--empty-candidates`` policy
+    (``catalog``: as it was, the request sees the whole catalog; ``delegate``: an in-catalog outcome becomes
+    ``delegate``); an error when no policy is given."""
+    if policy not in EMPTY_CANDIDATES:
+        raise InputError(path, "empty candidate list: --empty-candidates catalog (the request sees the whole "
+                               "catalog) or delegate (it is an out-of-catalog request) says what it means",
+                         lineno, field)
+    if policy == "catalog":
+        notes.count("offered no tools: sees the whole catalog (--empty-candidates catalog)")
+        return outcome
+    outcome = "delegate" if outcome in io.IN_CATALOG else outcome
+    notes.count(f"offered no tools: {outcome} (--empty-candidates delegate)")
+    return outcome
+
+
+def check_slots(path, lineno: int, field: str, slots: list[str], catalog: list[dict], tool: str) -> None:
+    """Each missing slot of an ask request is a required parameter of its gold tool (or ``unknown``)."""
+    required = next(t for t in catalog if t["id"] == tool)["parameters"]["required"]
+    bad = [m for m in slots if m not in required and m != io.UNKNOWN_SLOT]
+    if bad:
+        raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}' (required: "
+                               f"{', '.join(required) or 'none'})", lineno, field)

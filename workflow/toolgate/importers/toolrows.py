@@ -1,0 +1,201 @@
+"""``tool-rows``: one JSON object per line holding a request's own tools and its conversation, with the expected
+call or a label (BFCL live and the many function-calling evaluation and fine-tuning sets built the same way).
+
+A row's fields, each named by a flag (``docs/formats.md``, "Import formats"):
+
+* ``--tools-field`` (``tools``): the row's tools, OpenAI tool schemas or bare functions (or JSON strings of
+  them), kept as the request's ``candidates``; identical definitions across rows are one catalog tool;
+* ``--text-field`` (``messages``): a chat message list (the last user message is the request, earlier messages
+  its ``context``; BFCL's list of turns is flattened) or a plain string;
+* ``--call-field`` (default: ``tool_calls``, else ``answers``, else an assistant message after the request
+  with ``tool_calls``): the expected call, OpenAI ``tool_calls``, ``{name, arguments}`` objects, BFCL's
+  ``{name: {args}}``, a tool name, or a JSON string of any of these; the first call names the gold tool;
+* ``--label-field`` (none: a row's label is ``call`` when it has a call, else ``no_call``) and ``--label-map``
+  (``call=action``): label -> gold outcome (``action``, ``ask``, ``delegate``, ``chat``, or ``skip``);
+* ``--slots-field`` (``missing_slots``): the required parameters an ``ask`` row leaves out;
+* ``--id-field`` (``id``): the utterance id (default ``r<line>``).
+
+Any other field is kept in the row's ``meta``. Presets name the fields of two shapes (:data:`PRESETS`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import io
+from ..errors import InputError
+from ..external import adapters as A
+from .policy import Decisions, Tools, check_slots, json_field, offered_none, request, tool_object, with_extras
+
+OUTCOMES = ("action", "ask", "delegate", "chat", "skip")
+CALL_FIELDS = ("tool_calls", "answers")
+CALL_KEYS = ("name", "arguments", "function", "parameters", "id", "type")  # an OpenAI call's keys, never a tool name
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Where a tool-rows file keeps each part of a request (``toolgate import tool-rows --help``)."""
+    text: str = "messages"
+    tools: str = "tools"
+    call: str = ""                  # empty: CALL_FIELDS, then the assistant message after the request
+    label: str = ""                 # empty: 'call' when the row has a call, else 'no_call'
+    label_map: tuple = (("call", "action"),)
+    slots: str = "missing_slots"
+    id: str = "id"
+
+
+PRESETS = {
+    "bfcl-live": Fields(text="question", tools="function", call="ground_truth",
+                        label_map=(("call", "action"), ("no_call", "delegate"))),
+    "labelled": Fields(label="label", label_map=(
+        ("call", "action"), ("tool_call", "action"), ("needs_info", "ask"), ("request_for_info", "ask"),
+        ("cannot_answer", "delegate"), ("direct", "chat"))),
+}
+
+
+def fields(preset: str = "", label_map: str = "", **given) -> Fields:
+    """A preset's fields (or the defaults), with the fields ``given`` (None: not given) and ``label_map``
+    (``label=outcome,...``: added to the preset's map, a label given again replaced)."""
+    base = PRESETS[preset] if preset else Fields()
+    mapping = dict(base.label_map)
+    for item in filter(None, (part.strip() for part in label_map.split(","))):
+        label, sep, outcome = (x.strip() for x in item.partition("="))
+        if not sep or not label or outcome not in OUTCOMES:
+            raise InputError("--label-map", f"'{item}' is not label=outcome (outcomes: {', '.join(OUTCOMES)})")
+        mapping[label] = outcome
+    return replace(base, label_map=tuple(mapping.items()), **{k: v for k, v in given.items() if v is not None})
+
+
+def _call_names(path, lineno: int, field: str, value) -> list[str]:
+    """The tool names of an expected call value, in order (empty: no call)."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        value = json_field(path, lineno, field, value)
+    if value in (None, "", [], {}):
+        return []
+    names = []
+    for call in value if isinstance(value, list) else [value]:
+        fn = call.get("function", call) if isinstance(call, dict) else None
+        if isinstance(call, str) and call.strip():
+            names.append(call)
+        elif isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            names.append(fn["name"])
+        elif isinstance(call, dict) and len(call) == 1 and isinstance(next(iter(call.values())), dict) \
+                and next(iter(call)) not in CALL_KEYS:
+            names.append(next(iter(call)))  # BFCL's possible answer: {name: {argument: [values]}}
+        else:
+            raise InputError(path, "not a tool call (OpenAI tool_calls, {name, arguments}, {name: {arguments}} "
+                                   "or a tool name)", lineno, field)
+    return names
+
+
+def _call(path, lineno: int, obj: dict, fields: Fields, after: list) -> tuple[list[str], str]:
+    """(the row's expected call names, the field they came from: the text field for the assistant message after
+    the request)."""
+    if fields.call:
+        return _call_names(path, lineno, fields.call, obj.get(fields.call)), fields.call
+    for field in CALL_FIELDS:
+        if obj.get(field) not in (None, "", []):
+            return _call_names(path, lineno, field, obj[field]), field
+    for m in after:
+        if isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls"):
+            return _call_names(path, lineno, fields.text, m["tool_calls"]), fields.text
+    return [], CALL_FIELDS[0]
+
+
+def _slots(path, lineno: int, obj: dict, fields: Fields, outcome: str, notes: Decisions) -> list[str]:
+    value = obj.get(fields.slots) or []
+    slots = [value] if isinstance(value, str) else value
+    if not isinstance(slots, list) or not all(isinstance(s, str) and s for s in slots):
+        raise InputError(path, "missing slots must be a parameter name or a list of them", lineno, fields.slots)
+    if slots and outcome != "ask":
+        raise InputError(path, f"missing slots on a row whose gold outcome is '{outcome}', not 'ask'", lineno,
+                         fields.slots)
+    if outcome == "ask" and not slots:
+        notes.count(f"ask without slot labels: missing_slots ['{io.UNKNOWN_SLOT}']")
+        return [io.UNKNOWN_SLOT]
+    return list(dict.fromkeys(slots))
+
+
+def _tool_ids(path, lineno: int, obj: dict, fields: Fields, tools: Tools) -> list[str]:
+    """The catalog ids of a row's tools, in order."""
+    if fields.tools not in obj:
+        raise InputError(path, "missing field", lineno, fields.tools)
+    defs = obj[fields.tools]
+    if isinstance(defs, str):  # the whole list as one JSON string
+        defs = json_field(path, lineno, fields.tools, defs)
+    if not isinstance(defs, list):
+        raise InputError(path, "expected a list of tool definitions", lineno, fields.tools)
+    return list(dict.fromkeys(tools.add(tool_object(path, lineno, f"{fields.tools}[{i}]", d))
+                              for i, d in enumerate(defs)))
+
+
+def _outcome(path, lineno: int, obj: dict, fields: Fields, names: list, source: str, notes: Decisions):
+    """(label, gold outcome) of a row: its label field's value, or 'call' / 'no_call', through the label map."""
+    labels = dict(fields.label_map)
+    if fields.label and obj.get(fields.label) in (None, ""):
+        raise InputError(path, "missing label", lineno, fields.label)
+    label = str(obj[fields.label]) if fields.label else "call" if names else "no_call"
+    if label not in labels:
+        raise InputError(path, f"label '{label}' has no gold outcome (--label-map {label}=action|ask|delegate|"
+                               f"chat|skip; mapped: {', '.join(labels)})", lineno, fields.label or source)
+    notes.count(f"label '{label}' -> {labels[label]}")
+    return label, labels[label]
+
+
+def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, empty: str, notes: Decisions, prefix: str):
+    """(utterance without its gold tool, candidate ids, gold call name or None) of one row; None when skipped.
+    ``prefix``: of the default utterance id ``r<line>`` (the file's name when there are several files)."""
+    ids = _tool_ids(path, lineno, obj, fields, tools)
+    text, context, after = request(path, lineno, fields.text, obj.get(fields.text))
+    names, source = _call(path, lineno, obj, fields, after)
+    label, outcome = _outcome(path, lineno, obj, fields, names, source, notes)
+    if outcome == "skip":
+        return None
+    if not ids:
+        given, outcome = outcome, offered_none(empty, path, lineno, fields.tools, notes, outcome)
+        names = names if outcome == given else []
+    if (outcome in io.IN_CATALOG) != bool(names):
+        raise InputError(path, f"label '{label}' means '{outcome}' but the row has " + (
+            f"a call of '{names[0]}'" if names else "no call naming its tool (--call-field names the field)"),
+            lineno, source)
+    if names:
+        notes.count("gold call from " + ("the assistant message after the request" if source == fields.text
+                                         else f"'{source}'"))
+        notes.count("gold tool = the first of several calls", len(names) > 1)
+    uid = str(obj.get(fields.id) or f"{prefix}r{lineno:05d}")
+    calls = (fields.call,) if fields.call else CALL_FIELDS
+    known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, *calls}
+    utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": notes.lang(path, lineno, text, fields.text),
+                       "text": text, "gold_outcome": outcome, "gold_tool": None, "slice": "out", "subtype": label,
+                       "missing_slots": _slots(path, lineno, obj, fields, outcome, notes)}, context,
+                      notes.meta(obj, known))
+    return utt, ids, names[0] if names else None
+
+
+def tool_rows(paths, fields: Fields, notes: Decisions, empty: str = "") -> A.ExternalSet:
+    """Tool-rows files as one set: each row's tools are its candidates; gold tools resolved among them (a row
+    offered no tools, with ``--empty-candidates catalog``: among every tool of the files, by name)."""
+    tools, parsed, seen = Tools(notes, "tool-rows"), [], {}
+    for path in paths:
+        for lineno, obj in io.read_jsonl(path):
+            row = _row(path, lineno, obj, fields, tools, empty, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
+            if row is None:
+                continue
+            uid = row[0]["utterance_id"]
+            if uid in seen:
+                raise InputError(path, f"duplicate id '{uid}' (first: {seen[uid]})", lineno, fields.id)
+            seen[uid] = f"{path}:{lineno}"
+            parsed.append((path, lineno, *row))
+    out = A._Rows()
+    for path, lineno, utt, ids, gold in parsed:
+        if gold is not None:
+            pool = ids or list(tools.names)
+            found = [t for t in pool if tools.names[t] == gold]
+            where = "the row's tools" if ids else "every tool of the input"
+            if len(found) != 1:
+                raise InputError(path, f"gold call '{gold}' names {len(found)} different definitions among {where}"
+                                 if found else f"gold call '{gold}' is not among {where}", lineno, fields.tools)
+            utt.update(gold_tool=found[0], slice="in")
+            check_slots(path, lineno, fields.slots, utt["missing_slots"], tools.rows, found[0])
+        out.add(utt, ids, utt["utterance_id"], utt["subtype"])
+    return out.done("tool-rows", notes.forced or "en", tools)
