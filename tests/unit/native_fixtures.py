@@ -5,6 +5,7 @@ chosen from the tools it is offered, or, to a multiple-choice prompt (no tools),
 the letter of the option the request names: it proves the plumbing (request
 shape, concurrency, ordering, recording, server lifecycle), not any model's routing.
 """
+import contextlib
 import textwrap
 import threading
 from http.server import ThreadingHTTPServer
@@ -67,17 +68,34 @@ STANDIN = textwrap.dedent('''
             self.end_headers()
             self.wfile.write(data)
 
+        # "llama": llama-cpp-python's chatml-function-calling (tool_choice auto only); "dropper": a template that
+        # drops the tools; "broken": every request fails
+        flavour = "vllm"
+
         def do_GET(self):
-            if self.path in ("/health", "/v1/models"):
-                return self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
-            self._send(404, {"error": {"message": "not found"}})
+            if self.path == "/v1/models" or (self.path == "/health" and self.flavour == "vllm"):
+                owner = {"vllm": "vllm", "llama": "me"}.get(self.flavour, "")
+                return self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model",
+                                                                    "owned_by": owner}]})
+            self._send(404, {"detail": "Not Found"})
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.flavour == "broken":  # up, but every request fails as llama-cpp-python's do on an exception
+                return self._send(500, {"error": {"message": "boom", "type": "internal_server_error", "param": None,
+                                                  "code": None}})
             if self.path == "/v1/chat/completions" and "tools" not in body:
                 return self._choose(body)
-            if self.path != "/v1/chat/completions" or body.get("tool_choice") != "required":
-                return self._send(400, {"object": "error", "message": "expected tool_choice=required"})
+            if self.flavour == "llama" and body.get("tool_choice") != "auto":  # llama-cpp-python's answer
+                return self._send(500, {"error": {"message": "", "type": "internal_server_error", "param": None,
+                                                  "code": None}})
+            if self.path != "/v1/chat/completions" or body.get("tool_choice") not in ("required", "auto"):
+                return self._send(400, {"object": "error", "message": "expected tool_choice=required",
+                                        "type": "BadRequestError"})
+            if self.flavour == "dropper":  # the tools never reach the prompt: a short prompt and a text answer
+                return self._send(200, {"object": "chat.completion", "model": body["model"], "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "Sure, I can help."},
+                     "finish_reason": "stop"}], "usage": {"prompt_tokens": 31, "completion_tokens": 6}})
             time.sleep(random.random() * 0.02)  # answers finish out of order
             text = body["messages"][-1]["content"]
             names = [t["function"]["name"] for t in body["tools"]]
@@ -90,7 +108,8 @@ STANDIN = textwrap.dedent('''
                 msg = {"role": "assistant", "content": None, "tool_calls": [
                     {"id": "c0", "type": "function", "function": {"name": name, "arguments": args}}]}
             self._send(200, {"object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]})
+                             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
+                             "usage": {"prompt_tokens": len(json.dumps(body)) // 3, "completion_tokens": 9}})
 
         def _choose(self, body):
             """A multiple-choice prompt: the letter of the first option whose tool id the request names, else A;
@@ -131,12 +150,22 @@ def standin_script(folder):
     return script
 
 
-@pytest.fixture
-def standin():
-    """A stand-in endpoint in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ns["Handler"])
+@contextlib.contextmanager
+def serve_standin(flavour="vllm"):
+    """A stand-in endpoint of ``flavour`` in a thread on 127.0.0.1; its base URL."""
+    handler = type("Handler", (_ns["Handler"],), {"flavour": flavour})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def standin():
+    """A stand-in endpoint (vLLM's answers) in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
+    with serve_standin() as url:
+        yield url

@@ -1,4 +1,6 @@
 """Native tool calling, the HTTP client against a stand-in endpoint (protocol tests: no model involved)."""
+import json
+
 from native_fixtures import sample_rows, standin  # noqa: F401  (standin is a fixture)
 from toolgate.native import client
 from toolgate.native.run import build_jobs
@@ -9,7 +11,7 @@ def test_protocol_client_against_standin(standin, small_catalog):
     """Protocol test: the client posts chat-completions and records answers in input order (no model involved)."""
     rows = sample_rows()
     jobs = build_jobs(small_catalog, rows, {}, "full", "stand-in", "utterance", checkpoint="c")
-    assert is_ready(standin) and client.served_model(standin, "org/x") == "stand-in"
+    assert is_ready(standin) == "/health" and client.served_model(standin, "org/x") == ("stand-in", "vllm")
     recs = client.run_requests(standin, jobs, concurrency=4, timeout_s=10)
     assert [r["utterance_id"] for r in recs] == [r["utterance_id"] for r in rows]
     by = {r["utterance_id"]: r for r in recs}
@@ -18,13 +20,36 @@ def test_protocol_client_against_standin(standin, small_catalog):
     assert by["u5-en"]["malformed"] and by["u5-en"]["chosen"] == "make_call"
     assert all(r["n_offered"] == 3 and r["error"] == "" and r["latency_ms"] > 0 for r in recs)
     assert all(list(r) == client.RECORD_COLUMNS for r in recs)
+    # auditable: the server's token counts, finish_reason, the answer's text and its calls as sent
+    assert all(r["prompt_tokens"] > r["tools_floor"] > 0 and r["completion_tokens"] == 9 for r in recs)
+    assert by["u1-en"]["finish_reason"] == "tool_calls" and by["u4-en"]["answer"] == "Hello!"
+    assert '"name": "set_alarm"' in by["u1-en"]["tool_calls"] and by["u4-en"]["tool_calls"] == ""
+    assert by["u5-en"]["tool_calls"].endswith('"arguments": "{\\"x\\": "}}]')  # the malformed arguments, kept
+    assert not any(r["tools_dropped"] for r in recs) and {r["tool_choice"] for r in recs} == {"required"}
 
 
 def test_protocol_client_records_http_errors(standin, small_catalog):
-    """Protocol test: a rejected request is recorded with the server's message, not raised."""
+    """Protocol test: a rejected request is recorded with the server's error type, message and body, not raised."""
     job = build_jobs(small_catalog, sample_rows()[:1], {}, "full", "stand-in", "utterance")[0]
-    job["request"]["tool_choice"] = "auto"
+    job["request"]["tool_choice"] = "none"
     rec = client.call_one(standin, job, 10)
-    assert rec["error"].startswith("HTTP 400") and "tool_choice=required" in rec["error"]
+    assert rec["error"] == "HTTP 400 BadRequestError: expected tool_choice=required"
+    assert json.loads(rec["error_body"])["object"] == "error" and rec["prompt_tokens"] is None
     closed = f"http://127.0.0.1:{free_port()}"
     assert client.call_one(closed, job, 2)["error"].startswith("request failed")
+
+
+def test_server_errors_keep_type_message_and_body():
+    """Error bodies as servers send them (llama-cpp-python's empty AssertionError message, vLLM, FastAPI, HTML)."""
+    llama = json.dumps({"error": {"message": "", "type": "internal_server_error", "param": None, "code": None}})
+    err = client.server_error(500, llama)
+    assert str(err) == "HTTP 500 internal_server_error: (empty message)" and err.body == llama
+    ctx = client.server_error(400, json.dumps({"error": {
+        "message": "This model's maximum context length is 512 tokens. However, you requested 2143 tokens (1631 in "
+                   "the messages, 512 in the completion).", "type": "invalid_request_error", "param": "messages",
+        "code": "context_length_exceeded"}}))
+    assert str(ctx).startswith("HTTP 400 invalid_request_error: This model's maximum context length is 512 tokens")
+    assert str(client.server_error(404, '{"detail":"Not Found"}')) == "HTTP 404 error: Not Found"
+    html = "<html>" + "x" * 900 + "</html>"
+    err = client.server_error(502, html)
+    assert str(err) == "HTTP 502 error: (empty message)" and err.body == html[:500] and len(err.body) == 500
