@@ -63,10 +63,11 @@ def server_label(server: str, entry: dict) -> str:
     """What a launched server is, for tables and notes: "vLLM 0.x", "llama-cpp-python 0.3.36", "llama-server ..."."""
     if entry.get("command"):
         return f"the entry's own command ({Path(str(entry['command'][0])).name})"
-    if server == "llama-cpp":
-        binary = entry.get("binary")
-        return f"llama.cpp llama-server ({binary})" if binary else f"llama-cpp-python {_version('llama-cpp-python')}"
-    return f"vLLM {_version('vllm')}"
+    if server == "llama-cpp" and entry.get("binary"):
+        return f"llama.cpp llama-server ({entry['binary']})"
+    package = "llama-cpp-python" if server == "llama-cpp" else "vllm"
+    version = _version(package)
+    return f"{'vLLM' if package == 'vllm' else package} " + (f"({version})" if version == "not installed" else version)
 
 
 # ---------------------------------------------------------------- pre-flight
