@@ -155,7 +155,7 @@ def test_tournament_over_the_full_catalog(catalog, tmp_path):
         assert sorted(r["ranking"]) == sorted(catalog_ids(catalog)) and r["n_candidates"] == n
         assert r["prompts_by_round"] == [14, 3, 1] and r["prompts"] == 18 == len(r["answers"]) == len(r["finish_reasons"])
         assert r["prompt_tokens"] > 18 * 50 and r["completion_tokens"] >= 18  # the server's usage, summed
-        valid = sum(a.strip()[:1] in LETTERS for a in r["answers"])  # an answer without a letter is invalid
+        valid = sum(bool(a.strip()) and a.strip()[0] in LETTERS for a in r["answers"])  # no letter: invalid
         assert r["invalid"] >= 18 - valid
     table = tournament_frame(dep, recs, rows).set_index(["lang", "slice"]).loc[("all", "all")]
     assert table["label"] == PROTOCOL_CHECK and math.isnan(table["top1"]) and table["prompts"] == 18
