@@ -1,4 +1,4 @@
-# The README's two commands: `make reproduce` and `make test`.
+# The README's two commands: `make reproduce` and `make test`; `make test-native` runs the real-server tier.
 VENV   ?= .venv
 CORES  ?= 2
 CONFIG ?= config.yaml
@@ -8,13 +8,15 @@ EXTRAS ?= test,bench,st,onnx,ko
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: reproduce test lint profile clean
+NATIVE_EXTRAS ?= test,native-cpu
 
-# Re-install whenever the project's dependencies change.
-$(VENV)/.installed-$(EXTRAS): pyproject.toml
+.PHONY: reproduce test test-native lint profile clean
+
+# Re-install whenever the project's dependencies change (one marker per set of extras).
+$(VENV)/.installed-%: pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[$(EXTRAS)]'
+	$(VENV)/bin/python -m pip install -q -e '.[$*]'
 	touch $@
 
 reproduce: $(VENV)/.installed-$(EXTRAS)
@@ -23,6 +25,14 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 
 test: $(VENV)/.installed-$(EXTRAS)
 	python -m pytest -q
+
+# tests/native_real against llama-cpp-python's server (the native-cpu extra: llama-cpp-python builds from source,
+# about 10 minutes on 2 cores the first time); `make test` deselects this tier. The build is portable (AVX2, no
+# AVX-512 or AMX): a -march=native build takes AMX kernels that die with SIGILL in VMs that do not enable AMX state.
+test-native: export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+test-native: export PIP_NO_CACHE_DIR = 1
+test-native: $(VENV)/.installed-$(NATIVE_EXTRAS)
+	python -m pytest -q -m real_server tests/native_real
 
 profile: $(VENV)/.installed-$(EXTRAS)
 	toolgate profile --config $(CONFIG)

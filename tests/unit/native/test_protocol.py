@@ -57,6 +57,9 @@ def test_build_request_requires_a_tool_call(small_catalog):
     tools = protocol.openai_tools(small_catalog[:3], "en")
     body = protocol.build_request("wake me at 7", tools, "m", {"enable_thinking": False})
     assert body["tool_choice"] == "required"
+    assert protocol.build_request("x", tools, "m", tool_choice="auto")["tool_choice"] == "auto"
+    with pytest.raises(InputError, match="unknown tool_choice 'any'"):
+        protocol.build_request("x", tools, "m", tool_choice="any")
     assert body["tools"] is tools and body["model"] == "m" and body["temperature"] == 0
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert "exactly one" in body["messages"][0]["content"]
@@ -70,7 +73,26 @@ def test_build_request_requires_a_tool_call(small_catalog):
 
 def test_parse_response_one_call():
     p = protocol.parse_response(_choice([_call("set_alarm")]), {"set_alarm", "make_call"})
-    assert p == {"tools": ["set_alarm"], "no_tool_call": False, "malformed": False, "n_calls": 1}
+    assert {k: p[k] for k in ("tools", "no_tool_call", "malformed", "n_calls")} == {
+        "tools": ["set_alarm"], "no_tool_call": False, "malformed": False, "n_calls": 1}
+    assert p["finish_reason"] == "tool_calls" and p["answer"] == "" and json.loads(p["tool_calls"]) == [_call("set_alarm")]
+    assert p["prompt_tokens"] is None and p["completion_tokens"] is None  # the server reported no usage
+
+
+def test_answer_meta_reads_usage_and_finish_reason():
+    obj = {**_choice(content="Sure, I can help."), "usage": {"prompt_tokens": 31, "completion_tokens": 6,
+                                                            "total_tokens": 37}}
+    assert protocol.answer_meta(obj) == {"answer": "Sure, I can help.", "finish_reason": "stop", "prompt_tokens": 31,
+                                         "completion_tokens": 6}
+    obj["usage"] = {"prompt_tokens": "31"}  # not a count
+    assert protocol.answer_meta(obj)["prompt_tokens"] is None
+
+
+def test_tools_floor_is_a_lower_bound_on_the_tools_block(small_catalog):
+    tools = protocol.openai_tools(small_catalog[:3], "en")
+    assert protocol.tools_floor(tools) == -(-len(json.dumps(tools, ensure_ascii=False)) // 8)
+    assert protocol.tools_floor([]) == 0
+    assert protocol.tools_floor(tools[:1]) < protocol.tools_floor(tools)
 
 
 def test_parse_response_no_call():

@@ -10,9 +10,9 @@ from native_fixtures import lexical_scores, native_section, sample_rows, standin
 from toolgate.config import run as run_config
 from toolgate.errors import InputError
 from toolgate.native import run
+from toolgate.native.backends import preflight
 from toolgate.native.client import RECORD_COLUMNS
 from toolgate.native.protocol import DeploymentError
-from toolgate.native.server import preflight
 from toolgate.native.tables import CALL_COLUMNS, native_tables, read_records
 from toolgate.retrieval.scores import save_scores
 
@@ -135,3 +135,9 @@ def test_bad_roster_entry_is_an_input_error(small_catalog, tmp_path):
         run.run_checkpoint(small_catalog, sample_rows(), {}, {"name": "x", "model": "m"},
                            (tmp_path / "r.csv", tmp_path / "d.json", tmp_path / "s.log"),
                            native_section(conditions=["full"]))
+    # the parser is vLLM's: llama.cpp, an endpoint or an entry's own command need none
+    for settings in ({"server": "llama-cpp"}, {"endpoint": "http://127.0.0.1:9"}):
+        run.check_entry("x", {"model": "m"}, native_section(**settings))
+    run.check_entry("x", {"model": "m", "command": ["srv"]}, native_section())
+    with pytest.raises(InputError, match="native.roster.x.model"):
+        run.check_entry("x", {"model": ""}, native_section(server="llama-cpp"))

@@ -55,9 +55,20 @@ def test_small_brackets_and_bad_group_size():
 
 
 def test_parse_letter_accepts_only_a_letter_of_the_group():
+    group = ["set_alarm", "make_call", "list_alarms", "check_battery"]
     for answer, want in (("B", 1), (" b ", None), ("(C)", 2), ("A) set_alarm: ...", 0), ("D.", 3), ("E", None),
-                         ("I think A", None), ("", None), (None, None), ("AB", None)):
-        assert T.parse_letter(answer, 4) == want, answer
+                         ("I think A", None), ("", None), (None, None), ("AB", None), ("C. list_alarms", 2),
+                         ("(B) make_call", 1), ("A: the first one", 0)):
+        assert T.parse_letter(answer, group) == want, answer
+
+
+def test_parse_letter_refuses_option_text_that_contradicts_the_letter():
+    """A letter with another option's id after it names two options: invalid, whichever the model meant."""
+    group = ["set_alarm", "make_call", "list_alarms"]
+    for answer in ("A) list_alarms: list alarms: Lists the alarms.", "B. set_alarm", "C: make_call", "(A) make_call"):
+        assert T.parse_letter(answer, group) is None, answer
+    b = T.rank_request("u", "x", {t: t for t in group}, lambda s, u: "A) list_alarms: ...", 3, 10_000)
+    assert b.invalid == 1 and b.ranking[0] == "set_alarm"  # counted as invalid: the first option advances
 
 
 def test_choice_prompt_in_the_request_language(small_catalog):

@@ -5,7 +5,6 @@ is recorded (``error``), never raised: one bad answer must not end a run.
 """
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
 import os
@@ -15,10 +14,34 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from .protocol import parse_response
+from .protocol import parse_response, tools_floor
 
-RECORD_COLUMNS = ["checkpoint", "condition", "utterance_id", "lang", "n_offered", "chosen", "n_calls",
-                  "no_tool_call", "malformed", "error", "latency_ms"]
+RECORD_COLUMNS = ["checkpoint", "condition", "utterance_id", "lang", "tool_choice", "n_offered", "chosen", "n_calls",
+                  "no_tool_call", "malformed", "tools_dropped", "tools_floor", "prompt_tokens", "completion_tokens",
+                  "finish_reason", "error", "error_body", "latency_ms", "answer", "tool_calls"]
+BODY_CHARS = 500  # how much of a failed request's answer body a record keeps
+
+
+class ServerError(RuntimeError):
+    """A request the server answered with an HTTP error: its status, the error's type and message, and the first
+    :data:`BODY_CHARS` characters of the body as sent."""
+
+    def __init__(self, status: int, type_: str, message: str, body: str):
+        self.status, self.type, self.message, self.body = status, type_, message, body[:BODY_CHARS]
+        super().__init__(f"HTTP {status} {type_ or 'error'}: {message or '(empty message)'}")
+
+
+def server_error(status: int, body: str) -> ServerError:
+    """The :class:`ServerError` for an HTTP error answer: OpenAI's ``{"error": {"message", "type"}}``, vLLM's flat
+    ``{"message", "type"}``, FastAPI's ``{"detail"}``, or a body that is not JSON (kept as the body only)."""
+    try:
+        obj = json.loads(body)
+    except json.JSONDecodeError:
+        obj = None
+    err = obj.get("error", obj) if isinstance(obj, dict) else None
+    err = err if isinstance(err, dict) else {"message": err if isinstance(err, str) else ""}
+    message = err.get("message") or err.get("detail") or ""
+    return ServerError(status, str(err.get("type") or err.get("code") or ""), str(message)[:300], body)
 
 
 def opener(url: str) -> urllib.request.OpenerDirector:
@@ -47,19 +70,22 @@ def http_get(url: str, timeout: float = 5.0):
         return status, None
 
 
-def served_model(base_url: str, wanted: str) -> str:
-    """``wanted`` when the server lists it (or lists nothing), else the first model it serves.
+def served_model(base_url: str, wanted: str) -> tuple[str, str]:
+    """(model, owner): ``wanted`` when the server lists it (or lists nothing), else the first model it serves,
+    with that entry's ``owned_by`` ("" when not given; vLLM says "vllm", llama-server "llamacpp").
 
-    An endpoint started by the user may serve the checkpoint under another name
-    (llama.cpp server, ``--served-model-name``).
+    A server may serve the checkpoint under another name (llama.cpp takes the
+    file's path, vLLM ``--served-model-name``).
     """
     _, obj = http_get(f"{base_url}/v1/models")
-    ids = [m.get("id") for m in (obj or {}).get("data", []) if isinstance(m, dict)] if isinstance(obj, dict) else []
-    return wanted if not ids or wanted in ids else ids[0]
+    models = [m for m in (obj or {}).get("data", []) if isinstance(m, dict)] if isinstance(obj, dict) else []
+    chosen = next((m for m in models if m.get("id") == wanted), models[0] if models else {"id": wanted})
+    return str(chosen.get("id")), str(chosen.get("owned_by") or "")
 
 
 def post_chat(base_url: str, body: dict, timeout_s: float) -> dict:
-    """POST one chat-completions body; the parsed JSON answer. Raises RuntimeError with the server's message."""
+    """POST one chat-completions body; the parsed JSON answer. Raises :class:`ServerError` for an HTTP error,
+    RuntimeError when nothing answers or the answer is not JSON."""
     url = f"{base_url}/v1/chat/completions"
     headers = {"Content-Type": "application/json"}
     if os.environ.get("TOOLGATE_API_KEY"):
@@ -69,38 +95,56 @@ def post_chat(base_url: str, body: dict, timeout_s: float) -> dict:
         with opener(url).open(req, timeout=timeout_s) as resp:
             return json.loads(resp.read())
     except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")
-        with contextlib.suppress(json.JSONDecodeError, AttributeError, TypeError):
-            err = json.loads(detail)
-            detail = (err.get("error") or err) if isinstance(err, dict) else detail
-            detail = detail.get("message", detail) if isinstance(detail, dict) else detail
-        raise RuntimeError(f"HTTP {exc.code}: {str(detail)[:300]}") from None
+        raise server_error(exc.code, exc.read().decode("utf-8", "replace")) from None
     except (urllib.error.URLError, OSError) as exc:
         raise RuntimeError(f"request failed: {getattr(exc, 'reason', exc)}") from None
     except json.JSONDecodeError as exc:
         raise RuntimeError(f"answer is not JSON: {exc}") from None
 
 
+def failure(exc: Exception) -> dict:
+    """A failed request's record fields: the error (type and message) and the start of the answer's body."""
+    return {"error": str(exc)[:400], "error_body": getattr(exc, "body", "")}
+
+
 def call_one(base_url: str, job: dict, timeout_s: float) -> dict:
-    """One utterance through the server: a record (see :data:`RECORD_COLUMNS`)."""
-    offered = [t["function"]["name"] for t in job["request"]["tools"]]
+    """One utterance through the server: a record (see :data:`RECORD_COLUMNS`).
+
+    ``tools_dropped``: the server reported fewer prompt tokens than the tools
+    block needs (``tools_floor``, :func:`~.protocol.tools_floor`), so its chat
+    template left the tools out and the answer says nothing about tool calling.
+    """
+    tools = job["request"]["tools"]
+    offered = [t["function"]["name"] for t in tools]
     rec = {"checkpoint": job.get("checkpoint", ""), "condition": job["condition"], "utterance_id": job["utterance_id"],
-           "lang": job.get("lang", ""), "n_offered": len(offered), "chosen": "", "n_calls": 0,
-           "no_tool_call": False, "malformed": False, "error": ""}
+           "lang": job.get("lang", ""), "tool_choice": job["request"].get("tool_choice", ""), "n_offered": len(offered),
+           "chosen": "", "n_calls": 0, "no_tool_call": False, "malformed": False, "tools_dropped": False,
+           "tools_floor": tools_floor(tools), "prompt_tokens": None, "completion_tokens": None, "finish_reason": "",
+           "error": "", "error_body": "", "latency_ms": 0.0, "answer": "", "tool_calls": ""}
     t0 = time.perf_counter()
     try:
         parsed = parse_response(post_chat(base_url, job["request"], timeout_s), offered)
     except (RuntimeError, ValueError) as exc:
-        rec["error"] = str(exc)[:300]
+        rec.update(failure(exc))
     else:
-        rec.update(chosen=";".join(parsed["tools"]), n_calls=parsed["n_calls"], no_tool_call=parsed["no_tool_call"],
-                   malformed=parsed["malformed"])
+        rec.update({k: parsed[k] for k in ("n_calls", "no_tool_call", "malformed", "prompt_tokens", "completion_tokens",
+                                           "finish_reason", "answer", "tool_calls")}, chosen=";".join(parsed["tools"]))
+        rec["tools_dropped"] = rec["prompt_tokens"] is not None and rec["prompt_tokens"] < rec["tools_floor"]
     rec["latency_ms"] = (time.perf_counter() - t0) * 1000.0
     return rec
 
 
 def run_requests(base_url: str, jobs: list[dict], concurrency: int, timeout_s: float, call=call_one) -> list[dict]:
     """Every job through the server with ``call(base_url, job, timeout_s)`` (a record), at most ``concurrency`` in
-    flight; records in job order."""
+    flight; records in job order.
+
+    Jobs are sent grouped by language (stable): requests of one language share the tools block, and a server
+    that keeps the last prompt's cache (llama.cpp) then evaluates it once per language, not once per request.
+    """
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i].get("lang", ""))
     with ThreadPoolExecutor(max_workers=max(1, int(concurrency))) as pool:
-        return list(pool.map(lambda j: call(base_url, j, timeout_s), jobs))
+        sent = list(pool.map(lambda i: call(base_url, jobs[i], timeout_s), order))
+    records = [None] * len(jobs)
+    for i, rec in zip(order, sent):
+        records[i] = rec
+    return records

@@ -1,9 +1,10 @@
 """What goes over the wire and what comes back: catalog rows as OpenAI tools, the
 chat-completions request, the parsed answer, and the stage a failed deployment
-reached (read from the launcher's or vLLM's captured text)."""
+reached (read from the launcher's or the server's captured text, or found by the protocol)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from .. import io
@@ -13,6 +14,11 @@ CONDITIONS = ("full", "top5")
 SHORTLIST_K = 5  # the shortlist size of condition "top5"
 TOOL_LANGS = ("ko", "en", "both")
 MAX_TOKENS = 512  # a tool call needs far fewer; the cap only bounds a rambling answer
+TOOL_CHOICES = ("required", "auto")
+PROTOCOL_CHECK = "protocol check, not an accuracy result"  # the label of a roster entry with protocol_check
+# No tokenizer packs more than this many characters of tools JSON into one token on average (English JSON runs
+# at 3 to 4, Korean at 1 to 2): a prompt with fewer tokens than the tools block's characters / 8 cannot hold it.
+MAX_CHARS_PER_TOKEN = 8
 SYSTEM_PROMPT = ("You route requests on a device. Call exactly one of the provided tools: "
                  "the one that best fits the user's request.")
 
@@ -20,6 +26,10 @@ SYSTEM_PROMPT = ("You route requests on a device. Call exactly one of the provid
 # anywhere in the captured text wins, so a root cause printed early in a log
 # (e.g. CUDA out of memory) beats the generic exit line that follows it.
 FAILURE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("llama_cpp_not_installed", (
+        r"No module named '?(llama_cpp|uvicorn|fastapi|sse_starlette|starlette_context|pydantic_settings)\b",
+        r"llama-server binary '.*' not found",
+    )),
     ("vllm_not_importable", (
         r"No module named '?vllm",                  # ModuleNotFoundError: vLLM not installed in this interpreter
         r"cannot import name '?\w+'? from '?vllm",  # a partial or mismatched install
@@ -51,6 +61,7 @@ FAILURE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"GatedRepoError", r"RepositoryNotFoundError", r"RevisionNotFoundError", r"LocalEntryNotFoundError",
         r"couldn't connect to '?https://huggingface\.co", r"OfflineModeIsEnabled",
         r"does not appear to have a file named",
+        r"Model path does not exist",               # llama.cpp: no GGUF file there
     )),
     ("weights_not_admitted", (                      # vLLM (or transformers under it) refuses the checkpoint
         r"AmbiguousGlobalPerLayerAttributeError",   # transformers >= 5.15 per-layer configs (Gemma 4) in older vLLM
@@ -61,11 +72,15 @@ FAILURE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"Unknown quantization method",
         r"is not supported for the current GPU",    # quantization kernels need a newer compute capability
         r"Bfloat16 is only supported on GPUs with compute capability",
+        r"Failed to load model from file", r"error loading model",  # llama.cpp refuses the GGUF file
     )),
     ("readiness_timeout", (r"not ready after \d+", r"readiness timeout")),
     ("server_exited", (r"exited with code", r"exited before it was ready")),
 )
-STAGES = tuple(s for s, _ in FAILURE_PATTERNS) + ("unknown",)
+# Stages the protocol finds on a server that came up: it rejected the configured tool_choice (and the entry
+# allows no fallback), its chat template dropped the tools from every prompt, or every request failed.
+PROTOCOL_STAGES = ("tool_choice_rejected", "tools_dropped", "all_requests_failed")
+STAGES = tuple(s for s, _ in FAILURE_PATTERNS) + PROTOCOL_STAGES + ("unknown",)
 CONTEXT_ERROR = re.compile(
     r"maximum context length"           # vLLM and OpenAI: "This model's maximum context length is N tokens"
     r"|context_length_exceeded"          # OpenAI's error code
@@ -134,24 +149,34 @@ def chat_body(system: str, user: str, model: str, chat_template_kwargs: dict | N
 
 
 def build_request(text: str, tools: list[dict], model: str, chat_template_kwargs: dict | None = None,
-                  max_tokens: int = MAX_TOKENS) -> dict:
-    """One tool-calling body (:func:`chat_body`): system prompt, the utterance, the tools, a call required."""
+                  max_tokens: int = MAX_TOKENS, tool_choice: str = "required") -> dict:
+    """One tool-calling body (:func:`chat_body`): system prompt, the utterance, the tools, ``tool_choice``
+    (``required``: a call is demanded; ``auto``: the model may answer in text)."""
+    if tool_choice not in TOOL_CHOICES:
+        raise InputError("native", f"unknown tool_choice '{tool_choice}' (known: {', '.join(TOOL_CHOICES)})")
     return {**chat_body(SYSTEM_PROMPT, text, model, chat_template_kwargs, max_tokens), "tools": tools,
-            "tool_choice": "required"}
+            "tool_choice": tool_choice}
+
+
+def tools_floor(tools: list[dict]) -> int:
+    """The fewest prompt tokens that can hold ``tools`` (:data:`MAX_CHARS_PER_TOKEN`); 0 for no tools."""
+    return math.ceil(len(json.dumps(tools, ensure_ascii=False)) / MAX_CHARS_PER_TOKEN) if tools else 0
 
 
 # ---------------------------------------------------------------- responses
 
 
 def parse_response(obj: dict, offered=None) -> dict:
-    """Called tool names, and whether the answer had no call or a malformed one.
+    """Called tool names, and whether the answer had no call or a malformed one, with what audits it.
 
     ``malformed``: a call's arguments are not a JSON object, or its name is not
     among ``offered`` (when given). An empty argument string counts as ``{}``:
     some servers send it for a call without parameters. Raises ValueError for a
-    body that is not a chat completion (no ``choices``).
+    body that is not a chat completion (no ``choices``). Also: the answer's text,
+    its tool calls as sent (JSON), ``finish_reason`` and the ``usage`` tokens (:func:`answer_meta`).
     """
-    calls = _message(obj).get("tool_calls") or []
+    message = _message(obj)
+    calls = message.get("tool_calls") or []
     offered = None if offered is None else set(offered)
     names, malformed = [], False
     for call in calls:
@@ -162,13 +187,20 @@ def parse_response(obj: dict, offered=None) -> dict:
             malformed = True
         if not _arguments_ok(fn.get("arguments")):
             malformed = True
-    return {"tools": names, "no_tool_call": not calls, "malformed": malformed, "n_calls": len(calls)}
+    return {"tools": names, "no_tool_call": not calls, "malformed": malformed, "n_calls": len(calls),
+            "tool_calls": json.dumps(calls, ensure_ascii=False) if calls else "", **answer_meta(obj)}
 
 
-def answer_text(obj: dict) -> str:
-    """The text of a chat completion's first choice ("" for none); ValueError as in :func:`parse_response`."""
-    content = _message(obj).get("content")
-    return content if isinstance(content, str) else ""
+def answer_meta(obj: dict) -> dict:
+    """A chat completion's first answer for the record: ``answer`` (its text, "" for none), ``finish_reason`` and
+    ``prompt_tokens``/``completion_tokens`` from ``usage`` (None when the server reports none); ValueError as in
+    :func:`parse_response`."""
+    message = _message(obj)
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    content = message.get("content")
+    return {"answer": content if isinstance(content, str) else "",
+            "finish_reason": str(obj["choices"][0].get("finish_reason") or ""),
+            **{k: usage[k] if isinstance(usage.get(k), int) else None for k in ("prompt_tokens", "completion_tokens")}}
 
 
 def is_context_error(message: str) -> bool:
@@ -211,7 +243,7 @@ def _find(text: str) -> tuple[str, str]:
 
 
 def classify_failure(text: str) -> str:
-    """The failure stage for captured launcher or vLLM error text (see :data:`FAILURE_PATTERNS`)."""
+    """The failure stage for captured launcher or server error text (see :data:`FAILURE_PATTERNS`)."""
     return _find(text or "")[0]
 
 

@@ -1,10 +1,13 @@
 """The ``native_tables`` rule: deployment outcomes (paper Table 7) and native-caller accuracy.
 
 Measures per checkpoint and condition: accuracy (first called tool = gold tool,
-over in-catalog utterances; a failed request counts as wrong), no_tool_call_rate
-and malformed_rate (over the answers received), and for ``top5`` the
-recovered_share (accuracy - bm25_top1) / (bm25_top5 - bm25_top1), the part of the
-lexical top-1/top-5 gap the native caller closes (as in :mod:`toolgate.retrieval.rerank`).
+over in-catalog utterances; a failed request, or an answer whose prompt lost the
+tools, counts as wrong), no_tool_call_rate and malformed_rate (over the answers
+whose prompt held the tools), and for ``top5`` the recovered_share
+(accuracy - bm25_top1) / (bm25_top5 - bm25_top1), the part of the lexical
+top-1/top-5 gap the native caller closes (as in :mod:`toolgate.retrieval.rerank`). When
+nothing was answered, accuracy and recovered_share are not computable and
+``not_computable`` says why; a ``protocol_check`` entry's are not computed.
 """
 from __future__ import annotations
 
@@ -18,35 +21,54 @@ from .. import io
 from ..config import Run
 from ..retrieval.scores import Scores, load_scores, top_actions
 from ..tables import write_table
-from .protocol import CONDITIONS, SHORTLIST_K, short_error
+from .protocol import CONDITIONS, PROTOCOL_CHECK, PROTOCOL_STAGES, SHORTLIST_K, short_error
 
 # reported.yaml key prefixes of the paper values each table reproduces
 DEPLOYMENT_PAPER = ("native.roster_size", "native.checkpoints_deployed", "intro.native_checkpoints_not_deployed")
 CALLS_PAPER = ("native.rows_per_condition", "native.lfm25.no_tool_call", "rerank.recovered_share.native")
-CALL_COLUMNS = ["checkpoint", "model", "condition", "n", "n_in_catalog", "n_errors", "accuracy", "no_tool_call_rate",
-                "malformed_rate", "median_latency_ms", "bm25_top1", "bm25_top5", "recovered_share"]
-DEPLOYMENT_COLUMNS = ["checkpoint", "model", "parser", "deployed", "stage", "error", "vllm", "gpu", "gpu_memory",
-                      "driver"]
+CALL_COLUMNS = ["checkpoint", "model", "server", "condition", "tool_choice", "label", "n", "n_in_catalog", "n_errors",
+                "n_tools_dropped", "accuracy", "no_tool_call_rate", "malformed_rate", "median_latency_ms",
+                "median_prompt_tokens", "median_completion_tokens", "bm25_top1", "bm25_top5", "recovered_share",
+                "not_computable"]
+DEPLOYMENT_COLUMNS = ["checkpoint", "model", "server", "parser", "tool_choice", "deployed", "stage", "error", "vllm",
+                      "llama_cpp_python", "gpu", "gpu_memory", "driver"]
+_FLAGS = ("no_tool_call", "malformed", "tools_dropped")
+_TEXT = ("chosen", "error", "error_body", "utterance_id", "answer", "tool_calls", "finish_reason", "tool_choice")
 
 
 def read_records(path) -> pd.DataFrame:
-    """A records CSV with empty strings kept as such (not NaN)."""
-    df = pd.read_csv(path, dtype={"chosen": str, "error": str, "utterance_id": str}, keep_default_na=False)
-    for col in ("no_tool_call", "malformed"):
+    """A records CSV with empty strings kept as such (not NaN) and empty token counts as NaN."""
+    df = pd.read_csv(path, dtype={c: str for c in _TEXT}, keep_default_na=False)
+    for col in _FLAGS:
         df[col] = df[col].astype(str).str.lower().eq("true")
+    for col in ("prompt_tokens", "completion_tokens"):
+        df[col] = pd.to_numeric(df[col], errors="coerce")
     return df
+
+
+def _error_line(d: dict) -> str:
+    """The deployment table's error: "" for a clean run, the first line of a protocol stage's text (it is
+    written to be read), else the most telling line of the captured text."""
+    if d.get("stage") in ("ok", ""):
+        return ""
+    text = d.get("error", "")
+    return text.splitlines()[0] if d.get("stage") in PROTOCOL_STAGES and text else short_error(text)
 
 
 def deployment_frame(deployments: list[dict]) -> pd.DataFrame:
     recs = []
     for d in deployments:
         env = d.get("environment", {})
-        recs.append({"checkpoint": d.get("checkpoint", ""), "model": d.get("model", ""), "parser": d.get("parser", ""),
-                     "deployed": bool(d.get("deployed")), "stage": d.get("stage", ""),
-                     "error": "" if d.get("deployed") else short_error(d.get("error", "")),
-                     "vllm": env.get("vllm", ""), "gpu": env.get("gpu", ""), "gpu_memory": env.get("gpu_memory", ""),
-                     "driver": env.get("driver", "")})
+        recs.append({"checkpoint": d.get("checkpoint", ""), "model": d.get("model", ""), "server": d.get("server", ""),
+                     "parser": d.get("parser", ""), "tool_choice": d.get("tool_choice_used", ""),
+                     "deployed": bool(d.get("deployed")), "stage": d.get("stage", ""), "error": _error_line(d),
+                     **{k: env.get(k, "") for k in ("vllm", "llama_cpp_python", "gpu", "gpu_memory", "driver")}})
     return pd.DataFrame(recs, columns=DEPLOYMENT_COLUMNS)
+
+
+def servers(deployments: list[dict]) -> str:
+    """The servers that answered (or were tried), each once, for a table note."""
+    return "; ".join(dict.fromkeys(d.get("server", "") for d in deployments if d.get("server"))) or "no server"
 
 
 def lexical_gap(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> tuple[float, float]:
@@ -74,17 +96,46 @@ def native_tables(deployments: list[dict], records: list[pd.DataFrame], rows: li
             g = m["utterance_id"].map(gold)
             inc = g.notna()
             ok = m["error"].fillna("").eq("")
-            acc = float((first[inc] == g[inc]).mean()) if inc.any() else float("nan")
-            rec = {"checkpoint": dep.get("checkpoint", ""), "model": dep.get("model", ""), "condition": cond,
-                   "n": len(m), "n_in_catalog": int(inc.sum()), "n_errors": int((~ok).sum()), "accuracy": acc,
-                   "no_tool_call_rate": float(m.loc[ok, "no_tool_call"].mean()) if ok.any() else float("nan"),
-                   "malformed_rate": float(m.loc[ok, "malformed"].mean()) if ok.any() else float("nan"),
-                   "median_latency_ms": float(m.loc[ok, "latency_ms"].median()) if ok.any() else float("nan"),
-                   "bm25_top1": top1, "bm25_top5": topk, "recovered_share": float("nan")}
-            if cond == "top5" and topk > top1:
+            held = ok & ~m["tools_dropped"]  # answers to prompts that held the tools
+            reason = _not_computable(len(m), int(ok.sum()), int(held.sum()), bool(inc.any()),
+                                     bool(dep.get("protocol_check")))
+            acc = float((first[inc] == g[inc]).mean()) if not reason else float("nan")
+            rec = {"checkpoint": dep.get("checkpoint", ""), "model": dep.get("model", ""),
+                   "server": dep.get("server", ""), "condition": cond, "tool_choice": ";".join(dict.fromkeys(
+                       m["tool_choice"])), "label": PROTOCOL_CHECK if dep.get("protocol_check") else "",
+                   "n": len(m), "n_in_catalog": int(inc.sum()), "n_errors": int((~ok).sum()),
+                   "n_tools_dropped": int((ok & m["tools_dropped"]).sum()), "accuracy": acc,
+                   "no_tool_call_rate": _mean(m.loc[held, "no_tool_call"]),
+                   "malformed_rate": _mean(m.loc[held, "malformed"]),
+                   "median_latency_ms": _median(m.loc[ok, "latency_ms"]),
+                   "median_prompt_tokens": _median(m.loc[ok, "prompt_tokens"]),
+                   "median_completion_tokens": _median(m.loc[ok, "completion_tokens"]),
+                   "bm25_top1": top1, "bm25_top5": topk, "recovered_share": float("nan"), "not_computable": reason}
+            if cond == "top5" and topk > top1 and not reason:
                 rec["recovered_share"] = (acc - top1) / (topk - top1)
             recs.append(rec)
     return deployment_frame(deployments), pd.DataFrame(recs, columns=CALL_COLUMNS)
+
+
+def _not_computable(n: int, n_ok: int, n_held: int, any_in_catalog: bool, protocol_check: bool) -> str:
+    """Why accuracy and recovered_share are not given for a condition; "" when they are."""
+    if not n_ok:
+        return f"not computable: nothing was answered (all {n} requests failed)"
+    if not n_held:
+        return f"not computable: the server's template dropped the tools in all {n_ok} answers"
+    if not any_in_catalog:
+        return "not computable: no in-catalog utterance"
+    return "not computed: a protocol check's model (protocol_check), whose accuracy is not a result" \
+        if protocol_check else ""
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.astype(float).mean()) if len(values) else float("nan")
+
+
+def _median(values: pd.Series) -> float:
+    values = values.dropna()
+    return float(values.median()) if len(values) else float("nan")
 
 
 def write_native_tables(catalog_path, utterances_path, lexical_path, deployment_paths, record_paths,
@@ -95,17 +146,26 @@ def write_native_tables(catalog_path, utterances_path, lexical_path, deployment_
     deployments = [json.loads(Path(p).read_text(encoding="utf-8")) for p in deployment_paths]
     records = [read_records(p) for p in record_paths]
     dep_df, calls_df = native_tables(deployments, records, rows, load_scores(lexical_path))
-    write_table(dep_df, out_deployment_csv, "Native tool calling: deployment outcomes (paper Table 7)",
-                "One row per roster checkpoint served by vLLM with tool_choice=\"required\". A row with deployed "
-                "false is a deployment outcome, not an accuracy result: stage names where it failed (vLLM not "
-                "importable, no CUDA device, weights not admitted, parser unavailable, out of memory, readiness "
-                "timeout, ...) and error is the shortened captured text (full text in results/*/native/"
-                "<checkpoint>.deployment.json). vllm, gpu, gpu_memory and driver describe the machine that ran it.",
+    served, check = servers(deployments), any(d.get("protocol_check") for d in deployments)
+    label = f" ({PROTOCOL_CHECK})" if check else ""
+    write_table(dep_df, out_deployment_csv, "Native tool calling: deployment outcomes (paper Table 7)" + label,
+                f"One row per roster checkpoint, served by {served}; tool_choice is the value the requests were sent "
+                "with (the entry's, or auto when the server rejected it and the entry allows the fallback). A row "
+                "with deployed false is a deployment outcome, not an accuracy result: stage names where it failed "
+                "(server not installed, no CUDA device, weights not admitted, parser unavailable, out of memory, "
+                "readiness timeout, tool_choice rejected, ...) and error is the shortened captured text (full text "
+                "in results/*/native/<checkpoint>.deployment.json). A server that came up can still end with stage "
+                "tools_dropped (its chat template left the tools out of every prompt) or all_requests_failed. vllm, "
+                "llama_cpp_python, gpu, gpu_memory and driver describe the machine that ran it.",
                 run.seed, paper=DEPLOYMENT_PAPER)
-    write_table(calls_df, out_calls_csv, "Native tool calling: accuracy with the full catalog and the BM25 top-5",
-                "Only checkpoints that deployed. accuracy: first called tool = gold tool over in-catalog utterances "
-                "(failed requests count as wrong); no_tool_call_rate and malformed_rate over the answers received; "
-                "recovered_share (top5) = (accuracy - bm25_top1) / (bm25_top5 - bm25_top1). Non-deployed "
+    write_table(calls_df, out_calls_csv, "Native tool calling: accuracy with the full catalog and the BM25 top-5" + label,
+                f"Only checkpoints that deployed, served by {served}. accuracy: first called tool = gold tool over "
+                "in-catalog utterances (failed requests and answers whose prompt lost the tools count as wrong); "
+                "n_tools_dropped: answers with fewer prompt tokens than the tools block needs (the server's template "
+                "dropped the tools), which are not declines; no_tool_call_rate and malformed_rate over the other "
+                "answers; recovered_share (top5) = (accuracy - bm25_top1) / (bm25_top5 - bm25_top1). not_computable "
+                "says why accuracy and recovered_share are empty (nothing answered, tools dropped, or a protocol "
+                "check, whose toy model's accuracy is not a result). Token counts are the server's usage. Non-deployed "
                 "checkpoints appear in native_deployment as deployment outcomes, not here as accuracy results.",
                 run.seed, paper=CALLS_PAPER)
     return dep_df, calls_df

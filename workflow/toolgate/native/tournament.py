@@ -13,7 +13,9 @@ top-5 is the first five.
 
 An answer that is not one of the group's letters counts as invalid and the
 group's first option (catalog order) advances: the same tie rule as everywhere
-else, and one bad answer then costs one group, not the whole request.
+else, and one bad answer then costs one group, not the whole request. So does
+an answer whose option text names another option than its letter ("A)
+list_alarms" when list_alarms is C): which of the two the model meant is unknown.
 
 A prompt longer than the limit raises :class:`PromptTooLong` before it is sent,
 and so does a server that says the prompt exceeds its context: a prompt is never
@@ -31,7 +33,8 @@ from .protocol import is_context_error, openai_tools
 LETTERS = string.ascii_uppercase  # the schema caps tournament.group_size at 26
 SYSTEM_PROMPT = ("You route requests on a device. Pick the one option that best fits the user's request. "
                  "Answer with the option's letter only.")
-_LETTER = re.compile(r"\(?([A-Z])(?:[).:].*)?", re.DOTALL)  # "B", "B)", "(B)", "B. set_alarm", "B: ..."
+_LETTER = re.compile(r"\(?([A-Z])(?:[).:](.*))?", re.DOTALL)  # "B", "B)", "(B)", "B. set_alarm", "B: ..."
+_NAME = re.compile(r"\s*\)?\s*([A-Za-z0-9_.\-]+)")  # the first word after the letter: a tool id, when it names one
 
 
 class PromptTooLong(InputError):
@@ -59,12 +62,16 @@ def choice_prompt(text: str, options: list[str]) -> str:
             + f"\n\nWhich option fits the request best? Answer with one letter, A-{LETTERS[len(options) - 1]}.")
 
 
-def parse_letter(answer: str, n_options: int) -> int | None:
-    """The option index an answer names, or None when it is not one of the first ``n_options`` letters."""
+def parse_letter(answer: str, options: list[str]) -> int | None:
+    """The index of the option an answer names by letter; None when the letter is not one of the group's, or when
+    the text after it begins with the id of another of ``options`` (the group's tool ids, in letter order)."""
     m = _LETTER.fullmatch((answer or "").strip())
-    if m is None or LETTERS.index(m.group(1)) >= n_options:
+    if m is None or LETTERS.index(m.group(1)) >= len(options):
         return None
-    return LETTERS.index(m.group(1))
+    pick = LETTERS.index(m.group(1))
+    name = _NAME.match(m.group(2) or "")
+    said = name.group(1).rstrip(".:") if name else ""
+    return None if said in options and said != options[pick] else pick
 
 
 def run_bracket(candidates: list[str], ask, group_size: int) -> Bracket:
@@ -108,7 +115,7 @@ def rank_request(utterance_id: str, text: str, options: dict[str, str], answer, 
             raise PromptTooLong(f"request '{utterance_id}'", f"{where} is over the limit of {max_chars}; prompts are "
                                                              "never truncated", field="tournament.max_prompt_chars")
         try:
-            return parse_letter(answer(SYSTEM_PROMPT, user), len(group))
+            return parse_letter(answer(SYSTEM_PROMPT, user), group)
         except RuntimeError as exc:
             if is_context_error(str(exc)):
                 raise PromptTooLong(f"request '{utterance_id}'", f"{where} is over the server's context ({exc}); "

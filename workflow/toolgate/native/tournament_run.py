@@ -1,7 +1,7 @@
 """The ``tournament`` rule: one roster checkpoint ranks every in-catalog request by tournament (:mod:`.tournament`).
 
 The server is served and stopped as in the native stage (:func:`.run.deploy`:
-endpoint mode, a launched vLLM or an entry's own ``command``); requests go
+endpoint mode, a launched ``native.server`` or an entry's own ``command``); requests go
 through the native client, ``native.concurrency`` brackets in flight. A
 checkpoint that does not come up is recorded as not run, with the reason, so
 the workflow completes on a machine without a model.
@@ -19,16 +19,16 @@ from ..config import Native, Run, Tournament
 from ..retrieval.scores import mode_note
 from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
-from .client import post_chat, run_requests
-from .protocol import answer_text, chat_body, short_error
+from .client import failure, post_chat, run_requests
+from .protocol import PROTOCOL_CHECK, answer_meta, chat_body, short_error
 from .run import check_entry, deploy, per_language
 from .tournament import option_texts, rank_request
 
 log = logging.getLogger(__name__)
 
 ANSWER_MAX_TOKENS = 8  # a letter; the cap only bounds a rambling answer
-TABLE_COLUMNS = ["checkpoint", "status", "reason", "lang", "slice", "n", "n_errors", "top1", "top5", "mrr",
-                 "prompts", "invalid_rate", "prompt_tokens", "completion_tokens", "latency_s"]
+TABLE_COLUMNS = ["checkpoint", "server", "status", "reason", "label", "lang", "slice", "n", "n_errors", "top1", "top5",
+                 "mrr", "prompts", "invalid_rate", "prompt_tokens", "completion_tokens", "latency_s"]
 
 
 def build_jobs(catalog: list[dict], rows: list[dict], lang_mode: str, tournament: Tournament) -> list[dict]:
@@ -46,31 +46,34 @@ def build_jobs(catalog: list[dict], rows: list[dict], lang_mode: str, tournament
 
 
 def call_bracket(base_url: str, job: dict, timeout_s: float) -> dict:
-    """One request's tournament through the server: a record. Failures are recorded (``error``), never raised.
+    """One request's tournament through the server: a record. Failures are recorded (``error``, ``error_body``),
+    never raised.
 
-    Tokens are the sums of the answers' ``usage``; None when a server does not report it.
+    Tokens are the sums of the answers' ``usage``; None when a server does not report it. ``answers`` and
+    ``finish_reasons`` hold each prompt's raw answer text and finish reason, in the order sent.
     """
-    used = {"prompts": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    used = {"prompts": 0, "prompt_tokens": 0, "completion_tokens": 0, "answers": [], "finish_reasons": []}
 
     def answer(system: str, user: str) -> str:
         obj = post_chat(base_url, chat_body(system, user, job["model"], job.get("chat_template_kwargs"),
                                             ANSWER_MAX_TOKENS), timeout_s)
-        text = answer_text(obj)  # ValueError for anything but a chat completion
+        meta = answer_meta(obj)  # ValueError for anything but a chat completion
         used["prompts"] += 1
-        usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+        used["answers"].append(meta["answer"])
+        used["finish_reasons"].append(meta["finish_reason"])
         for key in ("prompt_tokens", "completion_tokens"):
-            ok = isinstance(usage.get(key), int) and used[key] is not None
-            used[key] = used[key] + usage[key] if ok else None
-        return text
+            ok = meta[key] is not None and used[key] is not None
+            used[key] = used[key] + meta[key] if ok else None
+        return meta["answer"]
 
     rec = {"utterance_id": job["utterance_id"], "lang": job["lang"], "n_candidates": len(job["options"]),
-           "top5": [], "ranking": [], "rounds": 0, "prompts_by_round": [], "invalid": 0, "error": ""}
+           "top5": [], "ranking": [], "rounds": 0, "prompts_by_round": [], "invalid": 0, "error": "", "error_body": ""}
     t0 = time.perf_counter()
     try:
         bracket = rank_request(job["utterance_id"], job["text"], job["options"], answer, job["group_size"],
                                job["max_chars"])
     except (RuntimeError, ValueError) as exc:  # PromptTooLong is a ValueError; so is a body without choices
-        rec["error"] = str(exc)
+        rec.update(failure(exc), error=str(exc))
     else:
         rec.update(top5=bracket.ranking[:5], ranking=bracket.ranking, rounds=len(bracket.prompts_by_round),
                    prompts_by_round=bracket.prompts_by_round, invalid=bracket.invalid)
@@ -84,10 +87,10 @@ def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, 
     server log). Returns (deployment record, records); a checkpoint that did not come up leaves no records."""
     out_records, out_deployment, server_log = outputs
     name = entry.get("name") or entry.get("model", "")
-    check_entry(name, entry, native.endpoint)
+    check_entry(name, entry, native)
     jobs = build_jobs(catalog, rows, native.tool_language, tournament)
 
-    def work(base_url: str, model: str) -> list[dict]:
+    def work(base_url: str, model: str, dep: dict) -> list[dict]:
         for j in jobs:
             j.update(model=model, chat_template_kwargs=entry.get("chat_template_kwargs") or None)
         t0 = time.perf_counter()
@@ -105,12 +108,15 @@ def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, 
 
 def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.DataFrame:
     """Top-1, top-5 and MRR (gold's place in the ranking; a failed request or a gold outside the ranking counts
-    as wrong) with mean prompts, invalid-answer rate, tokens and latency per request, by language and slice; one
-    "not run" row with the reason when the checkpoint did not come up."""
+    as wrong) with mean prompts, invalid-answer rate, tokens and latency per request, by language and slice.
+
+    One "not run" row with the reason when the checkpoint did not come up. Rows say "all requests failed" when
+    every request did, and then, or for a ``protocol_check`` entry, top1, top5 and mrr are not computed (the
+    reason says why; ``label`` marks a protocol check)."""
+    base = {"checkpoint": dep.get("checkpoint", ""), "server": dep.get("server", "")}
     if not dep.get("deployed"):
         reason = f"{dep.get('stage', '')}: {short_error(dep.get('error', ''))}"
-        return pd.DataFrame([{"checkpoint": dep.get("checkpoint", ""), "status": "not run", "reason": reason}],
-                            columns=TABLE_COLUMNS)
+        return pd.DataFrame([{**base, "status": "not run", "reason": reason}], columns=TABLE_COLUMNS)
     if not records:
         return pd.DataFrame(columns=TABLE_COLUMNS)
     meta = {r["utterance_id"]: r for r in rows}
@@ -118,12 +124,18 @@ def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.Dat
     gold = df["utterance_id"].map(lambda u: meta[u]["gold_tool"])
     df["slice"] = df["utterance_id"].map(lambda u: meta[u]["slice"])
     df["rank"] = [rk.index(g) + 1 if g in rk else np.inf for rk, g in zip(df["ranking"], gold)]
+    failed = dep.get("stage") == "all_requests_failed"
+    label = PROTOCOL_CHECK if dep.get("protocol_check") else ""
+    reason = (f"not computable: all {len(df)} requests failed ({short_error(df['error'].iloc[0])})" if failed else
+              "not computed: a protocol check's model (protocol_check), whose accuracy is not a result" if label else "")
     recs = []
     for lang, slice_, m in by_lang_slice(df):
         prompts = m.loc[m["error"].eq(""), "prompts"].sum()  # a failed bracket records no invalid count
-        recs.append({"checkpoint": dep["checkpoint"], "status": "ok", "reason": "", "lang": lang, "slice": slice_,
-                     "n": len(m), "n_errors": int(m["error"].ne("").sum()), "top1": float((m["rank"] == 1).mean()),
-                     "top5": float((m["rank"] <= 5).mean()), "mrr": float((1.0 / m["rank"]).mean()),
+        scores = {"top1": float((m["rank"] == 1).mean()), "top5": float((m["rank"] <= 5).mean()),
+                  "mrr": float((1.0 / m["rank"]).mean())}
+        recs.append({**base, "status": "all requests failed" if failed else "ok", "reason": reason, "label": label,
+                     "lang": lang, "slice": slice_, "n": len(m), "n_errors": int(m["error"].ne("").sum()),
+                     **{k: float("nan") if reason else v for k, v in scores.items()},
                      "prompts": float(m["prompts"].mean()),
                      "invalid_rate": float(m["invalid"].sum() / prompts) if prompts else float("nan"),
                      "prompt_tokens": _mean(m["prompt_tokens"]), "completion_tokens": _mean(m["completion_tokens"]),
@@ -140,14 +152,18 @@ def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: N
     """The ``tournament`` rule. ``outputs``: (records JSONL, deployment JSON, server log, table CSV)."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
-    df = tournament_frame(*run_tournament(catalog, rows, entry, outputs[:3], native, tournament), rows)
-    write_table(df, outputs[3], "Multiple-choice tournament ranker",
-                f"Checkpoint {tournament.checkpoint} picks one of {tournament.group_size} lettered options per "
-                "prompt; group winners advance until one remains. Ranking: by elimination round, later first, ties "
-                "(same round) in catalog order; top5 is recall at 5, mrr uses the full ranking. In-catalog requests; "
-                "failed requests (n_errors: overlong prompts, which are never truncated, and server errors) count as "
-                "wrong. An invalid answer (invalid_rate, per prompt of the requests that did not fail) advances the group's first option. prompts, "
-                "tokens (the server's usage) and latency_s are means per request. status 'not run': no model could "
-                f"be served (reason: the stage and captured error, as in native_deployment). {mode_note(rows)}",
-                run.seed)
+    dep, records = run_tournament(catalog, rows, entry, outputs[:3], native, tournament)
+    df = tournament_frame(dep, records, rows)
+    check = f" {PROTOCOL_CHECK.capitalize()}: top1, top5 and mrr are not computed." if entry.get("protocol_check") else ""
+    write_table(df, outputs[3], "Multiple-choice tournament ranker" + (f" ({PROTOCOL_CHECK})" if check else ""),
+                f"Checkpoint {tournament.checkpoint}, served by {dep['server']}, picks one of "
+                f"{tournament.group_size} lettered options per prompt; group winners advance until one remains.{check} "
+                "Ranking: by elimination round, later first, ties (same round) in catalog order; top5 is recall at 5, "
+                "mrr uses the full ranking. In-catalog requests; failed requests (n_errors: overlong prompts, which "
+                "are never truncated, and server errors) count as wrong. An invalid answer (invalid_rate, per prompt "
+                "of the requests that did not fail: no letter of the group, or option text naming another option) "
+                "advances the group's first option. prompts, tokens (the server's usage) and latency_s are means per "
+                "request. status 'not run': no model could be served (reason: the stage and captured error, as in "
+                "native_deployment); 'all requests failed': the server came up and answered no request, so nothing "
+                f"is computed. {mode_note(rows)}", run.seed)
     return df

@@ -183,7 +183,8 @@ def tokenizer_blocks(tables: dict) -> list[tuple]:
 
 
 def tournament_blocks(tables: dict) -> list[tuple]:
-    """Beyond the paper: the tournament ranker's headline (every language and slice), or why it did not run."""
+    """Beyond the paper: the tournament ranker's headline (every language and slice) and the server that answered,
+    or why it did not run; a protocol check gives its protocol outcomes, never its toy model's accuracy."""
     if "tournament" not in tables:
         return []
     df = tables["tournament"]
@@ -195,9 +196,15 @@ def tournament_blocks(tables: dict) -> list[tuple]:
     if r.empty:
         return head + [("p", lead + "no in-catalog request was ranked.")]
     r = r.iloc[0]
-    return head + [("p", lead + f"top-1 {r['top1']:.3f}, top-5 {r['top5']:.3f}, MRR {r['mrr']:.3f} over {r['n']} "
-                           f"in-catalog requests ({r['n_errors']} failed), {r['prompts']:.1f} prompts and "
-                           f"{r['latency_s']:.2f} s per request.")]
+    served = f"served by {r['server']}: " if "server" in df and isinstance(r["server"], str) and r["server"] else ""
+    runs = (f"over {r['n']} in-catalog requests ({r['n_errors']} failed), {r['prompts']:.1f} prompts and "
+            f"{r['latency_s']:.2f} s per request.")
+    if r["status"] != "ok":
+        return head + [("p", lead + served + f"{r['status']} ({r['reason']}).")]
+    if isinstance(r.get("label"), str) and r["label"]:  # a toy model: its protocol outcomes, not its accuracy
+        return head + [("p", lead + served + f"a {r['label']}: {r['invalid_rate']:.3f} of the answered prompts "
+                             "had no valid letter, " + runs)]
+    return head + [("p", lead + served + f"top-1 {r['top1']:.3f}, top-5 {r['top5']:.3f}, MRR {r['mrr']:.3f} " + runs)]
 
 
 def _anchor(text: str) -> str:
