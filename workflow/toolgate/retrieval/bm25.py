@@ -9,11 +9,17 @@ Layout (``layout="auto"`` picks it at fit time): a dense (vocabulary x
 documents) float64 matrix while that matrix takes at most ``DENSE_MAX_BYTES``
 (16 MiB: about 300 tools of char 3-grams), else sparse postings
 (:class:`_Postings`). Dense is the fastest per query on a small catalog (one
-row gather and one sum: about 12 us against 25 us sparse on device70, whose
-matrix is 2 MB; the two meet near 300 tools), but it grows as vocabulary x
-documents: 90 MB at 1000 tools, 1.9 GB at 16000. The sparse layout grows with
-the postings alone. Both add each document's term weights one query term at a
-time in query order, so they give bit-identical scores.
+row gather and one sum: about 0.7 of the sparse layout's time on device70,
+whose matrix is 2 MB), but it grows as vocabulary x documents: 90 MB at 1000
+tools, 1.9 GB at 16000. The sparse layout grows with the postings alone: a
+query term adds its postings with one ``np.add.at`` over that term's views of
+the postings arrays, or, found in a quarter of the documents or more, its dense
+row. Both add each document's term weights one query term at a time in query
+order, so they give bit-identical scores. ``score_many`` adds each query's
+distinct terms in vocabulary order, each times its count: on the dense layout
+as scipy's product of the query-term matrix with the weights, on the sparse
+one query by query through the same path as ``score``, with the same bits as
+that product.
 
 IDF variants (``idf``):
 
