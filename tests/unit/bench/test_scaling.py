@@ -12,7 +12,7 @@ from toolgate.bench.scaling import (
     with_ratios,
 )
 from toolgate.config import run, section
-from toolgate.report.plots import fig_scaling
+from toolgate.report.plots import fig_scaling, scaling_figure
 
 BASE = [tool(f"base_{i}") for i in range(5)]
 POOL = [tool(f"ext_{i}") for i in range(7)]
@@ -72,8 +72,12 @@ def test_figure_from_table(tmp_path):
     recs = [{"size": s, "ranker": r, "implementation": i, "build_s": s / 1e3, "index_bytes": s * 10,
              "median_ms": s / 1e4, "peak_rss_mb": 100 + s / 100,
              "ours_over_bm25s": 0.8 if i == "toolgate" else None, "ours_over_rank_bm25": None}
-            for s in (70, 300, 1000) for r, i in (("bm25", "toolgate"), ("bm25", "bm25s"), ("e5", "encoder"))
+            for s in (70, 300, 1000, 64000) for r, i in (("bm25", "toolgate"), ("bm25", "bm25s"), ("e5", "encoder"))
             if not (i == "encoder" and s > 300)]
+    fig = scaling_figure(pd.DataFrame(recs))
+    ratio = fig.axes[1]  # every size ticked, the largest included, and our ratio drawn out to it
+    assert [t.get_text() for t in ratio.get_xticklabels()] == ["70", "300", "1000", "64000"]
+    assert ratio.get_lines()[0].get_xdata().tolist() == [70, 300, 1000, 64000]
     pd.DataFrame(recs).to_csv(tmp_path / "scaling.csv", index=False)
     fig_scaling(tmp_path / "scaling.csv", tmp_path / "fig")
     assert (tmp_path / "fig.png").stat().st_size > 10_000 and (tmp_path / "fig.pdf").exists()

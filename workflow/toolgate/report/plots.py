@@ -187,11 +187,11 @@ def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal]) -> None:
     save(gate_transfer_figure(pd.read_csv(table_csv), signals), stem)
 
 
-def fig_scaling(table_csv, stem) -> None:
-    """Latency, our paired latency ratios, build time, index size and peak RSS against catalog size."""
-    df = pd.read_csv(table_csv)
-    df["line"] = [f"{r} ({i})" if i == "encoder" else {"toolgate": f"{r}: ours"}.get(i, i)
-                  for r, i in zip(df["ranker"], df["implementation"])]
+def scaling_figure(df: pd.DataFrame):
+    """Latency, our paired latency ratios, build time, index size and peak RSS against catalog size (a tick at
+    every size of the table)."""
+    df = df.assign(line=[f"{r} ({i})" if i == "encoder" else {"toolgate": f"{r}: ours"}.get(i, i)
+                         for r, i in zip(df["ranker"], df["implementation"])])
     colors = {line: f"C{i}" for i, line in enumerate(dict.fromkeys(df["line"]))}
     sizes = sorted(df["size"].unique())
     fig, axes = plt.subplots(2, 3, figsize=(13, 7.4))
@@ -230,7 +230,11 @@ def fig_scaling(table_csv, stem) -> None:
     fig.suptitle("Cost against catalog size (CPU, one fresh process per point; encoders and rank_bm25 capped)",
                  fontsize=11)
     fig.tight_layout()
-    save(fig, stem)
+    return fig
+
+
+def fig_scaling(table_csv, stem) -> None:
+    save(scaling_figure(pd.read_csv(table_csv)), stem)
 
 
 def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:

@@ -9,11 +9,17 @@ Layout (``layout="auto"`` picks it at fit time): a dense (vocabulary x
 documents) float64 matrix while that matrix takes at most ``DENSE_MAX_BYTES``
 (16 MiB: about 300 tools of char 3-grams), else sparse postings
 (:class:`_Postings`). Dense is the fastest per query on a small catalog (one
-row gather and one sum: about 12 us against 25 us sparse on device70, whose
-matrix is 2 MB; the two meet near 300 tools), but it grows as vocabulary x
-documents: 90 MB at 1000 tools, 1.9 GB at 16000. The sparse layout grows with
-the postings alone. Both add each document's term weights one query term at a
-time in query order, so they give bit-identical scores.
+row gather and one sum: about 0.7 of the sparse layout's time on device70,
+whose matrix is 2 MB), but it grows as vocabulary x documents: 90 MB at 1000
+tools, 1.9 GB at 16000. The sparse layout grows with the postings alone: a
+query term adds its postings with one ``np.add.at`` over that term's views of
+the postings arrays, or, found in a quarter of the documents or more, its dense
+row. Both add each document's term weights one query term at a time in query
+order, so they give bit-identical scores. ``score_many`` adds each query's
+distinct terms in vocabulary order, each times its count: on the dense layout
+as scipy's product of the query-term matrix with the weights, on the sparse
+one query by query through the same path as ``score``, with the same bits as
+that product.
 
 IDF variants (``idf``):
 
@@ -71,38 +77,42 @@ _LZMA = [{"id": lzma.FILTER_LZMA2, "preset": 6}]  # 8 MiB dictionary: small memo
 
 
 class _Postings:
-    """The sparse layout: every term's postings (CSR: documents ascending, weights), and a dense row for each
-    term found in at least 1/``HOT_SHARE`` of the documents.
+    """The sparse layout: every term's postings (documents ascending, weights), and a dense row for each term
+    found in at least 1/``HOT_SHARE`` of the documents.
 
     Adding such a row is one contiguous vector add, faster than scattering
     that many postings, and the row takes 8N bytes where its postings already
     take at least 16N/``HOT_SHARE`` (an 8-byte document id and weight each), so
-    memory stays linear in the postings.
+    memory stays linear in the postings. Each term's postings are kept as views
+    of the two postings arrays, so a query term costs one list lookup and one
+    ``np.add.at`` (a single ordered pass: no gather, add and scatter of a
+    temporary, as ``out[docs] += w`` would take).
     """
 
-    def __init__(self, terms: np.ndarray, docs: np.ndarray, w: np.ndarray, df: np.ndarray, n_docs: int):
-        order = np.argsort(terms, kind="stable")
-        terms = terms[order]
-        self.indptr = np.concatenate([[0], np.cumsum(df)])
-        self.cols, self.w = docs[order].astype(np.intp), w[order]
-        hot_of = np.full(len(df), -1)
+    def __init__(self, postings: sp.csr_matrix, n_docs: int):
+        df = np.diff(postings.indptr)
         hot = np.flatnonzero(df * HOT_SHARE >= n_docs)
+        self.hot = postings[hot].toarray()
+        hot_of = np.full(len(df), -1)
         hot_of[hot] = np.arange(len(hot))
-        self.hot = np.zeros((len(hot), n_docs))
-        on = hot_of[terms] >= 0
-        self.hot[hot_of[terms[on]], self.cols[on]] = self.w[on]
-        self.hot_of, self.bounds = hot_of.tolist(), self.indptr.tolist()  # lists: the fastest scalar lookups
+        self.hot_of = hot_of.tolist()  # a list: the fastest scalar lookups
+        self.indptr, self.w = postings.indptr, postings.data
+        self.cols = postings.indices.astype(np.intp)  # np.add.at casts any other index type, on every call
+        bounds = self.indptr.tolist()
+        self.cols_of = [self.cols[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
+        self.w_of = [self.w[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
 
-    def score(self, ids: list[int], n_docs: int) -> np.ndarray:
-        """Each query term adds its weights in query order, as the dense layout's row sum does: same floats."""
-        out = np.zeros(n_docs)
-        for t in ids:
+    def add(self, out: np.ndarray, ids: list[int], times: list[float] | None) -> np.ndarray:
+        """``out`` (every document's score) plus the weights of terms ``ids``, each ``times`` its count if given,
+        one term at a time in the order of ``ids``: each document gets the same additions in the same order
+        whichever way a term is stored, so the same bits. A count of 1 multiplies nothing (``w * 1.0 == w``)."""
+        for k, t in enumerate(ids):
+            n = 1 if times is None else times[k]
             row = self.hot_of[t]
             if row >= 0:
-                out += self.hot[row]
+                out += self.hot[row] if n == 1 else n * self.hot[row]
             else:
-                lo, hi = self.bounds[t], self.bounds[t + 1]
-                out[self.cols[lo:hi]] += self.w[lo:hi]
+                np.add.at(out, self.cols_of[t], self.w_of[t] if n == 1 else n * self.w_of[t])
         return out
 
 
@@ -173,8 +183,8 @@ class BM25:
         if layout == "dense":
             self._dense = np.zeros((len(vocab), n_docs))
             self._dense[rows, cols] = w
-        else:
-            self._sparse = _Postings(rows, cols, w, df, n_docs)
+        else:  # term-major: a counting sort that keeps each term's documents ascending
+            self._sparse = _Postings(sp.csr_matrix((w, (rows, cols)), shape=(len(vocab), n_docs)), n_docs)
 
     def _idf(self, df: np.ndarray, n: int) -> np.ndarray:
         if self.idf_variant == "lucene":
@@ -204,28 +214,28 @@ class BM25:
         """
         vocab = self.vocab
         ids = [vocab[g] for g in self.tokenize(text) if g in vocab]
-        if not ids:
-            return np.zeros(self.n_docs)
         if self._dense is not None:
-            return self._dense[ids].sum(axis=0)
-        return self._sparse.score(ids, self.n_docs)
+            return self._dense[ids].sum(axis=0) if ids else np.zeros(self.n_docs)
+        return self._sparse.add(np.zeros(self.n_docs), ids, None)
 
     def score_many(self, texts: list[str]) -> np.ndarray:
         """(queries x documents) score matrix."""
         return self.score_many_tokens([self.tokenize(t) for t in texts])
 
     def score_many_tokens(self, queries: list[list[str]]) -> np.ndarray:
-        """Score matrix for already tokenised queries."""
-        rows, cols, vals = [], [], []
-        for i, toks in enumerate(queries):
-            for t, n in Counter(toks).items():
-                if t in self.vocab:
-                    rows.append(i)
-                    cols.append(self.vocab[t])
-                    vals.append(n)
-        q = sp.csr_matrix((np.array(vals, float), (rows, cols)), shape=(len(queries), len(self.vocab)))
-        out = q @ self.weights
-        return out.toarray() if sp.issparse(out) else np.asarray(out)
+        """Score matrix for already tokenised queries: the product of their term counts (distinct terms in
+        vocabulary order) with the weights, as scipy's sparse product adds it up."""
+        counted = [Counter(self.vocab[t] for t in toks if t in self.vocab) for toks in queries]
+        if self._sparse is not None:
+            out = np.zeros((len(queries), self.n_docs))
+            for row, c in zip(out, counted):
+                ids = sorted(c)
+                self._sparse.add(row, ids, [float(c[t]) for t in ids])
+            return out
+        rows = [i for i, c in enumerate(counted) for _ in c]
+        q = sp.csr_matrix((np.array([n for c in counted for n in c.values()], float),
+                           (rows, [t for c in counted for t in c])), shape=(len(queries), len(self.vocab)))
+        return q @ self.weights
 
     # -- serialisation
     def to_bytes(self) -> bytes:
