@@ -6,13 +6,7 @@ from sklearn.metrics import matthews_corrcoef
 from toolgate.routing.baselines import Gold, baselines_frame
 from toolgate.routing.pipelines import mcc, pipeline_metrics, versus_ladder
 
-CATALOG = [{"id": "a", "kind": "action", "mutating": True}, {"id": "b", "kind": "action", "mutating": False},
-           {"id": "chat", "kind": "route", "mutating": False}, {"id": "delegate", "kind": "route", "mutating": False},
-           {"id": "clarify", "kind": "route", "mutating": False}]
-ROWS = [{"utterance_id": "u1", "gold_outcome": "action", "gold_tool": "a"},
-        {"utterance_id": "u2", "gold_outcome": "ask", "gold_tool": "b"},
-        {"utterance_id": "u3", "gold_outcome": "delegate", "gold_tool": None},
-        {"utterance_id": "u4", "gold_outcome": "chat", "gold_tool": None}]
+from .test_baselines import CATALOG, ROWS
 
 
 def test_pipeline_guard_against_the_ladder():
