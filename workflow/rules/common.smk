@@ -7,6 +7,7 @@ from toolgate.config import check_inputs, config_hash, load, resolve
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
+from toolgate.router import SELECTED
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
@@ -95,7 +96,8 @@ def optional_tables():
 def router_targets():
     if not config["router"]["enabled"]:
         return []
-    return [f"{RES}/router/{p}/router.json" for p in config["router"]["pipelines"]] + [f"{RES}/tables/router_cost.csv"]
+    return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
+            + [f"{RES}/tables/router_cost.csv", f"{RES}/tables/router_selection.csv"])
 
 
 def all_figures():

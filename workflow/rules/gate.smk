@@ -33,7 +33,7 @@ rule bootstrap:
         signals=f"{RES}/gate/signals.csv",
     output:
         table=f"{RES}/tables/bootstrap.csv",
-        f"{RES}/tables/bootstrap.md",
+        md=f"{RES}/tables/bootstrap.md",
     params:
         roles=config["roles"],
         gate=config["gate"],
@@ -138,7 +138,7 @@ rule gate_by_overlap:
         scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
     output:
         table=f"{RES}/tables/gate_by_overlap.csv",
-        f"{RES}/tables/gate_by_overlap.md",
+        md=f"{RES}/tables/gate_by_overlap.md",
     params:
         rankers=list(config["rankers"]),
         signals=SIGNALS,
@@ -179,7 +179,7 @@ rule gate_overlap_map:
         signals=f"{RES}/gate/signals.csv",
     output:
         table=f"{RES}/tables/gate_overlap_map.csv",
-        f"{RES}/tables/gate_overlap_map.md",
+        md=f"{RES}/tables/gate_overlap_map.md",
     params:
         signals=SIGNALS,
         gate=config["gate"],
@@ -219,7 +219,7 @@ rule gate_by_subtype:
         signals=f"{RES}/gate/signals.csv",
     output:
         table=f"{RES}/tables/gate_by_subtype.csv",
-        f"{RES}/tables/gate_by_subtype.md",
+        md=f"{RES}/tables/gate_by_subtype.md",
     params:
         signals=SIGNALS,
         gate=config["gate"],
