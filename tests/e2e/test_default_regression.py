@@ -168,7 +168,8 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
             texts = [main[i]["text"] for i in test]
             _, _, frame, value = router.scores(texts)
             study_raw = sig.iloc[test]
-            raw = [c for c in frame.columns if c in study_raw]
+            raw = [c for c in frame.columns if c in study_raw and not (  # kNN only where exemplars are shipped
+                study.signals[c].kind == "exemplar" and not len(full[study.signals[c].ranker]))]
             assert np.allclose(frame[raw].to_numpy(), study_raw[raw].to_numpy(), atol=1e-4), (gate, f)
             want = payload_scores(fits[gate], study_raw) if gate in fits else study_raw[gate].to_numpy()
             assert np.allclose(value, want, atol=1e-3), (gate, f)
@@ -180,6 +181,26 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
             assert [(d.kind, d.tool or "") for d, b in zip(got, band) if b] == \
                 [(words[k], t) for k, t, b in zip(kind, tool, band) if b], (gate, f)
         assert {n: len(e) for n, e in full.items()} == {n: len(exemplar_ids) if "knn" in gate else 0 for n in full}
+
+
+def test_readme_decide_examples():
+    """Every `toolgate decide "..."` line of the README prints the decision its comment names."""
+    import re
+    import subprocess
+    import sys
+
+    examples = re.findall(r'^toolgate decide "([^"]+)" +# (\w+)( [a-z_]+)?', (ROOT / "README.md").read_text(), re.M)
+    lines = re.findall(r'^toolgate decide "', (ROOT / "README.md").read_text(), re.M)
+    assert len(examples) == len(lines) >= 5 and any(k == "delegate" for _, k, _ in examples)
+    assert {_lang(t) for t, _, _ in examples} == {"ko", "en"}
+    for text, kind, tool in examples:
+        out = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", text], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+        assert out[0] == kind and (out[1] == tool.strip() if tool else out[1].startswith("(")), (text, out[:2])
+
+
+def _lang(text):
+    return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
 
 
 def test_decide_on_the_command_line():

@@ -35,3 +35,14 @@ def test_typed_params_become_sections_run_and_registry():
     assert (p.run.seed, p.run.langs, p.run.text.ngram, p.run.text.pad, p.run.cache) == (3, ("en",), 2, True, "c")
     assert p.gate.folds == 3 and p.gate.resamples == 2000  # the schema's default
     assert "e5_maxcos" in p.signals and p.top_k == 5
+
+
+def test_a_gate_reads_the_encoders_of_its_inputs():
+    from toolgate.gate.signals import gate_encoders, gate_inputs, registry
+
+    reg = registry("bm25", ["e5", "usem3"])
+    assert gate_encoders(reg, "g3") == [] and gate_encoders(reg, "length_fitted") == []
+    assert gate_encoders(reg, "usem3_knn_catalog") == ["usem3"] and gate_encoders(reg, "g3_enc") == ["e5", "usem3"]
+    assert [s.name for s in gate_inputs(reg, "usem3_knn_catalog")] == ["usem3_maxcos", "usem3_knn"]
+    assert [s.name for s in gate_inputs(reg, "rank_agreement")] == ["e5_agrees", "e5_bm25_rr", "usem3_agrees",
+                                                                   "usem3_bm25_rr"]

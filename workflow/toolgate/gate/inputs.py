@@ -31,6 +31,9 @@ EMPTY = -1.0  # exemplar kNN of a request with no admissible exemplar
 def by_size(sizes, frame_of) -> pd.DataFrame:
     """``frame_of(idx)`` for each group of rows of equal size (candidate count), reassembled in row order."""
     sizes = np.asarray(sizes)
+    if len(sizes) and (sizes == sizes[0]).all():  # one group (every catalog-wide set): no reassembly
+        idx = np.arange(len(sizes))
+        return frame_of(idx).set_axis(idx)
     parts = [frame_of(idx).set_axis(idx) for idx in (np.flatnonzero(sizes == m) for m in np.unique(sizes))]
     return pd.concat(parts).sort_index()
 
@@ -129,7 +132,7 @@ def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd
             mat = np.hstack([mat, np.zeros((len(mat), 1))])
         return _features(mat, lengths[idx], min(k, m))
 
-    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
+    return by_visible([np.asarray(action_scores, float)], frame)  # every column float (lengths included)
 
 
 def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
@@ -163,7 +166,7 @@ def request_signals(lexical: tuple[str, np.ndarray], cosines: dict[str, np.ndarr
         parts.append(by_visible([cos, lex], lambda _, c, lx: pd.concat(  # noqa: B023
             [encoder_frame(name, c, k), agreement_frame(lexical_name, name, lx, c)], axis=1)))
         parts.append(exemplar_frame(name, knn[name]))
-    return pd.concat(parts, axis=1)
+    return pd.concat(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
 def raw_signals(lexical: tuple[str, np.ndarray], encoders: dict[str, tuple[np.ndarray, np.ndarray]], lengths,

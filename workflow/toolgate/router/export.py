@@ -50,6 +50,13 @@ def pipeline_route(name: str, study: Study) -> Route:
     return Route(name, p["ranker"], gate_signal(study.signals, p["gate"]).name, "coverage")
 
 
+def in_gap(values: np.ndarray, t: float) -> float:
+    """A threshold that splits ``values`` as ``t`` does, halfway to the next lower value: a request whose value
+    differs from a fitted one in the last digits (signals.csv keeps 10) stays on the same side."""
+    below = values[values < t]
+    return float((below.max() + t) / 2) if len(below) else float(t)
+
+
 def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str) -> dict:
     """Calibrator and thresholds of ``route`` fitted on ``rows`` (the main set), with their in-sample rates."""
     g, rt, budget = Gold(rows, catalog), study.routing, study.gate.danger_budget
@@ -70,8 +77,9 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Rou
         lo, hi = fit_band(scores[route.ranker], scores[lexical], rows, g, prob, rt, budget, route.objective)
         kind, _ = band_decisions(prob, lo, hi, top_actions(scores[route.ranker], rows)[:, 0],
                                  route_step(scores[lexical], rows))
+    on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
-            "thresholds": {"execute": float(hi), "confirm": float(lo), "scale": scale, "objective": route.objective,
+            "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
                            "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
                            "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
                                          "ask_rate": float((kind == "ask").mean())}}}
