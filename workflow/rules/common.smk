@@ -120,3 +120,23 @@ def checks_this_experiment():
     """The expected-values file applies only to the experiment it names."""
     path = config["report"]["expected"]
     return bool(path) and load_expected(path)["experiment"] == EXP
+
+
+ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.typed)
+    "rankers": config["rankers"],
+    "run": RUN,
+    "gate": config["gate"],
+    "routing": config["routing"],
+    "signals": SIGNALS,
+    "router": config["router"],
+    "provenance": {"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
+                   "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
+}
+
+
+def router_inputs(wildcards):
+    """The inputs of every export: the selected router's adds the cost benchmark its latency budget reads."""
+    out = {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
+           "gates": f"{RES}/gate/gates.json",
+           "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}
+    return {**out, "cost": f"{RES}/tables/cost.csv"} if wildcards.get("pipeline", SELECTED) == SELECTED else out

@@ -1,26 +1,6 @@
 # Stage 7: the retained pipeline as a product: exported routers and their cost.
 
 
-ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.typed)
-    "rankers": config["rankers"],
-    "run": RUN,
-    "gate": config["gate"],
-    "routing": config["routing"],
-    "signals": SIGNALS,
-    "router": config["router"],
-    "provenance": {"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
-                   "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
-}
-
-
-def router_inputs(wildcards):
-    """The inputs of every export: the selected router's adds the cost benchmark its latency budget reads."""
-    out = {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
-           "gates": f"{RES}/gate/gates.json",
-           "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}
-    return {**out, "cost": f"{RES}/tables/cost.csv"} if wildcards.get("pipeline", SELECTED) == SELECTED else out
-
-
 rule export_selected:
     # router.select's choice and its table, from one selection (toolgate.router.product.export_selected)
     input:
@@ -33,7 +13,7 @@ rule export_selected:
         table=f"{RES}/tables/router_selection.csv",
         md=f"{RES}/tables/router_selection.md",
     params:
-        out_dir=f"{RES}/router/{SELECTED}",
+        out_dir=lambda w, output: Path(output[0]).parent,
         settings=ROUTER_PARAMS,
     benchmark:
         f"benchmarks/{EXP}/export_selected.tsv"

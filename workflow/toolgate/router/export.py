@@ -51,10 +51,11 @@ def pipeline_route(name: str, study: Study) -> Route:
 
 
 def in_gap(values: np.ndarray, t: float) -> float:
-    """A threshold that splits ``values`` as ``t`` does, halfway to the next lower value: a request whose value
-    differs from a fitted one in the last digits (signals.csv keeps 10) stays on the same side."""
+    """A threshold that splits ``values`` as ``t`` does, halfway to the next lower value (0, the lowest probability
+    or BM25 score, when none is lower): a request whose value differs from a fitted one in the last digits
+    (signals.csv keeps 10) stays on the same side."""
     below = values[values < t]
-    return float((below.max() + t) / 2) if len(below) else float(t)
+    return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
 
 
 def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str) -> dict:

@@ -138,7 +138,8 @@ class Router:
         frame = self.gate.frame(texts, lex[:, self.actions], {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
         return lex, rank, frame, self.gate.values(frame)
 
-    def _decisions(self, texts, scored, seconds) -> list[Decision]:
+    def decisions(self, texts, scored, seconds: float = 0.0) -> list[Decision]:
+        """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took)."""
         lex, rank, _, value = scored
         prob = platt_probability(value, self.coef, self.intercept)
         acts = rank[:, self.actions]
@@ -175,14 +176,14 @@ class Router:
         text = self.check(text)
         t0 = time.perf_counter()
         scored = self.scores([text], one=True)
-        return self._decisions([text], scored, time.perf_counter() - t0)[0]
+        return self.decisions([text], scored, time.perf_counter() - t0)[0]
 
     def decide_many(self, texts) -> list[Decision]:
         """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean."""
         texts = [self.check(t) for t in texts]
         t0 = time.perf_counter()
         scored = self.scores(texts)
-        return self._decisions(texts, scored, time.perf_counter() - t0)
+        return self.decisions(texts, scored, time.perf_counter() - t0)
 
 
 def line_text(raw: bytes):
