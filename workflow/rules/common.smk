@@ -7,6 +7,7 @@ from toolgate.config import check_inputs, config_hash, load, rebase, resolve
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
+from toolgate.router import SELECTED
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
@@ -96,7 +97,8 @@ def optional_tables():
 def router_targets():
     if not config["router"]["enabled"]:
         return []
-    return [f"{RES}/router/{p}/router.json" for p in config["router"]["pipelines"]] + [f"{RES}/tables/router_cost.csv"]
+    return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
+            + [f"{RES}/tables/router_cost.csv", f"{RES}/tables/router_selection.csv"])
 
 
 def all_figures():
@@ -119,3 +121,23 @@ def checks_this_experiment():
     """The expected-values file applies only to the experiment it names."""
     path = config["report"]["expected"]
     return bool(path) and load_expected(path)["experiment"] == EXP
+
+
+ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.typed)
+    "rankers": config["rankers"],
+    "run": RUN,
+    "gate": config["gate"],
+    "routing": config["routing"],
+    "signals": SIGNALS,
+    "router": config["router"],
+    "provenance": {"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
+                   "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
+}
+
+
+def router_inputs(wildcards):
+    """The inputs of every export: the selected router's adds the cost benchmark its latency budget reads."""
+    out = {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
+           "gates": f"{RES}/gate/gates.json",
+           "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}
+    return {**out, "cost": f"{RES}/tables/cost.csv"} if wildcards.get("pipeline", SELECTED) == SELECTED else out

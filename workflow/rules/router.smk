@@ -1,26 +1,44 @@
 # Stage 7: the retained pipeline as a product: exported routers and their cost.
 
 
+rule export_selected:
+    # router.select's choice and its table, from one selection (toolgate.router.product.export_selected)
+    input:
+        unpack(router_inputs),
+    output:
+        f"{RES}/router/{SELECTED}/router.json",
+        f"{RES}/router/{SELECTED}/bm25.index",
+        f"{RES}/router/{SELECTED}/catalog.jsonl",
+        f"{RES}/router/{SELECTED}/embeddings.npz",
+        table=f"{RES}/tables/router_selection.csv",
+        md=f"{RES}/tables/router_selection.md",
+    params:
+        out_dir=lambda w, output: Path(output[0]).parent,
+        settings=ROUTER_PARAMS,
+    benchmark:
+        f"benchmarks/{EXP}/export_selected.tsv"
+    log:
+        f"{LOGS}/export_selected.log",
+    conda:
+        ENV
+    script:
+        "../scripts/export_selected.py"
+
+
 rule export_router:
     input:
-        catalog=config["catalog"],
-        utterances=utterances_path(),
-        signals=f"{RES}/gate/signals.csv",
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        unpack(router_inputs),
     output:
         # every file of the artifact, so snakemake clears them all before a rerun
         f"{RES}/router/{{pipeline}}/router.json",
         f"{RES}/router/{{pipeline}}/bm25.index",
         f"{RES}/router/{{pipeline}}/catalog.jsonl",
+        f"{RES}/router/{{pipeline}}/embeddings.npz",
+    wildcard_constraints:
+        pipeline="|".join(config["router"]["pipelines"]),
     params:
         out_dir=lambda w, output: Path(output[0]).parent,
-        rankers=config["rankers"],
-        run=RUN,
-        gate=config["gate"],
-        routing=config["routing"],
-        signals=SIGNALS,
-        provenance={"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
-                    "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
+        settings=ROUTER_PARAMS,
     benchmark:
         f"benchmarks/{EXP}/export_router_{{pipeline}}.tsv"
     log:
@@ -35,7 +53,7 @@ rule router_cost:
     # Timings need the machine to themselves: hold every core so no other job runs beside.
     threads: 256  # capped by snakemake at --cores
     input:
-        routers=expand(f"{RES}/router/{{pipeline}}/router.json", pipeline=config["router"]["pipelines"]),
+        routers=expand(f"{RES}/router/{{pipeline}}/router.json", pipeline=[*config["router"]["pipelines"], SELECTED]),
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:

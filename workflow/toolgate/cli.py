@@ -121,20 +121,24 @@ def _check(args) -> int:
 
 def _export(args) -> int:
     from .config import load
-    from .router.export import export_experiment
+    from .router.product import export_experiment
 
-    out, m, written = export_experiment(load(args.config), args.config, args.pipeline, args.out, args.force)
-    th = m["thresholds"]
-    payload = m["files"]["bm25.index"]["bytes"] + (out / "router.json").stat().st_size
+    out, m, written = export_experiment(load(args.config), args.config, args.pipeline, args.out, args.force,
+                                        args.allow_regret)
+    th, p, sel = m["thresholds"], m["pipeline"], m.get("selection") or {}
+    size = sum(f["bytes"] for f in m["files"].values()) + (out / "router.json").stat().st_size
     how = {"new": "", "replaced": " (replacing the earlier router's files)", "beside": " (beside the folder's files)"}
-    print(f"exported {m['pipeline']['name']} ({m['pipeline']['ranker']} + {m['pipeline']['gate']} gate) to {out}"
-          f"{how[written]}: execute at P >= {th['execute']:.3f}, confirm at P >= {th['confirm']:.3f}; index + manifest "
-          f"{payload / 1024:.1f} KB (encoder weights referenced, not shipped)")
+    scale = "P" if th["scale"] == "probability" else "pool score"
+    print(f"exported {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {out}{how[written]}: execute at "
+          f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
+          "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
+          + (f"\nwarning: {sel['warning']}" if sel.get("warning") else ""))
     return 0
 
 
 def _decide(args) -> int:
     from .config import load
+    from .router import SELECTED
     from .router.runtime import Router, RouterError, decide_lines
 
     if args.jsonl and args.text:
@@ -144,7 +148,7 @@ def _decide(args) -> int:
         folder = Path(args.router)
     else:
         cfg = load(args.config)
-        folder = Path("results") / cfg["experiment"] / "router" / cfg["router"]["pipelines"][0]
+        folder = Path("results") / cfg["experiment"] / "router" / SELECTED
     try:
         router = Router.load(folder, catalog=args.catalog, threads=args.threads)
         if not args.jsonl:
@@ -213,14 +217,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_check)
     p = sub.add_parser("export", help="export a pipeline of an experiment as a router artifact")
     p.add_argument("--config", default="config.yaml", help="experiment config whose results to export (default: config.yaml)")
-    p.add_argument("--pipeline", help="a pipeline under routing.pipelines (default: the first of router.pipelines, P1)")
-    p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline>); must be new or empty")
+    p.add_argument("--pipeline", help="a pipeline under routing.pipelines, e.g. P1 (default: the router router.select "
+                   "chooses, to results/<experiment>/router/selected)")
+    p.add_argument("--allow-regret", action="store_true", help="write the selected router even when it routes worse "
+                   "than the single-pool ladder (router.json records the warning)")
+    p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline or selected>); must be new or empty")
     p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the files its "
                    "router.json records) or write beside other files when no name clashes")
     p.set_defaults(func=_export)
     p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
-    p.add_argument("--router", help="router folder (default: results/<experiment>/router/<first pipeline>)")
+    p.add_argument("--router", help="router folder (default: results/<experiment>/router/selected)")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")

@@ -61,3 +61,14 @@ def test_registry_keeps_the_paper_signals_first_and_declares_v2_once():
     assert compared_gates(reg)[:3] == ["g3", "e5_maxcos", "usem3_maxcos"] and "g3_no_length" not in compared_gates(reg)
     assert "e5_margin" not in compared_gates(reg)  # an input, not a gate
     assert list(registry("bm25", [])) == names[:10]  # no encoder: no v2 signal
+
+
+def test_a_gate_reads_the_encoders_of_its_inputs():
+    from toolgate.gate.signals import gate_encoders, gate_inputs, registry
+
+    reg = registry("bm25", ["e5", "usem3"])
+    assert gate_encoders(reg, "g3") == [] and gate_encoders(reg, "length_fitted") == []
+    assert gate_encoders(reg, "usem3_knn_catalog") == ["usem3"] and gate_encoders(reg, "g3_enc") == ["e5", "usem3"]
+    assert [s.name for s in gate_inputs(reg, "usem3_knn_catalog")] == ["usem3_maxcos", "usem3_knn"]
+    assert [s.name for s in gate_inputs(reg, "rank_agreement")] == ["e5_agrees", "e5_bm25_rr", "usem3_agrees",
+                                                                   "usem3_bm25_rr"]

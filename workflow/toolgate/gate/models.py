@@ -74,5 +74,5 @@ def load_payloads(path) -> dict[str, dict]:
 
 def payload_scores(fit: dict, frame: pd.DataFrame) -> np.ndarray:
     """Log-odds of a gate fitted elsewhere (a payload), applied unchanged to ``frame``'s columns."""
-    x = frame[list(fit["features"])].to_numpy()
+    x = np.column_stack([frame[f].to_numpy(float) for f in fit["features"]])
     return float(fit["intercept"]) + x @ np.asarray(fit["coef"], float)

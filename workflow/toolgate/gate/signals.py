@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 SCORE_FEATURES = ("top_score", "raw_margin", "norm_margin", "score_over_mean", "topk_entropy", "score_per_term")
 FEATURES = SCORE_FEATURES + ("length",)
+ENCODER_KINDS = ("encoder", "encoder_feature", "agreement", "exemplar")  # raw signals computed from embeddings
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,23 @@ def gate_signal(reg: dict[str, Signal], gate: str) -> Signal:
         if s.kind == "encoder" and s.ranker == gate:
             return s
     raise KeyError(f"no gate signal for '{gate}' (known: {', '.join(reg)})")
+
+
+def gate_inputs(reg: dict[str, Signal], name: str) -> list[Signal]:
+    """The raw signals a gate reads, itself or through its inputs, in registry order."""
+    raw, todo = set(), [name]
+    while todo:
+        s = reg[todo.pop()]
+        todo += list(s.inputs)
+        if not s.inputs:
+            raw.add(s.name)
+    return [s for s in reg.values() if s.name in raw]
+
+
+def gate_encoders(reg: dict[str, Signal], name: str) -> list[str]:
+    """The encoders (ranker names) whose embeddings a gate reads, in registry order; score features and length read
+    only the lexical ranker."""
+    return list(dict.fromkeys(s.ranker for s in gate_inputs(reg, name) if s.kind in ENCODER_KINDS))
 
 
 def signal_rows(signals, rows):

@@ -1,93 +1,145 @@
-"""Export a (ranker, gate, band) pipeline of an experiment as a router artifact.
+"""Export a router of an experiment as an artifact: a paper pipeline (``--pipeline P1``) or the selected router.
 
-Unlike the pipelines rule, which measures thresholds out of fold, an export fits
-the Platt calibrator and the band thresholds on every utterance of the main set
-at once, under the same danger budget and ask cap: these are the numbers a
-deployed router ships with. The artifact holds no encoder weights; the manifest
-names the encoder (backend, model, revision) and the runtime loads it.
+Unlike the pipelines rule, which measures thresholds out of fold, an export fits the Platt calibrator and the
+thresholds on every utterance of the main set at once, under the same danger budget and ask cap, on the gate's
+out-of-fold values (gate/signals.csv, the values a request the gate was not fitted on gets): these are the numbers
+a deployed router ships with. A fitted gate ships its payload fitted on the main set (gate/gates.json). The artifact
+holds no encoder weights: the manifest names each encoder (backend, model, revision) and carries the catalog's
+embeddings and, for an exemplar gate, the exemplar index (:mod:`.gates`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import platform
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import sklearn
 
 from .. import __version__, io
-from ..config import config_hash, run, section
 from ..errors import InputError
 from ..gate.calibration import fit_platt, platt_probability
-from ..gate.signals import gate_signal, registry, signal_rows
+from ..gate.models import load_payloads
+from ..gate.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
-from ..retrieval.rankers import RankerSpec, encoder_rankers, fit_ranker
+from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
-from ..routing.baselines import Gold, Study
+from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
 from ..routing.pipelines import band_decisions, fit_band
-from .runtime import FORMAT, MANIFEST
+from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes
+from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 
 log = logging.getLogger(__name__)
 
 
-def _entry(data: bytes) -> dict:
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+@dataclass(frozen=True)
+class Route:
+    """What an artifact runs: ``gate`` a signal of the registry (None: the single-pool ladder); ``objective``: what
+    its thresholds maximise (coverage: the paper's pipelines; accuracy: a selected router)."""
+    name: str
+    ranker: str
+    gate: str | None
+    objective: str
 
 
-def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, pipeline: str, study: Study, lexical: str) -> dict:
-    """Calibrator and thresholds of ``pipeline`` fitted on ``rows`` (the main set), with their in-sample rates."""
-    p = study.routing.pipelines[pipeline]
-    g = Gold(rows, catalog)
-    score = signal_rows(signals, rows)[gate_signal(study.signals, p["gate"]).name].to_numpy()
+def pipeline_route(name: str, study: Study) -> Route:
+    p = study.routing.pipelines[name]
+    return Route(name, p["ranker"], gate_signal(study.signals, p["gate"]).name, "coverage")
+
+
+def in_gap(values: np.ndarray, t: float) -> float:
+    """A threshold that splits ``values`` as ``t`` does, halfway to the next lower value (0, the lowest probability
+    or BM25 score, when none is lower): a request whose value differs from a fitted one in the last digits
+    (signals.csv keeps 10) stays on the same side."""
+    below = values[values < t]
+    return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
+
+
+def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str) -> dict:
+    """Calibrator and thresholds of ``route`` fitted on ``rows`` (the main set), with their in-sample rates."""
+    g, rt, budget = Gold(rows, catalog), study.routing, study.gate.danger_budget
+    if route.gate is None:
+        lex = scores[lexical]
+        pool = lex.for_rows(rows).matrix
+        score, scale = pool.max(1), "pool_score"
+        lo, hi = choose(*ladder_setting(lex, rows, g, rt.grid), np.ones(len(rows), bool), budget, 1.0, "accuracy")
+        kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
+    else:
+        score, scale = signal_rows(signals, rows)[route.gate].to_numpy(), "probability"
     coef, intercept = fit_platt(score, g.in_catalog.astype(int))
-    prob = platt_probability(score, coef, intercept)
-    lo, hi = fit_band(scores[p["ranker"]], scores[lexical], rows, g, prob, study.routing, study.gate.danger_budget)
-    kind, _ = band_decisions(prob, lo, hi, top_actions(scores[p["ranker"]], rows)[:, 0], route_step(scores[lexical], rows))
+    if route.gate is not None:
+        if coef <= 0:
+            raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
+                             f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
+        prob = platt_probability(score, coef, intercept)
+        lo, hi = fit_band(scores[route.ranker], scores[lexical], rows, g, prob, rt, budget, route.objective)
+        kind, _ = band_decisions(prob, lo, hi, top_actions(scores[route.ranker], rows)[:, 0],
+                                 route_step(scores[lexical], rows))
+    on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
-            "thresholds": {"execute": float(hi), "confirm": float(lo), "band_top": study.routing.band_top,
-                           "danger_budget": study.gate.danger_budget, "ask_cap": study.routing.ask_cap,
+            "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
+                           "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
                            "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
                                          "ask_rate": float((kind == "ask").mean())}}}
 
 
-def export_router(inputs, score_paths: dict, out_dir, pipeline: str, rankers: dict, study: Study,
-                  provenance: dict, force: bool = False) -> tuple[dict, str]:
-    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl} (:func:`toolgate.outdir.write_folder`, so an
-    existing folder is refused unless ``force``); return the manifest and how the folder was written.
+def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row, exemplar_rows, run) -> tuple:
+    """(manifest ``encoders``, arrays of embeddings.npz): per encoder the ranker or gate reads, the catalog's
+    embeddings and, for an exemplar gate, the exemplar index (the in-catalog requests of ``exemplar_rows``)."""
+    names = [route.ranker] if RankerSpec.of(rankers[route.ranker]).encoder_gate else []
+    names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate) if route.gate else [])))
+    entries, arrays = {}, {}
+    in_catalog = {r["utterance_id"] for r in exemplar_rows if r["gold_outcome"] in io.IN_CATALOG}
+    for name in names:
+        spec = RankerSpec.of(rankers[name]).entry
+        ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache or None)
+        arrays[f"catalog__{name}"] = ranker.docs
+        emb = np.zeros((0, ranker.docs.shape[1]), ranker.docs.dtype)
+        if route.gate and needs_exemplars(study.signals, route.gate, name):
+            emb = query_embeddings(spec, [r["text"] for r in every_row], run)  # the scores rule's order: its cache
+            emb = emb[[r["utterance_id"] in in_catalog for r in every_row]]
+        arrays[f"exemplars__{name}"] = emb
+        entries[name] = {"spec": spec, "key": ranker.raw.key, "exemplars": len(emb),
+                         "texts_sha256": texts_sha256(catalog, spec["variant"], run.langs)}
+    return entries, arrays
 
-    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv); ``provenance``: experiment, config_hash, lexical ranker
-    name, limits (max_chars, top_k).
+
+def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dict, study: Study,
+                  provenance: dict, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
+    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl, embeddings.npz} (:func:`toolgate.outdir.write_folder`,
+    so an existing folder is refused unless ``force``); return the manifest and how the folder was written.
+
+    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json); ``provenance``:
+    experiment, config_hash, lexical ranker name, limits (max_chars, top_k); ``selection``: how the route was chosen.
     """
     run, lexical = study.run, provenance["lexical"]
-    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
-    rows = io.main_set(rows)
+    catalog, every_row = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
+    rows = io.main_set(every_row)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
-    fit = fitted_router(rows, catalog, scores, pd.read_csv(inputs.signals), pipeline, study, lexical)
-    p = study.routing.pipelines[pipeline]
-
-    def full(name):  # every parameter in the manifest: the runtime rebuilds the ranker from it alone
-        return RankerSpec.of(rankers[name]).entry
-
+    fit = fitted_router(rows, catalog, scores, pd.read_csv(inputs.signals), route, study, lexical)
+    gate = (gate_entry(study.signals, route.gate, load_payloads(inputs.gates), lexical, study.gate.top_k)
+            if route.gate else None)
+    encoders, arrays = encoder_parts(route, rankers, study, catalog, every_row, rows, run)
     index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
-    cat_bytes = Path(inputs.catalog).read_bytes()
+    cat_bytes, emb_bytes = Path(inputs.catalog).read_bytes(), npz_bytes(arrays)
+    files = {"bm25.index": file_entry(index), "catalog.jsonl": file_entry(cat_bytes), EMBEDDINGS: file_entry(emb_bytes)}
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
-        "pipeline": {"name": pipeline, "ranker": p["ranker"], "gate": p["gate"],
-                     "ranker_spec": full(p["ranker"]), "gate_spec": full(p["gate"])},
-        "lexical": {"name": lexical, "spec": full(lexical)},
+        "pipeline": {"name": route.name, "kind": "ladder" if route.gate is None else "band", "ranker": route.ranker,
+                     "gate": route.gate, "ranker_spec": RankerSpec.of(rankers[route.ranker]).entry},
+        "lexical": {"name": lexical, "spec": RankerSpec.of(rankers[lexical]).entry},
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
-        **fit,
-        "catalog": {"sha256": hashlib.sha256(cat_bytes).hexdigest(), "source": str(inputs.catalog),
+        "gate": gate, "encoders": encoders, **fit,
+        **({"selection": selection} if selection else {}),
+        "catalog": {"sha256": files["catalog.jsonl"]["sha256"], "source": str(inputs.catalog),
                     "actions": sum(t["kind"] == "action" for t in catalog),
                     "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
-        "limits": provenance["limits"],
-        "files": {"bm25.index": _entry(index), "catalog.jsonl": _entry(cat_bytes)},
+        "limits": provenance["limits"], "files": files,
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__},
     }
     out = Path(out_dir)
@@ -95,36 +147,11 @@ def export_router(inputs, score_paths: dict, out_dir, pipeline: str, rankers: di
     def write(tmp: Path) -> None:
         (tmp / "bm25.index").write_bytes(index)
         (tmp / "catalog.jsonl").write_bytes(cat_bytes)
+        (tmp / EMBEDDINGS).write_bytes(emb_bytes)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
     written = write_folder(out, MANIFEST, lambda m: list(m["files"]), write, force, allowed_output="router")
-    size = len(index) + (out / MANIFEST).stat().st_size
-    log.info("exported %s to %s: BM25 index %d bytes + manifest (gate payload) %d bytes = %.1f KB; catalog %d bytes",
-             pipeline, out, len(index), (out / MANIFEST).stat().st_size, size / 1024, len(cat_bytes))
+    log.info("exported %s (%s + %s) to %s: BM25 index %d bytes, embeddings %d bytes, manifest %d bytes",
+             route.name, route.ranker, route.gate or "ladder", out, len(index), len(emb_bytes),
+             (out / MANIFEST).stat().st_size)
     return manifest, written
-
-
-def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None, force: bool = False):
-    """(folder, manifest, how written): ``toolgate export`` of a resolved config whose workflow has run.
-
-    ``pipeline``: a name under routing.pipelines (default: the first of router.pipelines); ``out_dir``: default
-    ``results/<experiment>/router/<pipeline>``. A missing pipeline or score file is an InputError naming it.
-    """
-    res, pipeline = Path("results") / cfg["experiment"], pipeline or cfg["router"]["pipelines"][0]
-    if pipeline not in cfg["routing"]["pipelines"]:
-        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join(cfg['routing']['pipelines'])})",
-                         field="routing.pipelines")
-    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
-    signals = res / "gate" / "signals.csv"
-    missing = [p for p in [*scores.values(), signals] if not p.exists()]
-    if missing:
-        raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
-                                     f"--configfile {config_path} {signals})")
-    study = Study(run(cfg["seed"], cfg["langs"], cfg["text"]), section("gate", cfg["gate"]),
-                  section("routing", cfg["routing"]), registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])))
-    out = Path(out_dir or res / "router" / pipeline)
-    provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
-                  "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}
-    m, written = export_router(SimpleNamespace(catalog=cfg["catalog"], utterances=res / "data" / "utterances.jsonl", signals=signals), scores, out, pipeline,
-                               cfg["rankers"], study, provenance, force)
-    return out, m, written

@@ -8,7 +8,6 @@ one Unicode form (NFC), and the band's decision passes the evidence rules of
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import unicodedata
@@ -17,27 +16,24 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, io, schemas
-from ..data.catalog import index_text
-from ..errors import InputError, MissingExtra
+from .. import io
+from ..config import section
+from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.bm25 import BM25
-from ..retrieval.encoders import ModelUnavailable, offline_problem
-from ..retrieval.rankers import BM25Ranker, RankerSpec, build_ranker
+from ..retrieval.rankers import BM25Ranker
 from ..retrieval.scores import route_choice, top_order
+from ..routing.baselines import ladder_decisions
 from ..routing.pipelines import band_decisions
+from .artifact import RouterError, checked_file, json_type, load_encoders, read_manifest, sha256
 from .evidence import Evidence
+from .gates import GateRuntime
 
-FORMAT = 1
-MANIFEST = "router.json"
+__all__ = ["Decision", "Router", "RouterError", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
            "multistep": "two actions in one request: delegated", "tie": "tied top candidates: asked, not executed",
            "missing_slot": "no value for a required parameter: asked"}
-
-
-class RouterError(ValueError):
-    """A router artifact or an input the router refuses; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -62,62 +58,6 @@ class Decision:
         return d
 
 
-def json_type(obj) -> str:
-    """The JSON name of a parsed value's type (for messages about what a line or field holds)."""
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(obj), "a number")
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a finite number")
-
-
-def _read_manifest(folder: Path) -> dict:
-    """The manifest of ``folder``, checked against ``router.schema.yaml`` and the rules the schema cannot say."""
-    path = folder / MANIFEST
-    if not path.is_file():
-        raise RouterError(f"{folder}: no {MANIFEST}; export a router with `toolgate export`")
-    try:
-        m = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise RouterError(f"{path}: not a router manifest ({exc})") from None
-    if not isinstance(m, dict):
-        raise RouterError(f"{path}: not a router manifest ({json_type(m)}, not an object)")
-    if m.get("format") != FORMAT:
-        raise RouterError(f"{path}: router format {m.get('format')!r}, this toolgate reads format {FORMAT}")
-    if str(m.get("toolgate_version", "")).split(".")[0] != __version__.split(".")[0]:
-        raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
-                          "(another major version); export the router again")
-    try:
-        schemas.check_schema(path, None, m, "router")
-    except InputError as exc:
-        raise RouterError(str(exc)) from None
-    th = m["thresholds"]
-    if th["execute"] < th["confirm"]:
-        raise RouterError(f"{path}: field 'thresholds': execute {th['execute']} is below confirm {th['confirm']}")
-    for role in ("ranker_spec", "gate_spec"):
-        spec = m["pipeline"][role]
-        problem = offline_problem(spec["encoder"]) if "encoder" in spec else None
-        if problem:
-            raise RouterError(f"{path}: field 'pipeline.{role}.encoder': {problem}; a router loads offline only")
-    return m
-
-
-def _checked_file(folder: Path, name: str, entry: dict) -> bytes:
-    path = folder / name
-    if not path.is_file():
-        raise RouterError(f"{path}: missing from the router artifact")
-    data = path.read_bytes()
-    if len(data) != entry["bytes"] or _sha256(data) != entry["sha256"]:
-        raise RouterError(f"{path}: {len(data)} bytes with another checksum than the manifest's {entry['bytes']}: "
-                          "the artifact is corrupted or truncated")
-    return data
-
-
 def check_request(text, max_chars: int) -> str:
     """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
     C0/C1 control character other than tab, newline and carriage return, or a lone surrogate. Format characters
@@ -136,75 +76,85 @@ def check_request(text, max_chars: int) -> str:
 
 
 class Router:
-    """An exported (ranker, gate, band) pipeline, ready to decide."""
+    """An exported router, ready to decide: a band (ranker, any registered gate, thresholds) or the ladder."""
 
-    def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, ranker, gate):
-        self.manifest, self.catalog = manifest, catalog
-        self.lexical, self.ranker, self.gate = lexical, ranker, gate
+    def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoders=None, docs=None,
+                 exemplars=None):
+        self.manifest, self.catalog, self.lexical = manifest, catalog, lexical
+        self.encoders, self.docs = encoders or {}, docs or {}
         self.ids = np.array([t["id"] for t in catalog])
-        self.actions = np.flatnonzero(np.array([t["kind"] == "action" for t in catalog]))
-        cal, th = manifest["calibrator"], manifest["thresholds"]
+        self.kinds = np.array([t["kind"] for t in catalog])
+        self.actions = np.flatnonzero(self.kinds == "action")
+        cal, th, p = manifest["calibrator"], manifest["thresholds"], manifest["pipeline"]
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
+        self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
+        self.gate = (GateRuntime(manifest["gate"], exemplars or {}, section("text", manifest["text"]))
+                     if p["kind"] == "band" else None)
         self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
         self.evidence = Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = None) -> "Router":
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;
-        ``threads``: the encoders' thread count (default: the backend's)."""
+        ``threads``: the encoders' thread count (default: the backend's). The catalog is never re-encoded:
+        its embeddings are the artifact's."""
         folder = Path(path)
-        m = _read_manifest(folder)
+        m = read_manifest(folder)
         files = m["files"]
-        blob = _checked_file(folder, "bm25.index", files["bm25.index"])
-        cat_bytes = _checked_file(folder, "catalog.jsonl", files["catalog.jsonl"])
+        blob = checked_file(folder, "bm25.index", files["bm25.index"])
+        cat_bytes = checked_file(folder, "catalog.jsonl", files["catalog.jsonl"])
         if catalog is not None and not Path(catalog).is_file():
             raise RouterError(f"{catalog}: no such catalog file (--catalog)")
-        if catalog is not None and _sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
+        if catalog is not None and sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
             raise RouterError(f"{catalog}: not the catalog this router was exported from "
                               f"(sha256 {m['catalog']['sha256'][:12]}..., source {m['catalog']['source']})")
-        langs = tuple(m["langs"])
         try:
-            cat = io.load_catalog(folder / "catalog.jsonl", langs)
+            cat = io.load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
             lexical = BM25Ranker.__new__(BM25Ranker)
             lexical.index = BM25.from_bytes(blob)
         except (InputError, ValueError, KeyError, OSError) as exc:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
-        if _sha256(cat_bytes) != m["catalog"]["sha256"]:
+        if sha256(cat_bytes) != m["catalog"]["sha256"]:
             raise RouterError(f"{folder / 'catalog.jsonl'}: differs from the catalog named in the manifest")
-        text = m["text"]
-
-        def fitted(spec):
-            if RankerSpec.of(spec).lexical:
-                return lexical
-            docs = [index_text(t, spec["variant"], langs) for t in cat]
-            if threads:
-                spec = {**spec, "encoder": {**spec["encoder"], "threads": threads}}
-            return build_ranker(spec, text["ngram"], text["pad"]).fit(docs)
-
-        try:
-            ranker = fitted(m["pipeline"]["ranker_spec"])
-            gate = ranker if m["pipeline"]["gate"] == m["pipeline"]["ranker"] else fitted(m["pipeline"]["gate_spec"])
-        except (ModelUnavailable, MissingExtra) as exc:
-            raise RouterError(f"{folder}: the router's encoder does not load: {exc}") from None
-        return cls(m, cat, lexical, ranker, gate)
+        return cls(m, cat, lexical, *load_encoders(folder, m, cat, threads))
 
     def check(self, text) -> str:
         """The text, or RouterError when it is not a request the router accepts (:func:`check_request`)."""
         return check_request(text, self.max_chars)
 
-    def _decisions(self, texts, rank, gate, lex, seconds) -> list[Decision]:
-        prob = platt_probability(gate[:, self.actions].max(1), self.coef, self.intercept)
+    def scores(self, texts, one: bool = False):
+        """(lexical scores, ranker scores, raw gate signals, gate values) of checked ``texts``; ``one``: a single
+        request scored alone. Raw signals: gate/signals.csv's columns (None for the ladder); gate values: the
+        gate's log-odds or raw signal, the ladder's pool top score."""
+        lex = self.lexical.score(texts[0])[None] if one else np.asarray(self.lexical.score_many(list(texts)))
+        queries = {}
+        for name, enc in self.encoders.items():
+            emb = enc.encode_queries(list(texts))
+            queries[name] = (emb @ self.docs[name].T, emb)
+        rank = lex if self.ranker is None else queries[self.ranker][0]
+        if self.gate is None:
+            return lex, rank, None, lex.max(1)
+        frame = self.gate.frame(texts, lex[:, self.actions], {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
+        return lex, rank, frame, self.gate.values(frame)
+
+    def decisions(self, texts, scored, seconds: float = 0.0) -> list[Decision]:
+        """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took)."""
+        lex, rank, _, value = scored
+        prob = platt_probability(value, self.coef, self.intercept)
         acts = rank[:, self.actions]
         top = top_order(acts, self.top_k)
         route = route_choice(lex, self.ids)
-        kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
+        if self.gate is None:
+            kind, tool = ladder_decisions(lex, self.ids, self.kinds, self.t_low, self.t_high)
+        else:
+            kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
         for i, t in enumerate(texts):
             k, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i]]
-            out.append(Decision(t, KIND_WORDS[k], str(tool[i]) if k in ("action", "ask") else None, float(prob[i]),
-                                cands, 1000.0 * seconds / len(texts), why))
+            out.append(Decision(t, KIND_WORDS[k], (str(tool[i]) or None) if k in ("action", "ask") else None,
+                                float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
         return out
 
     def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str):
@@ -225,19 +175,15 @@ class Router:
         """One request, scored alone; latency covers ranking, gating and the band decision."""
         text = self.check(text)
         t0 = time.perf_counter()
-        lex = self.lexical.score(text)[None]
-        rank = lex if self.ranker is self.lexical else np.asarray(self.ranker.score(text))[None]
-        gate = rank if self.gate is self.ranker else np.asarray(self.gate.score(text))[None]
-        return self._decisions([text], rank, gate, lex, time.perf_counter() - t0)[0]
+        scored = self.scores([text], one=True)
+        return self.decisions([text], scored, time.perf_counter() - t0)[0]
 
     def decide_many(self, texts) -> list[Decision]:
         """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean."""
         texts = [self.check(t) for t in texts]
         t0 = time.perf_counter()
-        lex = np.asarray(self.lexical.score_many(texts))
-        rank = lex if self.ranker is self.lexical else np.asarray(self.ranker.score_many(texts))
-        gate = rank if self.gate is self.ranker else np.asarray(self.gate.score_many(texts))
-        return self._decisions(texts, rank, gate, lex, time.perf_counter() - t0)
+        scored = self.scores(texts)
+        return self.decisions(texts, scored, time.perf_counter() - t0)
 
 
 def line_text(raw: bytes):

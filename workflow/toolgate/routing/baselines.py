@@ -122,23 +122,30 @@ def oof_decisions(evaluate, candidates, fold, budget, ask_cap, objective):
     return kind.astype(str), tool.astype(str), chosen
 
 
-def ladder(lexical: Scores, rows, g: Gold, fold, budget, grid):
-    """Single-pool ladder on the pool's top score: execute >= hi > ask >= lo > delegate."""
-    m = lexical.for_rows(rows).matrix
-    top = np.argmax(m, axis=1)
-    s1 = m[np.arange(len(rows)), top]
-    ids, kinds = lexical.tool_ids[top], lexical.kinds[top]
+def ladder_decisions(pool: np.ndarray, tool_ids, kinds, lo: float, hi: float):
+    """(kind, tool) of the single-pool ladder: the pool's (actions + route entries) top entry runs when its score is
+    >= hi, an action is asked (a route entry still taken) when >= lo, and the request is delegated below lo."""
+    top = np.argmax(pool, axis=1)
+    s1, ids, kinds = pool[np.arange(len(pool)), top], np.asarray(tool_ids)[top], np.asarray(kinds)[top]
     exec_kind = np.where(kinds == "action", "action", np.where(ids == "clarify", "ask", ids))
-    exec_tool = np.where(kinds == "action", ids, "")
+    kind = np.where(s1 >= hi, exec_kind, np.where(s1 >= lo, np.where(kinds == "action", "ask", exec_kind), "delegate"))
+    return kind, np.where((kind != "delegate") & (kinds == "action"), ids, "")
+
+
+def ladder_setting(lexical: Scores, rows, g: Gold, grid):
+    """(evaluate, threshold candidates) of the ladder on ``rows``: (lo, hi) pairs of quantiles of the top score."""
+    m = lexical.for_rows(rows).matrix
 
     def evaluate(c):
-        lo, hi = c
-        kind = np.where(s1 >= hi, exec_kind, np.where(s1 >= lo, np.where(kinds == "action", "ask", exec_kind), "delegate"))
-        tool = np.where(kind == "delegate", "", exec_tool)
+        kind, tool = ladder_decisions(m, lexical.tool_ids, lexical.kinds, *c)
         return kind, tool, {"danger": g.delegate & (kind == "action"), "accuracy": correct(kind, tool, g)}
 
-    cands = [(lo, hi) for lo, hi in itertools.combinations_with_replacement(quantile_grid(s1, grid), 2)]
-    return oof_decisions(evaluate, cands, fold, budget, 1.0, "accuracy")
+    return evaluate, list(itertools.combinations_with_replacement(quantile_grid(m.max(1), grid), 2))
+
+
+def ladder(lexical: Scores, rows, g: Gold, fold, budget, grid):
+    """Single-pool ladder on the pool's top score: execute >= hi > ask >= lo > delegate."""
+    return oof_decisions(*ladder_setting(lexical, rows, g, grid), fold, budget, 1.0, "accuracy")
 
 
 def study_ladder(lexical: Scores, rows, g: Gold, signals: pd.DataFrame, study: Study):

@@ -48,7 +48,8 @@ def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, rout
     def evaluate(c):
         kind, tool = band_decisions(gate_prob, c[0], c[1], top1, route)
         coverage = np.where(kind == "action", g.in_catalog & (top1 == g.tool), np.where(kind == "ask", gold_in_band, chat_ok))
-        return kind, tool, {"danger": g.delegate & (kind == "action"), "coverage": coverage}
+        return kind, tool, {"danger": g.delegate & (kind == "action"), "coverage": coverage,
+                            "accuracy": correct(kind, tool, g)}
 
     cands = list(itertools.combinations_with_replacement(quantile_grid(gate_prob, routing.grid), 2))
     return evaluate, cands, gold_in_band, chat_ok
@@ -65,10 +66,12 @@ def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, r
     return kind, tool, chosen, gold_in_band, chat_ok
 
 
-def fit_band(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing, budget: float):
-    """(t_low, t_high) chosen on every row at once: the thresholds a deployed router ships with."""
+def fit_band(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing, budget: float,
+             objective: str = "coverage"):
+    """(t_low, t_high) chosen on every row at once: the thresholds a deployed router ships with (``objective``:
+    coverage, the paper's pipelines, or accuracy, a selected router's)."""
     evaluate, cands, _, _ = band_setting(ranker, lexical, rows, g, gate_prob, routing)
-    return choose(evaluate, cands, np.ones(len(rows), bool), budget, routing.ask_cap, "coverage")
+    return choose(evaluate, cands, np.ones(len(rows), bool), budget, routing.ask_cap, objective)
 
 
 def pipeline_metrics(kind, tool, g: Gold, gold_in_band, chat_ok, f: float) -> dict:

@@ -1,0 +1,77 @@
+"""Router selection: nested out-of-fold choice among bands and the ladder, and the no-regret guard."""
+import json
+
+import numpy as np
+import pytest
+
+from selection_fixtures import PROVENANCE, RANKERS, experiment, settings
+from toolgate.cli import main
+from toolgate.router.product import Regret, export_selected, selection_of
+from toolgate.router.select import Candidate, Outcomes, candidates
+from toolgate.routing.baselines import choose
+
+
+def test_counting_picks_the_thresholds_choose_picks():
+    rng = np.random.default_rng(3)
+    n, cands = 50, [(a, b) for a in range(6) for b in range(a, 6)]
+    table = {c: (rng.choice(["action", "ask", "delegate"], n), np.array(["t"] * n),
+                 {"accuracy": rng.random(n) < 0.5, "danger": rng.random(n) < 0.1}) for c in cands}
+    o = Outcomes(lambda c: table[c], cands, 0.3, 0.08)
+    for k in range(20):
+        train = rng.random(n) < 0.7
+        assert cands[o.pick(train)] == choose(lambda c: table[c], cands, train, 0.08, 0.3, "accuracy")
+
+
+def test_a_clean_gate_is_chosen_and_its_nested_accuracy_reported(tmp_path):
+    inputs, scores, study, _ = experiment(tmp_path)
+    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean", "noise"]))
+    t = sel.table.set_index("candidate")
+    assert list(t.index) == ["bm25+clean", "bm25+noise", "ladder", "nested selection"]
+    assert t.loc["bm25+clean", "accuracy"] == 1.0 and t.loc["bm25+noise", "accuracy"] < 0.7
+    assert t.loc["bm25+noise", "ci_high"] < 0 < t.loc["ladder", "ladder_accuracy"]
+    # clean and the ladder tie at 1.0 at the same latency: the ladder, the simpler router, wins the tie
+    assert sel.chosen.name == "ladder" and t.loc["ladder", "chosen"] and "ladder" in sel.why
+    assert t.loc["nested selection", "chosen_by_fold"] == "; ".join(f"{f}:ladder" for f in range(5))
+
+
+def test_the_latency_budget_excludes_slow_candidates(tmp_path):
+    inputs, scores, study, _ = experiment(tmp_path)
+    lat = {"bm25": 0.05, "slow": 9.0}
+    got = candidates({**RANKERS, "slow": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}},
+                     study, "bm25", settings(gates=["clean"]), lat, "cost.csv")
+    assert [(c.name, c.p50_ms) for c in got] == [("bm25+clean", 0.05), ("slow+clean", 9.05), ("ladder", 0.05)]
+    assert Candidate("slow", "clean", ("bm25", "slow"), 9.05).name == "slow+clean"
+
+
+def test_a_weak_gate_is_refused_naming_both_numbers(tmp_path):
+    inputs, scores, study, _ = experiment(tmp_path)
+    fixed = settings(select="fixed", gate="noise")
+    with pytest.raises(Regret) as exc:
+        export_selected(inputs, scores, tmp_path / "router", RANKERS, study, PROVENANCE, fixed)
+    msg = str(exc.value)
+    assert "\n" not in msg and "loses to the single-pool ladder" in msg and "--allow-regret" in msg
+    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", fixed)
+    n = sel.nested
+    assert f"accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f}" in msg
+    assert n["ladder_accuracy"] == 1.0 and n["ci_high"] < 0 and not (tmp_path / "router").exists()
+
+
+def test_allow_regret_writes_the_router_and_records_the_warning(tmp_path):
+    inputs, scores, study, _ = experiment(tmp_path)
+    m, _ = export_selected(inputs, scores, tmp_path / "router", RANKERS, study, PROVENANCE,
+                           settings(select="fixed", gate="noise"), allow_regret=True)
+    on_disk = json.loads((tmp_path / "router" / "router.json").read_text())
+    assert on_disk["selection"]["regret"] and on_disk["selection"]["warning"].startswith("exported despite regret")
+    assert m["pipeline"]["gate"] == "noise" and m["selection"]["chosen"] == "bm25+noise"
+
+
+def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    import toolgate.router.product as product
+
+    def refuse(*a, **k):
+        raise Regret("router.select", "the selected router (bm25+noise) loses to the single-pool ladder: x")
+    monkeypatch.setattr(product, "export_selected", refuse)
+    monkeypatch.setattr(product, "experiment_inputs", lambda cfg, path: (None, {}, None, None))
+    assert main(["export"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "loses to the single-pool ladder" in err

@@ -1,0 +1,58 @@
+"""A router's gate: any gate of the signal registry, computed from what the artifact carries.
+
+The artifact holds, per encoder the ranker or the gate reads, the catalog's embeddings (keyed by the encoder's id
+and revision and by the sha256 of the index texts they embed, so loading never re-encodes the catalog) and, for a
+gate that reads exemplar kNN, the exemplar index: the experiment's in-catalog requests of the main set embedded by
+that encoder. Signals come from :func:`toolgate.gate.inputs.request_signals`, the gate study's own formulas; a
+fitted gate applies its payload (:func:`toolgate.gate.models.payload_scores`). The one difference from the study is
+exemplar kNN: a deployed router compares a request with every exemplar (:func:`toolgate.gate.inputs.exemplar_max`),
+the study only with the training folds' ones outside the request's own pair.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..config import Text
+from ..data.catalog import index_text
+from ..gate.inputs import exemplar_max, query_lengths, request_signals
+from ..gate.models import payload_scores
+from ..gate.signals import Signal, gate_inputs
+
+EMBEDDINGS = "embeddings.npz"
+
+
+def texts_sha256(catalog: list[dict], variant: str, langs) -> str:
+    """The key of a catalog's embeddings: sha256 of the index texts embedded, in catalog order."""
+    return hashlib.sha256("\x1f".join(index_text(t, variant, langs) for t in catalog).encode()).hexdigest()
+
+
+def needs_exemplars(reg: dict[str, Signal], gate: str, encoder: str) -> bool:
+    return any(s.kind == "exemplar" and s.ranker == encoder for s in gate_inputs(reg, gate))
+
+
+def gate_entry(reg: dict[str, Signal], gate: str, payloads: dict, lexical: str, top_k: int) -> dict:
+    """The manifest's ``gate``: the signal, the payload of a fitted one (gates.json's fit on the main set)."""
+    s = reg[gate]
+    return {"signal": gate, "kind": s.kind, "label": s.label, "lexical": lexical, "top_k": top_k,
+            "log_odds": s.log_odds, "payload": payloads[gate] if s.inputs else None}
+
+
+class GateRuntime:
+    """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings)."""
+
+    def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: Text):
+        self.entry, self.exemplars, self.text = entry, exemplars, text
+
+    def frame(self, texts, lexical_actions: np.ndarray, queries: dict):
+        """Every raw signal of the registry for ``texts`` (columns as in gate/signals.csv); ``queries``: per encoder
+        (cosines over the actions, request embeddings)."""
+        knn = {n: exemplar_max(emb, self.exemplars[n]) for n, (_, emb) in queries.items()}
+        return request_signals((self.entry["lexical"], lexical_actions), {n: c for n, (c, _) in queries.items()},
+                               query_lengths(texts, self.text), self.entry["top_k"], knn)
+
+    def values(self, frame) -> np.ndarray:
+        """The gate's value per request of ``frame``: a fitted gate's log-odds, else the raw signal."""
+        fit = self.entry["payload"]
+        return payload_scores(fit, frame) if fit else frame[self.entry["signal"]].to_numpy(float)

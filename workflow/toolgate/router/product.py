@@ -1,0 +1,126 @@
+"""The entry points of the product stage: the selection table, the selected router's export (with the no-regret
+guard) and ``toolgate export`` of a resolved config.
+
+The selected router is the choice of :func:`toolgate.router.select.select`; before it is written, its nested
+out-of-fold accuracy is compared with the single-pool ladder's on the same folds: when the interval of the
+difference lies entirely below 0, the export stops (:class:`Regret`) unless regret is allowed, and then router.json
+records the warning.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+from .. import io
+from ..config import Run, config_hash, run, section
+from ..errors import InputError
+from ..gate.signals import registry
+from ..retrieval.rankers import encoder_rankers
+from ..retrieval.scores import load_scores, mode_note
+from ..routing.baselines import Study
+from ..tables import write_table
+from . import SELECTED
+from .export import Route, export_router, pipeline_route
+from .select import Selection, select
+
+
+class Regret(InputError):
+    """The selected router routes worse than the ladder on the same folds (interval entirely below 0)."""
+
+
+def selection_of(inputs, score_paths: dict, rankers: dict, study: Study, lexical: str, settings):
+    """(Selection, main-set rows); ``inputs``: named ``catalog``, ``utterances``, ``signals``, ``cost`` (cost.csv)."""
+    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    rows = io.main_set(rows)
+    scores = {n: load_scores(p) for n, p in score_paths.items()}
+    return select(rankers, rows, catalog, scores, pd.read_csv(inputs.signals), pd.read_csv(inputs.cost), study,
+                  lexical, settings, inputs.cost), rows
+
+
+def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows) -> None:
+    """tables/router_selection.csv of ``sel`` (``rows``: the main set it was measured on)."""
+    write_table(sel.table, out_csv, "Router selection: every candidate and the nested selection against the ladder",
+                f"Candidates: bands of router.rankers x router.gates (thresholds for routed accuracy under danger <= "
+                f"{study.gate.danger_budget} and ask rate <= {study.routing.ask_cap}, out of fold over the gate "
+                "study's folds) and the single-pool ladder (routing_baselines' own thresholds). p50_ms: the models' "
+                "median latencies of tables/cost.csv summed (a measurement); within_latency: p50_ms <= "
+                f"router.latency_budget_ms ({settings.latency_budget_ms}). accuracy_minus_ladder with its 95% interval "
+                f"(ci_low, ci_high) over {study.gate.resamples} utterance-cluster bootstrap resamples (routing_"
+                "baselines' machinery). chosen: the router results/<experiment>/router/selected ships: the most "
+                "accurate candidate within the three budgets, ties to the cheaper. 'nested selection': that rule "
+                "applied inside each outer fold on the other four alone (inner out-of-fold accuracy), its pick "
+                "deciding the held-out fold (chosen_by_fold); the gates' out-of-fold values are not refit inside the "
+                f"nest. Why: {sel.why}. {mode_note(rows)}", study.run.seed)
+
+
+def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
+    """router.json's ``selection``: the choice, why, its nested accuracy against the ladder; Regret when it loses."""
+    n = sel.nested
+    numbers = (f"nested out-of-fold accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f} "
+               f"(difference {n['accuracy_minus_ladder']:+.3f} [{n['ci_low']:+.3f}, {n['ci_high']:+.3f}])")
+    regret = n["ci_high"] < 0
+    if regret and not allow_regret:
+        raise Regret("router.select", f"the selected router ({sel.chosen.name if sel.chosen else 'none'}) loses to "
+                     f"the single-pool ladder: {numbers}; not exported (--allow-regret writes it anyway)")
+    row = sel.table.set_index("candidate").loc[sel.chosen.name]
+    return {"mode": settings.select, "chosen": sel.chosen.name, "why": sel.why,
+            "candidates": int(len(sel.table) - 1), "oof_accuracy": float(row["accuracy"]),
+            "p50_ms_estimate": sel.chosen.p50_ms, "latency_budget_ms": settings.latency_budget_ms,
+            "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
+            "table": "tables/router_selection.csv"}
+
+
+def export_selected(inputs, score_paths: dict, out_dir, rankers: dict, study: Study, provenance: dict, settings,
+                    table=None, force: bool = False, allow_regret: bool = False):
+    """The selected router (``settings``: RouterSettings) exported, or Regret (see the module docstring); ``table``:
+    where to write tables/router_selection.csv of the same selection."""
+    sel, rows = selection_of(inputs, score_paths, rankers, study, provenance["lexical"], settings)
+    if table is not None:
+        write_router_selection(sel, table, study, settings, rows)
+    if sel.chosen is None:
+        raise InputError("router.select", sel.why)
+    record = selection_record(sel, settings, allow_regret or settings.allow_regret)
+    route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "accuracy")
+    return export_router(inputs, score_paths, out_dir, route, rankers, study, provenance, force, record)
+
+
+def experiment_inputs(cfg: dict, config_path) -> tuple[SimpleNamespace, dict, Study, Run]:
+    """(named inputs, score paths, study) of an experiment whose workflow has run; InputError names what is missing."""
+    res = Path("results") / cfg["experiment"]
+    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
+    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=res / "data" / "utterances.jsonl",
+                             signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json",
+                             cost=res / "tables" / "cost.csv")
+    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates, inputs.cost] if not Path(p).exists()]
+    if missing:
+        raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
+                                     f"--configfile {config_path} {missing[0]})")
+    r = run(cfg["seed"], cfg["langs"], cfg["text"], str(res / "cache"))
+    study = Study(r, section("gate", cfg["gate"]), section("routing", cfg["routing"]),
+                  registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])))
+    return inputs, scores, study, r
+
+
+def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None, force: bool = False,
+                      allow_regret: bool = False):
+    """(folder, manifest, how written): ``toolgate export`` of a resolved config whose workflow has run.
+
+    ``pipeline``: a name under routing.pipelines, or None: the router router.select chooses (folder ``selected``);
+    ``out_dir``: default ``results/<experiment>/router/<pipeline or selected>``.
+    """
+    if pipeline is not None and pipeline not in cfg["routing"]["pipelines"]:
+        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join(cfg['routing']['pipelines'])})",
+                         field="routing.pipelines")
+    inputs, scores, study, _ = experiment_inputs(cfg, config_path)
+    out = Path(out_dir or Path("results") / cfg["experiment"] / "router" / (pipeline or SELECTED))
+    provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
+                  "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}
+    if pipeline is None:
+        m, written = export_selected(inputs, scores, out, cfg["rankers"], study, provenance,
+                                     section("router", cfg["router"]), None, force, allow_regret)
+    else:
+        m, written = export_router(inputs, scores, out, pipeline_route(pipeline, study), cfg["rankers"], study,
+                                   provenance, force)
+    return out, m, written

@@ -1,0 +1,202 @@
+"""Which router to ship (``router.select``): bands of every configured (ranker, gate) and the single-pool ladder,
+compared by routed accuracy out of fold and chosen by nested out-of-fold evaluation (tables/router_selection.csv).
+
+A band candidate acts on the ranker's top-1 when its gate's out-of-fold value (gate/signals.csv) is at least the
+execute threshold, asks between confirm and execute, and takes the route step below; its thresholds maximise routed
+accuracy under the danger budget and ask cap (:mod:`toolgate.routing.pipelines`' machinery). The ladder is
+routing_baselines' own (:func:`toolgate.routing.baselines.ladder_setting`). A candidate's latency is the sum of the
+median latencies (tables/cost.csv) of the models a request runs: the lexical ranker always (the route step and the
+evidence rules read it), each encoder of the ranker and the gate once.
+
+Each candidate's accuracy is out of fold over the gate study's folds (thresholds chosen on four folds, applied to
+the fifth). The selection itself is measured nested: for each outer fold, every candidate's out-of-fold accuracy
+over the other four folds alone (thresholds chosen on three, applied to the fourth) picks the candidate, the best
+one within the latency budget whose pooled inner decisions keep the danger budget and ask cap (ties: the cheaper),
+whose thresholds chosen on those four folds then decide the held-out fold. Not refit inside the nest: the gates'
+out-of-fold values themselves (a training row's value comes from a model that saw the outer test fold).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..gate.signals import compared_gates, gate_encoders, signal_rows
+from ..retrieval.rankers import RankerSpec
+from ..routing.baselines import Gold, Study, correct, ladder_setting, study_ladder
+from ..routing.pipelines import band_setting, versus_ladder
+
+TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Candidate:
+    ranker: str
+    gate: str | None  # a signal of the gate registry; None: the single-pool ladder
+    models: tuple[str, ...]  # the rankers a request runs, the lexical one first
+    p50_ms: float  # the models' median latencies summed (cost.csv)
+
+    @property
+    def name(self) -> str:
+        return "ladder" if self.gate is None else f"{self.ranker}+{self.gate}"
+
+
+def exportable(rankers: dict) -> list[str]:
+    """Rankers a router can run: lexical and dense (hybrids and late interaction are not exported)."""
+    return [n for n, e in rankers.items() if RankerSpec.of(e).lexical or RankerSpec.of(e).encoder_gate]
+
+
+def model_latency(cost: pd.DataFrame) -> dict[str, float]:
+    """Each ranker's median latency per request in ms (cost.csv's rows of our implementation)."""
+    ours = cost[cost["implementation"] == "toolgate"]
+    return dict(zip(ours["ranker"], ours["median_ms"].astype(float)))
+
+
+def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dict, cost_path) -> list[Candidate]:
+    """Every candidate of ``settings`` (RouterSettings): the fixed one, or rankers x gates and the ladder."""
+    if settings.select == "fixed":
+        pairs = [(settings.ranker or lexical, settings.gate)]
+    else:
+        gates = list(settings.gates) or compared_gates(study.signals)
+        pairs = [(r, gt) for r in (list(settings.rankers) or exportable(rankers)) for gt in gates] + [(lexical, None)]
+    out = []
+    for ranker, gate in pairs:
+        if ranker not in exportable(rankers):
+            raise InputError("config", f"'{ranker}' is not a lexical or dense ranker under rankers", field="router.ranker")
+        if gate is not None and gate not in study.signals:
+            raise InputError("config", f"unknown gate '{gate}' (known: {', '.join(study.signals)})", field="router.gate")
+        models = tuple(dict.fromkeys([lexical, ranker, *(gate_encoders(study.signals, gate) if gate else [])]))
+        missing = [m for m in models if m not in latency]
+        if missing:
+            raise InputError(cost_path, f"no latency for ranker '{missing[0]}'; run the cost rule", field="ranker")
+        out.append(Candidate(ranker, gate, models, float(sum(latency[m] for m in models))))
+    return out
+
+
+class Outcomes:
+    """One candidate's decisions on every row under each threshold pair, so thresholds are chosen on any rows by
+    counting (as :func:`toolgate.routing.baselines.choose` does: best accuracy within the danger budget and ask
+    cap, first on ties; the least dangerous when none is within)."""
+
+    def __init__(self, evaluate, cands, ask_cap: float, budget: float):
+        res = [evaluate(c) for c in cands]
+        self.cands, self.ask_cap, self.budget = cands, ask_cap, budget
+        self.kind = np.array([k for k, _, _ in res])
+        self.tool = np.array([t for _, t, _ in res])
+        self.correct = np.array([m["accuracy"] for _, _, m in res], np.int64)
+        self.danger = np.array([m["danger"] for _, _, m in res], np.int64)
+        self.ask = (self.kind == "ask").astype(np.int64)
+
+    def pick(self, mask: np.ndarray) -> int:
+        m = mask.astype(np.int64)
+        n = m.sum()
+        d, a, v = self.danger @ m / n, self.ask @ m / n, self.correct @ m / n
+        ok = (d <= self.budget + TOL) & (a <= self.ask_cap + TOL)
+        return int(np.argmax(np.where(ok, v, -np.inf))) if ok.any() else int(np.argmin(d))
+
+    def oof(self, fold: np.ndarray, within: np.ndarray) -> np.ndarray:
+        """Per row of ``within``, the threshold pair chosen on the other folds of ``within`` (-1 elsewhere)."""
+        out = np.full(len(fold), -1)
+        for f in np.unique(fold[within]):
+            out[within & (fold == f)] = self.pick(within & (fold != f))
+        return out
+
+    def decisions(self, chosen: np.ndarray):
+        rows = np.flatnonzero(chosen >= 0)
+        return self.kind[chosen[rows], rows], self.tool[chosen[rows], rows], rows
+
+
+def outcomes(c: Candidate, scores: dict, rows, g: Gold, signals: pd.DataFrame, study: Study, lexical: str) -> Outcomes:
+    budget = study.gate.danger_budget
+    if c.gate is None:
+        return Outcomes(*ladder_setting(scores[lexical], rows, g, study.routing.grid), 1.0, budget)
+    value = signal_rows(signals, rows)[c.gate].to_numpy()
+    evaluate, cands, _, _ = band_setting(scores[c.ranker], scores[lexical], rows, g, value, study.routing)
+    return Outcomes(evaluate, cands, study.routing.ask_cap, budget)
+
+
+def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
+    rows = np.flatnonzero(within)
+    idx = chosen[rows]
+    return {"accuracy": o.correct[idx, rows].mean(), "danger_rate": o.danger[idx, rows].mean(),
+            "ask_rate": o.ask[idx, rows].mean()}
+
+
+def _best(cands: list[Candidate], rate: dict, settings, study: Study) -> Candidate | None:
+    """The most accurate candidate within the latency budget, danger budget and ask cap; ties: the cheaper, then
+    the ladder. ``select: fixed``: the one candidate, whatever its rates."""
+    if settings.select == "fixed":
+        return cands[0]
+    ok = [c for c in cands if c.p50_ms <= settings.latency_budget_ms and rate[c.name]["danger_rate"]
+          <= study.gate.danger_budget + TOL and rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL]
+    return min(ok, key=lambda c: (-round(rate[c.name]["accuracy"], 12), c.p50_ms, c.gate is not None, c.name)) if ok else None
+
+
+@dataclass
+class Selection:
+    table: pd.DataFrame  # one row per candidate, then the nested selection's
+    chosen: Candidate | None
+    why: str
+    nested: dict  # accuracy, danger_rate, ask_rate, ladder_accuracy, accuracy_minus_ladder, ci_low, ci_high
+
+
+def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, cost: pd.DataFrame, study: Study,
+           lexical: str, settings, cost_path="tables/cost.csv") -> Selection:
+    """Every candidate out of fold, the selection nested (module docstring), each against the ladder."""
+    g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    cands = candidates(rankers, study, lexical, settings, model_latency(cost), cost_path)
+    res, clusters = study.gate.resamples, np.array([r["utterance_id"] for r in rows])
+    ladder = study_ladder(scores[lexical], rows, g, signals, study)[:2]
+    every, outs, plain, recs = np.ones(len(rows), bool), {}, {}, []
+    for c in cands:
+        outs[c.name] = outcomes(c, scores, rows, g, signals, study, lexical)
+        plain[c.name] = outs[c.name].oof(fold, every)
+    rate = {n: rates(o, plain[n], every) for n, o in outs.items()}
+    chosen = _best(cands, rate, settings, study)
+    for c in cands:
+        kind, tool, _ = outs[c.name].decisions(plain[c.name])
+        recs.append({"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)",
+                     "models": " + ".join(c.models), "p50_ms": c.p50_ms,
+                     "within_latency": c.p50_ms <= settings.latency_budget_ms, **rate[c.name],
+                     "danger_ok": rate[c.name]["danger_rate"] <= study.gate.danger_budget + TOL,
+                     "ask_ok": rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL,
+                     **versus_ladder((kind, tool), ladder, g, res, study.run.seed, clusters),
+                     "chosen": c is chosen})
+    nested_kind, nested_tool, by_fold = np.empty(len(rows), object), np.empty(len(rows), object), {}
+    for f in np.unique(fold):
+        train = fold != f
+        inner = {c.name: rates(outs[c.name], outs[c.name].oof(fold, train), train) for c in cands}
+        best = _best(cands, inner, settings, study)
+        by_fold[int(f)] = best.name if best else "none"
+        o = outs[best.name] if best else None
+        if o is None:  # nothing within the budgets on these folds: the ladder's decisions stand (reported as none)
+            nested_kind[~train], nested_tool[~train] = ladder[0][~train], ladder[1][~train]
+            continue
+        t = o.pick(train)
+        nested_kind[~train], nested_tool[~train] = o.kind[t][~train], o.tool[t][~train]
+    nested_kind, nested_tool = nested_kind.astype(str), nested_tool.astype(str)
+    guard = versus_ladder((nested_kind, nested_tool), ladder, g, res, study.run.seed, clusters)
+    nested = {"accuracy": float(correct(nested_kind, nested_tool, g).mean()),
+              "danger_rate": float((g.delegate & (nested_kind == "action")).mean()),
+              "ask_rate": float((nested_kind == "ask").mean()), **{k: float(v) for k, v in guard.items()},
+              "chosen_by_fold": "; ".join(f"{k}:{v}" for k, v in by_fold.items())}
+    recs.append({"candidate": "nested selection", "ranker": "", "gate": "", "models": "", "p50_ms": np.nan,
+                 "within_latency": np.nan, **{k: nested[k] for k in ("accuracy", "danger_rate", "ask_rate")},
+                 "danger_ok": nested["danger_rate"] <= study.gate.danger_budget + TOL,
+                 "ask_ok": nested["ask_rate"] <= study.routing.ask_cap + TOL, **guard, "chosen": False,
+                 "chosen_by_fold": nested["chosen_by_fold"]})
+    return Selection(pd.DataFrame(recs), chosen, _why(chosen, rate, cands, settings), nested)
+
+
+def _why(chosen: Candidate | None, rate: dict, cands: list[Candidate], settings) -> str:
+    if chosen is None:
+        return (f"no candidate keeps the danger budget, the ask cap and the latency budget of "
+                f"{settings.latency_budget_ms} ms")
+    fast = [c for c in cands if c.p50_ms <= settings.latency_budget_ms]
+    mode = "the fixed router.ranker + router.gate" if settings.select == "fixed" else (
+        f"the most accurate of {len(fast)} candidates within the latency budget ({settings.latency_budget_ms} ms) "
+        f"that keep the danger budget and ask cap, out of {len(cands)}")
+    return (f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}, "
+            f"median latency {chosen.p50_ms:.2f} ms")
