@@ -119,4 +119,5 @@ def test_tournament_all_failed_and_protocol_check(small_catalog, tmp_path):
     table = tournament_frame(dep, recs, rows)
     assert table["label"].eq(PROTOCOL_CHECK).all() and table["top1"].isna().all() and table["mrr"].isna().all()
     text = tournament_blocks({"tournament": table})[1][1]
-    assert f"a {PROTOCOL_CHECK}:" in text and "top-1" not in text and "MRR" not in text
+    assert f"served by endpoint {url} (its models are owned_by 'vllm'): a {PROTOCOL_CHECK}; " in text
+    assert "top-1" not in text and "MRR" not in text

@@ -202,8 +202,8 @@ def tournament_blocks(tables: dict) -> list[tuple]:
     if r["status"] != "ok":
         return head + [("p", lead + served + f"{r['status']} ({r['reason']}).")]
     if isinstance(r.get("label"), str) and r["label"]:  # a toy model: its protocol outcomes, not its accuracy
-        return head + [("p", lead + served + f"a {r['label']}: {r['invalid_rate']:.3f} of the answered prompts "
-                             "had no valid letter, " + runs)]
+        return head + [("p", lead + served + f"a {r['label']}; {r['invalid_rate']:.3f} of the answered prompts "
+                             "were invalid " + runs)]
     return head + [("p", lead + served + f"top-1 {r['top1']:.3f}, top-5 {r['top5']:.3f}, MRR {r['mrr']:.3f} " + runs)]
 
 
