@@ -1,4 +1,4 @@
-"""Scaling benchmark: BM25 (ours, bm25s, rank_bm25) and the dense encoders on catalogs of up to thousands of tools.
+"""Scaling benchmark: BM25 (ours, bm25s, rank_bm25) and the dense encoders on catalogs of up to 64,000 tools.
 
 Catalogs. One seeded sequence of tools of which every size takes a prefix, so a
 larger catalog contains each smaller one: the experiment's actions in catalog
@@ -177,8 +177,9 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring + "
-                "ranking the whole catalog, after warm-up; batch_qps: the same queries as one batch (our BM25 and "
-                "the encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "
+                "ranking the whole catalog, after warm-up; batch_qps: the same queries as one batch (our BM25: "
+                "score_many, query by query on the sparse layout, one matrix product on the dense one; the "
+                "encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "
                 "peak_rss_mb includes the interpreter. ours_over_bm25s / ours_over_rank_bm25: median over the timed "
                 "queries of our latency over theirs on the same query, same run (below 1: ours is faster). "
                 "Compare implementations by these ratios, not by medians of different rows: from 1000 tools on, "

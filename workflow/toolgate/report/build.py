@@ -38,7 +38,7 @@ FIGURES = [
      "external study runs, on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied "
      "unchanged: a gate worth shipping keeps its transfer point near its within point."),
     ("fig_scaling", "scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, "
-     "from the experiment's actions to thousands of tools (tables/scaling.csv)."),
+     "from the experiment's actions to tens of thousands of tools (tables/scaling.csv)."),
     ("fig_tokenizer_ablation", "tokenizer_ablation", "Korean top-1 of BM25 by lexical unit, match and mismatch, at the "
      "full catalog and at fewer candidates (95% pair-cluster intervals): the unit whose markers sit highest on the "
      "mismatch panel is the one that reads paraphrases best."),
