@@ -155,6 +155,8 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, co
         plain[c.name] = outs[c.name].oof(fold, every)
     rate = {n: rates(o, plain[n], every) for n, o in outs.items()}
     chosen = _best(cands, rate, settings, study)
+    fallback = chosen is None  # nothing keeps the budgets: the ladder ships, and the reason says so
+    chosen = next((c for c in cands if c.gate is None), None) if fallback else chosen
     for c in cands:
         kind, tool, _ = outs[c.name].decisions(plain[c.name])
         recs.append({"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)",
@@ -187,13 +189,13 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, co
                  "danger_ok": nested["danger_rate"] <= study.gate.danger_budget + TOL,
                  "ask_ok": nested["ask_rate"] <= study.routing.ask_cap + TOL, **guard, "chosen": False,
                  "chosen_by_fold": nested["chosen_by_fold"]})
-    return Selection(pd.DataFrame(recs), chosen, _why(chosen, rate, cands, settings), nested)
+    why = (f"no candidate keeps the danger budget, the ask cap and the latency budget of {settings.latency_budget_ms} "
+           "ms: the single-pool ladder is shipped as the fallback, outside the budgets") if fallback else _why(
+        chosen, rate, cands, settings)
+    return Selection(pd.DataFrame(recs), chosen, why, nested)
 
 
-def _why(chosen: Candidate | None, rate: dict, cands: list[Candidate], settings) -> str:
-    if chosen is None:
-        return (f"no candidate keeps the danger budget, the ask cap and the latency budget of "
-                f"{settings.latency_budget_ms} ms")
+def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str:
     fast = [c for c in cands if c.p50_ms <= settings.latency_budget_ms]
     mode = "the fixed router.ranker + router.gate" if settings.select == "fixed" else (
         f"the most accurate of {len(fast)} candidates within the latency budget ({settings.latency_budget_ms} ms) "
