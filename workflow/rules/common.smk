@@ -98,7 +98,7 @@ def router_targets():
     if not config["router"]["enabled"]:
         return []
     return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
-            + [f"{RES}/tables/router_cost.csv", f"{RES}/tables/router_selection.csv"])
+            + [f"{RES}/tables/{t}.csv" for t in ("router_cost", "router_selection", "router_eval")])
 
 
 def all_figures():

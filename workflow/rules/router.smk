@@ -49,6 +49,30 @@ rule export_router:
         "../scripts/export_router.py"
 
 
+rule router_eval:
+    # the selected router's evaluation card: within (out of fold) and unchanged on every external set
+    input:
+        router=f"{RES}/router/{SELECTED}/router.json",
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        signals=f"{RES}/gate/signals.csv",
+        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+    output:
+        table=f"{RES}/tables/router_eval.csv",
+        md=f"{RES}/tables/router_eval.md",
+    params:
+        settings=ROUTER_PARAMS,
+        external=config["external"] if config["external"]["enabled"] else None,
+    benchmark:
+        f"benchmarks/{EXP}/router_eval.tsv"
+    log:
+        f"{LOGS}/router_eval.log",
+    conda:
+        ENV
+    script:
+        "../scripts/router_eval.py"
+
+
 rule router_cost:
     # Timings need the machine to themselves: hold every core so no other job runs beside.
     threads: 256  # capped by snakemake at --cores

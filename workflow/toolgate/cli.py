@@ -141,8 +141,8 @@ def _decide(args) -> int:
     from .router import SELECTED
     from .router.runtime import Router, RouterError, decide_lines
 
-    if args.jsonl and args.text:
-        print("error: give one request as TEXT or read requests with --jsonl, not both", file=sys.stderr)
+    if sum(map(bool, (args.text, args.jsonl, args.eval))) > 1:
+        print("error: give only one of a request TEXT, --jsonl (requests from stdin) and --eval FILE", file=sys.stderr)
         return 2
     if args.router:
         folder = Path(args.router)
@@ -151,6 +151,8 @@ def _decide(args) -> int:
         folder = Path("results") / cfg["experiment"] / "router" / SELECTED
     try:
         router = Router.load(folder, catalog=args.catalog, threads=args.threads)
+        if args.eval:
+            return _evaluated(router, args.eval, args.json)
         if not args.jsonl:
             d = router.decide(args.text)
             if args.json:
@@ -170,6 +172,23 @@ def _decide(args) -> int:
         sys.stdout.buffer.write((json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8"))
         sys.stdout.buffer.flush()
     return 2 if failed else 0
+
+
+def _evaluated(router, path, as_json: bool) -> int:
+    from .router.evaluation import file_row
+
+    row = file_row(router, path)
+    if as_json:
+        print(json.dumps(row, ensure_ascii=False))
+        return 0
+    auc = "n/a (one kind only)" if row["auc"] != row["auc"] else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
+    print(f"{row['set']}: {row['n']} requests ({row['n_in']} in catalog, {row['n_out']} out, {row['refused']} refused) "
+          f"through {row['router']}")
+    for name, col in (("routed accuracy", "accuracy"), ("danger rate", "danger"), ("ask rate", "ask")):
+        value = row[col if col == "accuracy" else f"{col}_rate"]
+        print(f"  {name:<16} {value:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]")
+    print(f"  {'abstention AUC':<16} {auc}")
+    return 0
 
 
 def _lang(text: str) -> str:
@@ -231,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")
+    p.add_argument("--eval", metavar="FILE", help="evaluate the router on an utterances JSONL file (the project's "
+                   "format, gold labels over the router's catalog): routed accuracy, danger and ask rates, abstention "
+                   "AUC with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples); with --json one JSON object")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '

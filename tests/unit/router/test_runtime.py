@@ -165,7 +165,9 @@ def test_jsonl_decides_every_good_line_and_names_each_bad_one(artifact, monkeypa
 
 def test_jsonl_with_a_positional_text_is_an_error(artifact, capsys):
     assert main(["decide", "wifi on", "--jsonl", "--router", str(artifact)]) == 2
-    assert "not both" in capsys.readouterr().err
+    assert "only one of" in capsys.readouterr().err
+    assert main(["decide", "wifi on", "--eval", "x.jsonl", "--router", str(artifact)]) == 2
+    assert "only one of" in capsys.readouterr().err
 
 
 def test_threads_are_bounded_by_the_machine(artifact, capsys):

@@ -75,3 +75,11 @@ def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path, monkeypatch, c
     assert main(["export"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "loses to the single-pool ladder" in err
+
+
+def test_when_nothing_keeps_the_budgets_the_ladder_ships_and_says_why(tmp_path):
+    inputs, scores, study, _ = experiment(tmp_path)
+    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean"], latency_budget_ms=1e-6))
+    t = sel.table.set_index("candidate")
+    assert sel.chosen.name == "ladder" and t.loc["ladder", "chosen"] and not t["within_latency"].iloc[:2].any()
+    assert sel.why.startswith("no candidate keeps") and "fallback" in sel.why

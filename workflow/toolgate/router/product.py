@@ -69,7 +69,8 @@ def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
             "candidates": int(len(sel.table) - 1), "oof_accuracy": float(row["accuracy"]),
             "p50_ms_estimate": sel.chosen.p50_ms, "latency_budget_ms": settings.latency_budget_ms,
             "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
-            "table": "tables/router_selection.csv"}
+            "table": "tables/router_selection.csv",
+            "evaluation": "tables/router_eval.csv"}  # the card the router_eval rule writes of this router
 
 
 def export_selected(inputs, score_paths: dict, out_dir, rankers: dict, study: Study, provenance: dict, settings,

@@ -18,10 +18,11 @@ import numpy as np
 
 from .. import io
 from ..config import section
+from ..data.catalog import index_text
 from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.bm25 import BM25
-from ..retrieval.rankers import BM25Ranker
+from ..retrieval.rankers import BM25Ranker, fit_ranker
 from ..retrieval.scores import route_choice, top_order
 from ..routing.baselines import ladder_decisions
 from ..routing.pipelines import band_decisions
@@ -81,7 +82,7 @@ class Router:
     def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoders=None, docs=None,
                  exemplars=None):
         self.manifest, self.catalog, self.lexical = manifest, catalog, lexical
-        self.encoders, self.docs = encoders or {}, docs or {}
+        self.encoders, self.docs, self.exemplars = encoders or {}, docs or {}, exemplars or {}
         self.ids = np.array([t["id"] for t in catalog])
         self.kinds = np.array([t["kind"] for t in catalog])
         self.actions = np.flatnonzero(self.kinds == "action")
@@ -89,7 +90,7 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
-        self.gate = (GateRuntime(manifest["gate"], exemplars or {}, section("text", manifest["text"]))
+        self.gate = (GateRuntime(manifest["gate"], self.exemplars, section("text", manifest["text"]))
                      if p["kind"] == "band" else None)
         self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
         self.evidence = Evidence(catalog, tuple(manifest["langs"]))
@@ -119,27 +120,52 @@ class Router:
             raise RouterError(f"{folder / 'catalog.jsonl'}: differs from the catalog named in the manifest")
         return cls(m, cat, lexical, *load_encoders(folder, m, cat, threads))
 
+    def on_catalog(self, catalog: list[dict], langs) -> "Router":
+        """This router over another catalog (an external set's tools): ranker, gate, calibrator, thresholds, limits
+        and evidence rules unchanged, the BM25 index fitted on that catalog's index texts and each encoder's catalog
+        embeddings made anew by the router's own encoders; a kNN gate keeps the router's exemplar index."""
+        m = {**self.manifest, "langs": list(langs)}
+        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), m["text"]["ngram"], m["text"]["pad"])
+        docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
+                                         for t in catalog]) for n, enc in self.encoders.items()}
+        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
+
+    def visible(self, candidates) -> np.ndarray:
+        """(requests x catalog) which entries each request sees: its own candidate tool ids and every route entry;
+        RouterError names an id that is not in the catalog."""
+        col = {t: j for j, t in enumerate(self.ids)}
+        out = np.tile(self.kinds != "action", (len(candidates), 1))
+        for i, ids in enumerate(candidates):
+            unknown = [t for t in ids if t not in col]
+            if unknown:
+                raise RouterError(f"request {i + 1}: candidate '{unknown[0]}' is not in the router's catalog")
+            out[i, [col[t] for t in ids]] = True
+        return out
+
     def check(self, text) -> str:
         """The text, or RouterError when it is not a request the router accepts (:func:`check_request`)."""
         return check_request(text, self.max_chars)
 
-    def scores(self, texts, one: bool = False):
+    def scores(self, texts, one: bool = False, visible: np.ndarray | None = None):
         """(lexical scores, ranker scores, raw gate signals, gate values) of checked ``texts``; ``one``: a single
-        request scored alone. Raw signals: gate/signals.csv's columns (None for the ladder); gate values: the
-        gate's log-odds or raw signal, the ladder's pool top score."""
-        lex = self.lexical.score(texts[0])[None] if one else np.asarray(self.lexical.score_many(list(texts)))
+        request scored alone; ``visible`` (:meth:`visible`): an entry a request does not see scores -inf, as in the
+        gate study's per-request candidates. Raw signals: gate/signals.csv's columns (None for the ladder); gate
+        values: the gate's log-odds or raw signal, the ladder's pool top score."""
+        hide = (lambda m: m) if visible is None else (lambda m: np.where(visible, m, -np.inf))
+        lex = hide(self.lexical.score(texts[0])[None] if one else np.asarray(self.lexical.score_many(list(texts))))
         queries = {}
         for name, enc in self.encoders.items():
             emb = enc.encode_queries(list(texts))
-            queries[name] = (emb @ self.docs[name].T, emb)
+            queries[name] = (hide(emb @ self.docs[name].T), emb)
         rank = lex if self.ranker is None else queries[self.ranker][0]
         if self.gate is None:
             return lex, rank, None, lex.max(1)
         frame = self.gate.frame(texts, lex[:, self.actions], {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
         return lex, rank, frame, self.gate.values(frame)
 
-    def decisions(self, texts, scored, seconds: float = 0.0) -> list[Decision]:
-        """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took)."""
+    def decisions(self, texts, scored, seconds: float = 0.0, visible: np.ndarray | None = None) -> list[Decision]:
+        """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took; ``visible``:
+        the mask they were scored with)."""
         lex, rank, _, value = scored
         prob = platt_probability(value, self.coef, self.intercept)
         acts = rank[:, self.actions]
@@ -150,20 +176,22 @@ class Router:
         else:
             kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
+        seen = np.ones(acts.shape, bool) if visible is None else visible[:, self.actions]
         for i, t in enumerate(texts):
-            k, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i])
-            cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i]]
+            k, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i], seen[i])
+            cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i] if seen[i, j]]
             out.append(Decision(t, KIND_WORDS[k], (str(tool[i]) or None) if k in ("action", "ask") else None,
                                 float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
         return out
 
-    def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str):
-        """(kind, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order."""
+    def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str, seen):
+        """(kind, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order;
+        ``seen``: the actions the request sees."""
         if not self.evidence.has_evidence(text, lexical_max):
             return route, "no_evidence"
         if kind not in ("action", "ask"):
             return kind, "band"
-        if len(self.evidence.steps(text, lambda part: self.lexical.score(part)[self.actions])) > 1:
+        if len(self.evidence.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
             return "delegate", "multistep"
         if kind == "action" and len(acts) > 1 and np.sort(acts)[-2] == acts.max():
             return "ask", "tie"
@@ -178,12 +206,14 @@ class Router:
         scored = self.scores([text], one=True)
         return self.decisions([text], scored, time.perf_counter() - t0)[0]
 
-    def decide_many(self, texts) -> list[Decision]:
-        """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean."""
+    def decide_many(self, texts, candidates=None) -> list[Decision]:
+        """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean.
+        ``candidates``: per request the tool ids it may choose from (default: the whole catalog)."""
         texts = [self.check(t) for t in texts]
+        visible = None if candidates is None else self.visible(candidates)
         t0 = time.perf_counter()
-        scored = self.scores(texts)
-        return self.decisions(texts, scored, time.perf_counter() - t0)
+        scored = self.scores(texts, visible=visible)
+        return self.decisions(texts, scored, time.perf_counter() - t0, visible)
 
 
 def line_text(raw: bytes):

@@ -1,0 +1,68 @@
+"""The router's evaluation card: its metrics by hand, a router over another catalog with per-request candidates,
+and ``decide --eval``."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import utterance, write_jsonl
+from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
+from toolgate.cli import main
+from toolgate.router.evaluation import card_row, file_row
+from toolgate.router.runtime import Router, RouterError
+from toolgate.routing.baselines import Gold, correct
+
+
+def test_card_metrics_by_hand():
+    rs = [utterance(0, "set_alarm"), utterance(1, "make_call"), utterance(2, None, "delegate", "out"),
+          utterance(3, None, "delegate", "out")]
+    kind = ["action", "ask", "action", "delegate"]  # right tool; asked the wrong one; executed a delegate; delegated
+    tool = ["set_alarm", "check_battery", "make_call", ""]
+    row = card_row(kind, tool, np.array([0.9, 0.4, 0.6, 0.1]), Gold(rs, catalog()), [r["pair_id"] for r in rs], 200, 0)
+    assert (row["n"], row["n_in"], row["n_out"]) == (4, 2, 2)
+    assert (row["accuracy"], row["danger_rate"], row["ask_rate"]) == (0.5, 0.25, 0.25)
+    assert row["auc"] == 0.75  # of the four in/out pairs only 0.4 < 0.6 is ordered wrong
+    for name in ("accuracy", "danger", "ask", "auc"):
+        assert row[f"{name}_low"] <= row["accuracy" if name == "accuracy" else "auc" if name == "auc"
+                                          else f"{name}_rate"] <= row[f"{name}_high"]
+    only_in = card_row(kind[:2], tool[:2], np.array([0.9, 0.4]), Gold(rs[:2], catalog()), ["a", "b"], 50, 0)
+    assert np.isnan(only_in["auc"]) and only_in["danger_rate"] == 0
+
+
+def test_a_router_over_its_own_catalog_again_decides_as_shipped(artifact):
+    r = Router.load(artifact)
+    texts = [x["text"] for x in rows()]
+    again = r.on_catalog(catalog(), ("ko", "en"))
+    assert [d.to_dict() | {"latency_ms": 0} for d in again.decide_many(texts)] == \
+           [d.to_dict() | {"latency_ms": 0} for d in r.decide_many(texts)]
+
+
+def test_each_request_chooses_only_among_its_candidates(artifact):
+    r = Router.load(artifact)
+    free, = r.decide_many(["alarm at 7 en"])
+    assert free.candidates[0][0] == "set_alarm"
+    held, = r.decide_many(["alarm at 7 en"], candidates=[["make_call", "check_battery"]])
+    assert {t for t, _ in held.candidates} <= {"make_call", "check_battery"} and held.tool != "set_alarm"
+    with pytest.raises(RouterError, match="candidate 'nope' is not in the router's catalog"):
+        r.decide_many(["alarm at 7 en"], candidates=[["nope"]])
+
+
+def test_decide_eval_reports_the_decisions_it_makes(artifact, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "eval.jsonl", rows())
+    assert main(["decide", "--router", str(artifact), "--eval", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    r = Router.load(artifact)
+    ds = r.decide_many([x["text"] for x in rows()])
+    kind = np.array([{"act": "action"}.get(d.kind, d.kind) for d in ds])
+    tool = np.array([d.tool or "" for d in ds])
+    assert got["n"] == len(rows()) and got["accuracy"] == correct(kind, tool, Gold(rows(), r.catalog)).mean()
+    assert got == {**file_row(r, path), "set": str(path)}
+    assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 0
+    assert "routed accuracy" in capsys.readouterr().out
+
+
+def test_decide_eval_names_a_bad_file_in_one_line(artifact, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "eval.jsonl", [{**rows()[0], "gold_tool": "no_such_tool"}])
+    assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "no_such_tool" in err

@@ -1,0 +1,154 @@
+"""The router's evaluation card (tables/router_eval.csv, ``toolgate decide --eval FILE``): the selected router on
+labelled requests, within the experiment and on every external set.
+
+* **within**: the selection's own out-of-fold figures of the chosen candidate (thresholds chosen on four folds of
+  the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports.
+* **external**: the exported artifact applied unchanged (:meth:`toolgate.router.runtime.Router.on_catalog`: ranker,
+  gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
+  set's tools, nothing refitted), each request over its own candidate tools.
+* **file** (``decide --eval``): the artifact unchanged over its own catalog on any utterances file.
+
+Routed accuracy is routing_baselines' (:func:`toolgate.routing.baselines.correct`): an in-catalog request to its
+gold tool (executed or asked), an out-of-catalog one to its gold route (the external sets' out-of-catalog requests
+are gold-delegate, and with no route entries in their catalogs the route step is delegate). Abstention AUC: the
+AUC of P(in catalog) (the gate's value for the within rows) for in-catalog against out-of-catalog requests; danger:
+the share of all requests that are gold-delegate and executed; ask: the share asked. Intervals: 95% percentile
+intervals over cluster-bootstrap resamples (the set's clusters; utterances within the experiment, as in
+router_selection.csv). A request the router refuses (over router.max_chars) is routed to the server: delegate.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..config import External
+from ..errors import InputError
+from ..gate.bootstrap import auc_interval, cluster_weights, percentile_interval
+from ..gate.signals import signal_rows
+from ..retrieval.scores import load_scores
+from ..routing.baselines import Gold, Study, correct
+from ..tables import write_table
+from .artifact import RouterError
+from .runtime import Router
+from .select import Candidate, outcomes
+
+log = logging.getLogger(__name__)
+LEVEL = 0.95
+FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experiment's gate.resamples
+NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
+        "exported artifact unchanged (ranker, gate, calibrator, thresholds, evidence rules), its BM25 index and "
+        "catalog embeddings made for the set's tools, each request over its own candidates. accuracy: an "
+        "in-catalog request routed to its gold tool (executed or asked), an out-of-catalog one to its gold route "
+        "(external: delegate). auc: P(in catalog) (within: the gate's out-of-fold value), in- against "
+        "out-of-catalog requests; empty when a set has only one kind. danger_rate: share of all requests that are "
+        "gold-delegate and executed; ask_rate: share asked. low/high: 95% percentile intervals over cluster-bootstrap "
+        "resamples. refused: requests over router.max_chars, counted as delegated.")
+COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
+           "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high"]
+
+
+def label(manifest: dict) -> str:
+    p = manifest["pipeline"]
+    return f"{p['name']}: {p['ranker']} + {p['gate'] or 'ladder'}"
+
+
+def card_row(kind, tool, p_in, g: Gold, clusters, resamples: int, seed: int) -> dict:
+    """Routed accuracy, abstention AUC, danger and ask rates of decisions (kind, tool arrays) with their intervals;
+    the AUC is NaN when the requests are all in or all out of catalog."""
+    kind, tool, y = np.asarray(kind, str), np.asarray(tool, str), g.in_catalog.astype(int)
+    w = cluster_weights(np.asarray(clusters), resamples, seed)
+    out = {"n": g.n, "n_in": int(y.sum()), "n_out": int(g.n - y.sum())}
+    rates = {"accuracy": correct(kind, tool, g), "danger": g.delegate & (kind == "action"), "ask": kind == "ask"}
+    for name, hit in rates.items():
+        hit = hit.astype(float)
+        col = "accuracy" if name == "accuracy" else f"{name}_rate"
+        out[col] = float(hit.mean())
+        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(w @ hit / w.sum(1), LEVEL)
+    both = 0 < y.sum() < len(y)
+    auc = auc_interval(p_in, y, w, LEVEL) if both else (np.nan, np.nan, np.nan)
+    out["auc"], out["auc_low"], out["auc_high"] = auc
+    return out
+
+
+def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(kind, tool, P(in catalog), refused count) of the router's decisions; a refused request is delegated, with
+    P(in catalog) 0."""
+    ok = np.array([_accepted(router, t) for t in texts], bool)
+    keep = np.flatnonzero(ok)
+    ds = router.decide_many([texts[i] for i in keep], None if candidates is None else [candidates[i] for i in keep])
+    kind, tool, p = np.full(len(texts), "delegate", object), np.full(len(texts), "", object), np.zeros(len(texts))
+    for i, d in zip(keep, ds):
+        kind[i], tool[i], p[i] = {"act": "action"}.get(d.kind, d.kind), d.tool or "", d.p_in_catalog
+    return kind.astype(str), tool.astype(str), p, int((~ok).sum())
+
+
+def _accepted(router: Router, text) -> bool:
+    try:
+        router.check(text)
+    except RouterError:
+        return False
+    return True
+
+
+def within_row(router: Router, inputs, score_paths: dict, study: Study, lexical: str) -> dict:
+    """The chosen candidate's out-of-fold figures on the main set (the selection's own decisions)."""
+    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    rows = io.main_set(rows)
+    p = router.manifest["pipeline"]
+    scores = {n: load_scores(score_paths[n]) for n in dict.fromkeys([lexical, p["ranker"]])}
+    signals = pd.read_csv(inputs.signals)
+    g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    o = outcomes(Candidate(p["ranker"], p["gate"], (), 0.0), scores, rows, g, signals, study, lexical)
+    kind, tool, _ = o.decisions(o.oof(fold, np.ones(len(rows), bool)))
+    value = (signal_rows(signals, rows)[p["gate"]].to_numpy() if p["gate"]
+             else scores[lexical].for_rows(rows).matrix.max(1))
+    clusters = np.array([r["utterance_id"] for r in rows])
+    return {"set": router.manifest["experiment"], "mode": "within (out of fold)", "refused": 0,
+            **card_row(kind, tool, value, g, clusters, study.gate.resamples, study.run.seed)}
+
+
+def external_rows(router: Router, external: External, study: Study) -> list[dict]:
+    """The artifact unchanged on each external set, each request over its own candidates."""
+    from ..external.adapters import load_all
+
+    recs = []
+    for name, ext in load_all(external, study.run.seed).items():
+        over = router.on_catalog(ext.catalog, (ext.lang,))
+        kind, tool, p, refused = routed(over, [u["text"] for u in ext.utterances], ext.candidates)
+        recs.append({"set": name, "mode": "external (unchanged)", "refused": refused,
+                     **card_row(kind, tool, p, Gold(ext.utterances, ext.catalog), ext.clusters, study.gate.resamples,
+                                study.run.seed)})
+        log.info("%s: routed accuracy %.3f over %d requests (%d refused)", name, recs[-1]["accuracy"], len(kind), refused)
+    return recs
+
+
+def file_row(router: Router, path, resamples: int = FILE_RESAMPLES) -> dict:
+    """``decide --eval``: the artifact over its own catalog on an utterances file (clusters: pair_id)."""
+    try:
+        rows = io.load_utterances(path, router.catalog, tuple(router.manifest["langs"]))
+    except InputError as exc:
+        raise RouterError(str(exc)) from None
+    if not rows:
+        raise RouterError(f"{path}: no utterances to evaluate")
+    kind, tool, p, refused = routed(router, [r["text"] for r in rows])
+    return {"set": str(path), "mode": "file (unchanged)", "router": label(router.manifest),
+            "refused": refused, **card_row(kind, tool, p, Gold(rows, router.catalog),
+                                           [r.get("pair_id") or r["utterance_id"] for r in rows], resamples,
+                                           router.manifest["seed"])}
+
+
+def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None):
+    """tables/router_eval.csv: the within row, then one row per external set (``external``: None when off).
+
+    ``inputs``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``."""
+    router = Router.load(Path(inputs.router).parent)
+    recs = [within_row(router, inputs, score_paths, study, lexical)]
+    recs += external_rows(router, external, study) if external is not None else []
+    table = pd.DataFrame([{**r, "router": label(router.manifest)} for r in recs])[COLUMNS]
+    write_table(table, out_csv, "Router evaluation card: the selected router within the experiment and on "
+                "every external set", NOTE, study.run.seed)
+    return table
