@@ -157,6 +157,8 @@ def test_scores_bit_identical_to_term_by_term_reference(device70, idf):
     hot = [m._sparse.hot_of[m.vocab[g]] >= 0 for g in m.tokenize(big[0])]
     assert m.layout == "sparse" and 0 < sum(hot) < len(hot)  # a whole document: hot rows and postings, interleaved
     assert (m.score(big[0]) > 0).mean() > 0.99 and (m.score(queries[0]) > 0).mean() < 0.5
+    terms = [[m.vocab[g] for g in m.tokenize(q) if g in m.vocab] for q in queries]
+    assert any(ids and all(m._sparse.hot_of[t] < 0 for t in ids) for ids in terms)  # scored by one np.bincount
 
 
 @pytest.mark.parametrize("idf", IDF_VARIANTS)

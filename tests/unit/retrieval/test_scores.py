@@ -1,9 +1,11 @@
 """The score matrix: gold ranks, top-k order, row alignment, the route step, save/load."""
 import numpy as np
+import pytest
 
 from scores_fixtures import ROWS, scores_of
 from toolgate.retrieval.scores import (
     ROUTE_NOTE,
+    SPLIT_MIN,
     Scores,
     candidate_mask,
     gold_rank,
@@ -23,6 +25,21 @@ def test_gold_rank_ties_keep_catalog_order():
     s = np.array([[0.5, 0.9, 0.9, 0.1], [0.2, 0.2, 0.2, 0.2]])
     assert gold_rank(s, np.array([2, 0])).tolist() == [2, 1]  # tie with col 1 (earlier) -> rank 2; col 0 first
     assert gold_rank(s, np.array([1, 3])).tolist() == [1, 4]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_long_vector_is_ordered_exactly_as_a_stable_argsort(dtype):
+    """The split ordering of long vectors (mostly zeros: one BM25 row of a large catalog) equals argsort's, with
+    ties, negatives, signed zeros, infinities and NaN."""
+    rng = np.random.default_rng(0)
+    for n, zero_share in [(SPLIT_MIN, 0.98), (5000, 0.5), (3000, 0.0), (2048, 1.0)]:
+        v = np.where(rng.random(n) < zero_share, 0.0, rng.choice([-2.0, -1.0, 0.5, 1.0, 3.0], n))
+        if dtype != np.int64:
+            v[rng.choice(n, 6, replace=False)] = [np.inf, -np.inf, np.nan, -0.0, np.nan, 7.25]
+        v = v.astype(dtype)
+        assert np.array_equal(top_order(v), np.argsort(-v, kind="stable"))
+        for k in (1, 5, 40, 1500):
+            assert np.array_equal(top_order(v, k), np.argsort(-v, kind="stable")[:k])
 
 
 def test_top_order_is_stable_and_cut():

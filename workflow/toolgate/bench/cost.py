@@ -2,8 +2,8 @@
 
 Each ranker runs in its own fresh interpreter (``python -m toolgate.bench.cost``) so its peak RSS (``ru_maxrss``) is
 its own; that figure includes the Python interpreter and numpy (about the same
-base for every row). Latency covers whole-catalog scoring plus ranking of one
-query, after ``warmup`` untimed queries; model loading is excluded, and an
+base for every row). Latency covers whole-catalog scoring plus the top-10 shortlist of
+one query (:data:`toolgate.bench.timing.SHORTLIST`), after ``warmup`` untimed queries; model loading is excluded, and an
 encoder's catalog embeddings are read from the cache the scores rule filled
 (queries are always encoded). Our BM25 is
 timed beside ``rank_bm25`` and ``bm25s`` on the same tokenised queries, in the
@@ -95,7 +95,7 @@ def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outpu
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
     df = cost_frame(catalog, rows, rankers, lexical, run, cost, outputs.index)
     write_table(df, outputs.table, "Cost per ranker (one query, whole catalog, CPU)",
-                "median/p95: single-query latency in ms (scoring + ranking, model loaded, after warm-up). "
+                "median/p95: single-query latency in ms (scoring + the top-10 shortlist, model loaded, after warm-up). "
                 "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
                 "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
                 "targets.", run.seed, paper=("intro.index", "cost."))

@@ -139,7 +139,7 @@ def scaling_jobs(tools: list[dict], queries: list[str], rankers: dict, lexical: 
 def with_ratios(df: pd.DataFrame) -> pd.DataFrame:
     """On our rows: the median over queries of our latency over a reference's on the same query (below 1: ours
     is faster). Paired by query because one query's latency depends on how many documents it touches and the
-    ranking sort, so the latencies are bimodal at large sizes and a ratio of medians would jump between modes."""
+    shortlist it selects from, so the latencies are bimodal at large sizes and a ratio of medians would jump between modes."""
     lat = {(r.size, r.implementation): np.asarray(r.latencies_ms)
            for r in df.itertuples() if r.implementation != "encoder"}
     for ref in ("bm25s", "rank_bm25"):
@@ -176,15 +176,17 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                 "Each row is one fresh interpreter. "
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
-                "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring + "
-                "ranking the whole catalog, after warm-up; batch_qps: the same queries as one batch (our BM25: "
+                "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "
+                "whole catalog + its top-10 shortlist (ties in catalog order, toolgate.retrieval.scores.top_order), "
+                "after warm-up; batch_qps: the same queries as one batch (our BM25: "
                 "score_many, query by query on the sparse layout, one matrix product on the dense one; the "
                 "encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "
                 "peak_rss_mb includes the interpreter. ours_over_bm25s / ours_over_rank_bm25: median over the timed "
                 "queries of our latency over theirs on the same query, same run (below 1: ours is faster). "
                 "Compare implementations by these ratios, not by medians of different rows: from 1000 tools on, "
                 "per-query latencies spread over more than 10x (a query of common n-grams touches nearly every "
-                "document, and ranking then sorts the whole catalog), so a row's median can land in either mode. "
+                "document, and the shortlist then has a whole catalog to choose from), so a row's median can land in either "
+                "mode. "
                 f"Encoder rows time {scaling.encoder_queries} of the queries. rank_bm25 runs up to {scaling.rank_bm25_max} tools "
                 "(its pure-Python scoring grows with the catalog); the encoders "
                 f"({', '.join(dense) or 'none'}) up to {scaling.encoder_max} tools (embedding more takes minutes "

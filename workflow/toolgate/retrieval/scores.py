@@ -131,10 +131,35 @@ def gold_ranks(s: Scores, rows) -> np.ndarray:
     return gold_rank(s.for_rows(rows).action_scores(), np.array([ids.index(r["gold_tool"]) for r in rows]))
 
 
+SPLIT_MIN = 1024  # a vector at least this long is ordered by :func:`_split_order`
+
+
 def top_order(matrix: np.ndarray, k: int | None = None) -> np.ndarray:
     """Column indices by descending score, ties in column (catalog) order; the first ``k`` if given."""
-    order = np.argsort(-matrix, axis=-1, kind="stable")
+    m = np.asarray(matrix)
+    if m.ndim == 1 and m.size >= SPLIT_MIN:
+        return _split_order(m, k)
+    order = np.argsort(-m, axis=-1, kind="stable")
     return order if k is None else order[..., :k]
+
+
+def _split_order(v: np.ndarray, k: int | None) -> np.ndarray:
+    """``np.argsort(-v, kind="stable")[:k]`` of one vector without sorting all of it. A shortlist of ``k`` with at
+    least ``k`` positive entries sorts only those at least as large as the k-th largest (every tie at the boundary
+    included, so ties keep index order). Otherwise only the entries that are not 0 are sorted: one request's BM25
+    scores over a large catalog are mostly 0, and the zeros keep their index order between the positive and the
+    negative entries (NaN last, where argsort puts it)."""
+    if k is not None:
+        pos = np.flatnonzero(v > 0)
+        if len(pos) >= k:
+            vals = v[pos]
+            top = pos[vals >= np.partition(vals, len(vals) - k)[len(vals) - k]]
+            return top[np.argsort(-v[top], kind="stable")][:k]
+    zero = v == 0  # the indices of a boolean mask are found faster than those of the floats themselves
+    nz = np.flatnonzero(~zero)
+    ranked = nz[np.argsort(-v[nz], kind="stable")]
+    n_pos = int(np.count_nonzero(v[nz] > 0))
+    return np.concatenate([ranked[:n_pos], np.flatnonzero(zero), ranked[n_pos:]])[:k]
 
 
 def top_actions(s: Scores, rows, u: int = 1) -> np.ndarray:
