@@ -11,6 +11,15 @@ def test_ranks_ties_share_the_best_rank_and_hidden_last():
     assert ranks(np.array([[1.0, 3.0, 3.0, INF, 0.0]])).tolist() == [[3, 1, 1, 5, 4]]
 
 
+def test_ranks_equal_scipy_rankdata_min():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(1)
+    m = rng.choice([0.0, 0.25, 1.0, 2.5, INF], size=(40, 70))
+    m[:, :3] = rng.random((40, 3))  # distinct values beside the ties
+    assert np.array_equal(ranks(m), rankdata(-m, method="min", axis=1).astype(int))
+
+
 def test_rrf_does_not_turn_catalog_position_into_a_signal():
     # BM25 scores columns 1-4 all 0; e5 puts column 4 first and column 1 second: with ties ranked in catalog
     # order column 1 would win on position alone (1/62 + 1/62 > 1/65 + 1/61)
