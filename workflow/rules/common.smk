@@ -117,6 +117,13 @@ def all_targets():
     return targets
 
 
+def checked_tables():
+    """The core tables and every table the expected-values file names (the check reads them all)."""
+    path = config["report"]["expected"]
+    named = [e["table"] for e in load_expected(path)["entries"]] if path else []
+    return [f"{RES}/tables/{t}.csv" for t in dict.fromkeys(TABLES + named)]
+
+
 def checks_this_experiment():
     """The expected-values file applies only to the experiment it names."""
     path = config["report"]["expected"]

@@ -29,7 +29,7 @@ rule report:
 
 rule check:
     input:
-        tables=[f"{RES}/tables/{t}.csv" for t in TABLES],
+        tables=checked_tables(),
         expected=config["report"]["expected"] or "tests/expected/default.yaml",
     output:
         report=f"{RES}/check.txt",
