@@ -9,6 +9,7 @@ import contextlib
 import textwrap
 import threading
 from http.server import ThreadingHTTPServer
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,6 +17,12 @@ import pytest
 from conftest import utterance
 from toolgate.config import section
 from toolgate.retrieval.scores import Scores
+
+
+def outputs(folder, records="r.csv", table=None):
+    """A native rule's named outputs in ``folder``: records, deployment, server_log (and table)."""
+    return SimpleNamespace(records=folder / records, deployment=folder / "d.json", server_log=folder / "server.log",
+                           table=folder / table if table else None)
 
 
 def sample_rows():

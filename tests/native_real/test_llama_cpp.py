@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, utterance
+from native_fixtures import outputs
 from toolgate import io
 from toolgate.config import section
 from toolgate.data.catalog import actions
@@ -68,9 +69,9 @@ def route(catalog, tmp_path, entry, rows=None, **settings):
     """run_checkpoint on a launched llama-cpp server; (deployment record, records frame, calls table)."""
     rows = rows or requests()
     lex = lexical(rows, catalog)
-    out = (tmp_path / "r.csv", tmp_path / "d.json", tmp_path / "server.log")
+    out = outputs(tmp_path)
     dep = run.run_checkpoint(catalog, rows, run.shortlists(rows, lex), entry, out, native(**settings))
-    df = read_records(out[0])
+    df = read_records(out.records)
     return dep, df, native_tables([dep], [df], rows, lex)[1].set_index("condition")
 
 
@@ -129,7 +130,7 @@ def test_an_over_context_prompt_is_recorded_with_the_limit(catalog, tmp_path):
     assert calls.loc["full", "not_computable"] == "not computable: nothing was answered (all 1 requests failed)"
     rows, tour = requests()[:1], section("tournament", {"enabled": True, "checkpoint": "smollm2", "group_size": 26,
                                                         "max_prompt_chars": 100_000})
-    out = (tmp_path / "t.jsonl", tmp_path / "t.json", tmp_path / "t.log")
+    out = outputs(tmp_path, "t.jsonl")
     tdep, recs = run_tournament(catalog, rows, {**ENTRY, "max_model_len": 256}, out, native(), tour)
     assert tdep["stage"] == "all_requests_failed" and recs[0]["ranking"] == []
     assert "over the server's context" in recs[0]["error"] and "maximum context length is 256 tokens" in recs[0]["error"]
@@ -140,14 +141,14 @@ def test_an_unreachable_endpoint_is_recorded(catalog, tmp_path):
     dep, df, calls = route(catalog, tmp_path, ENTRY, endpoint=url, readiness_timeout_s=2)
     assert not dep["deployed"] and dep["stage"] == "readiness_timeout" and df.empty
     tour = section("tournament", {"enabled": True, "checkpoint": "smollm2"})
-    out = (tmp_path / "t.jsonl", tmp_path / "t.json", tmp_path / "t.log")
+    out = outputs(tmp_path, "t.jsonl")
     tdep, recs = run_tournament(catalog, requests(), ENTRY, out, native(endpoint=url, readiness_timeout_s=2), tour)
     assert tournament_frame(tdep, recs, requests()).loc[0, "status"] == "not run"
 
 
 def test_tournament_over_the_full_catalog(catalog, tmp_path):
     rows, tour = requests()[:2], section("tournament", {"enabled": True, "checkpoint": "smollm2", "group_size": 5})
-    out = (tmp_path / "t.jsonl", tmp_path / "t.json", tmp_path / "t.log")
+    out = outputs(tmp_path, "t.jsonl")
     dep, recs = run_tournament(catalog, rows, ENTRY, out, native(), tour)
     assert dep["stage"] == "ok" and [r["error"] for r in recs] == ["", ""]
     n = len(option_texts(actions(catalog), "en"))

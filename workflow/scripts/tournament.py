@@ -1,7 +1,9 @@
+from types import SimpleNamespace
+
 from toolgate.native.tournament_run import write_tournament
 from toolgate.smk import logged, typed
 
 with logged(snakemake):
     p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_tournament(i.catalog, i.utterances, (o.records, o.deployment, snakemake.log.server, o.table), p.run,
-                     p.native, p.tournament)
+    outputs = SimpleNamespace(records=o.records, deployment=o.deployment, server_log=snakemake.log.server, table=o.table)
+    write_tournament(i.catalog, i.utterances, outputs, p.run, p.native, p.tournament)

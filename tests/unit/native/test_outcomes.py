@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from native_fixtures import lexical_scores, native_section, sample_rows, serve_standin, standin  # noqa: F401
+from native_fixtures import lexical_scores, native_section, outputs, sample_rows, serve_standin, standin  # noqa: F401
 from toolgate.native import run
 from toolgate.native.protocol import PROTOCOL_CHECK
 from toolgate.native.server import free_port
@@ -21,12 +21,12 @@ def _run(catalog, tmp_path, url, entry=None, **settings):
     """run_checkpoint in endpoint mode on the sample rows; (deployment record, records frame, calls table)."""
     rows = sample_rows()
     lex = lexical_scores(rows, catalog)
-    out = (tmp_path / "r.csv", tmp_path / "d.json", tmp_path / "s.log")
+    out = outputs(tmp_path)
     native = native_section(**{"endpoint": url, "readiness_timeout_s": 5, "request_timeout_s": 10, **settings})
     dep = run.run_checkpoint(catalog, rows, run.shortlists(rows, lex), {"name": "c", "model": "org/x", **(entry or {})},
                              out, native)
-    assert json.loads(out[1].read_text()) == dep
-    df = read_records(out[0])
+    assert json.loads(out.deployment.read_text()) == dep
+    df = read_records(out.records)
     return dep, df, native_tables([dep], [df], rows, lex)[1].set_index("condition")
 
 
@@ -92,8 +92,7 @@ def test_an_unreachable_endpoint_is_recorded_by_both_rules(small_catalog, tmp_pa
     assert not dep["deployed"] and dep["stage"] == "readiness_timeout" and df.empty and calls.empty
     assert f"server at {url} not ready after 1 s" in dep["error"]
     native = native_section(endpoint=url, readiness_timeout_s=1)
-    outputs = (tmp_path / "t.jsonl", tmp_path / "t.json", tmp_path / "t.log")
-    tdep, recs = run_tournament(small_catalog, tournament_rows(), {"name": "c", "model": "m"}, outputs, native,
+    tdep, recs = run_tournament(small_catalog, tournament_rows(), {"name": "c", "model": "m"}, outputs(tmp_path, "t.jsonl"), native,
                                 tournament_section())
     table = tournament_frame(tdep, recs, tournament_rows())
     assert table.loc[0, "status"] == "not run" and table.loc[0, "reason"].startswith("readiness_timeout: server at")
@@ -101,9 +100,9 @@ def test_an_unreachable_endpoint_is_recorded_by_both_rules(small_catalog, tmp_pa
 
 
 def test_tournament_all_failed_and_protocol_check(small_catalog, tmp_path):
-    rows, outputs = tournament_rows(), (tmp_path / "t.jsonl", tmp_path / "t.json", tmp_path / "t.log")
+    rows, out = tournament_rows(), outputs(tmp_path, "t.jsonl")
     with serve_standin("broken") as url:
-        dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "m"}, outputs,
+        dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "m"}, out,
                                    native_section(endpoint=url, readiness_timeout_s=5), tournament_section())
     assert dep["stage"] == "all_requests_failed" and all(r["error_body"] for r in recs)
     table = tournament_frame(dep, recs, rows)
@@ -112,7 +111,7 @@ def test_tournament_all_failed_and_protocol_check(small_catalog, tmp_path):
     text = tournament_blocks({"tournament": table})[1][1]
     assert f"served by endpoint {url}: all requests failed (not computable: all 6 requests failed" in text
     with serve_standin() as url:
-        dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "m", "protocol_check": True}, outputs,
+        dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "m", "protocol_check": True}, out,
                                    native_section(endpoint=url, readiness_timeout_s=5), tournament_section())
     by = {r["utterance_id"]: r for r in recs}
     assert by["u1-en"]["answers"] == ["A"] and by["u1-en"]["finish_reasons"] == ["stop"]  # 3 options, one group

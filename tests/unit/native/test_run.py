@@ -1,12 +1,13 @@
 """Native tool calling, one checkpoint end to end: jobs, shortlists, run_checkpoint (stand-in servers, no model)."""
 import json
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from conftest import write_jsonl
-from native_fixtures import lexical_scores, native_section, sample_rows, standin, standin_script  # noqa: F401
+from native_fixtures import lexical_scores, native_section, outputs, sample_rows, standin, standin_script  # noqa: F401
 from toolgate.config import run as run_config
 from toolgate.errors import InputError
 from toolgate.native import run
@@ -53,7 +54,8 @@ def test_protocol_run_checkpoint_endpoint_mode(standin, small_catalog, tmp_path)
     native = native_section(conditions=["full", "top5"], endpoint=standin + "/v1", concurrency=3,
                             readiness_timeout_s=5, request_timeout_s=10)
     dep = run.run_checkpoint(small_catalog, rows, sl, {"name": "c1", "model": "org/x", "parser": "hermes"},
-                             (out / "c1.records.csv", out / "c1.deployment.json", tmp_path / "c1.server.log"), native)
+                             SimpleNamespace(records=out / "c1.records.csv", deployment=out / "c1.deployment.json",
+                                             server_log=tmp_path / "c1.server.log"), native)
     assert dep["deployed"] and dep["stage"] == "ok" and dep["served_model"] == "stand-in"
     assert json.loads((out / "c1.deployment.json").read_text())["n_records"] == 2 * len(rows)
     df = read_records(out / "c1.records.csv")
@@ -79,8 +81,7 @@ def test_protocol_server_lifecycle_with_a_standin_process(small_catalog, tmp_pat
     entry = {"name": "proc", "model": "org/x", "command": [sys.executable, str(standin_script(tmp_path)), "{port}"]}
     sl = run.shortlists(rows, lexical_scores(rows, small_catalog))
     native = native_section(conditions=["top5"], readiness_timeout_s=20, request_timeout_s=10)
-    dep = run.run_checkpoint(small_catalog, rows, sl, entry, (tmp_path / "r.csv", tmp_path / "d.json",
-                                                              tmp_path / "server.log"), native)
+    dep = run.run_checkpoint(small_catalog, rows, sl, entry, outputs(tmp_path), native)
     assert dep["deployed"] and dep["n_records"] == len(rows) and dep["server_alive_after_run"]
     assert (tmp_path / "server.log").read_text().startswith("$ ")
     assert dep["command"][-1].isdigit()
@@ -92,12 +93,12 @@ def test_write_native_calls_names_the_checkpoint(standin, small_catalog, tmp_pat
     cat = write_jsonl(tmp_path / "catalog.jsonl", small_catalog)
     utt = write_jsonl(tmp_path / "utterances.jsonl", rows)
     save_scores(tmp_path / "bm25.npz", lexical_scores(rows, small_catalog))
-    outputs = (tmp_path / "c.records.csv", tmp_path / "c.deployment.json", tmp_path / "c.server.log")
+    out = outputs(tmp_path, "c.records.csv")
     dep = run.write_native_calls(cat, utt, tmp_path / "bm25.npz", "c", {"model": "org/x", "parser": "hermes"},
-                                 outputs, run_config(0, ["ko", "en"]),
+                                 out, run_config(0, ["ko", "en"]),
                                  native_section(endpoint=standin, readiness_timeout_s=5, request_timeout_s=10))
     assert dep["checkpoint"] == "c" and dep["conditions"] == ["full", "top5"]
-    assert set(read_records(outputs[0])["checkpoint"]) == {"c"}
+    assert set(read_records(out.records)["checkpoint"]) == {"c"}
 
 
 # ---------------------------------------------------------------- deployment failure on this machine
@@ -118,8 +119,7 @@ def test_run_checkpoint_without_vllm_records_the_outcome(small_catalog, tmp_path
     entry = {"name": "lfm", "model": "LiquidAI/LFM2.5-2.6B", "parser": "pythonic", "dtype": "bfloat16",
              "max_model_len": 4096}
     native = native_section(conditions=["full", "top5"], readiness_timeout_s=5)
-    dep = run.run_checkpoint(small_catalog, rows, sl, entry, (tmp_path / "r.csv", tmp_path / "d.json",
-                                                              tmp_path / "s.log"), native)
+    dep = run.run_checkpoint(small_catalog, rows, sl, entry, outputs(tmp_path), native)
     saved = json.loads((tmp_path / "d.json").read_text())
     assert saved["deployed"] is False and saved["stage"] in ("vllm_not_importable", "no_cuda_device")
     assert saved["error"] and saved["environment"]["vllm"]
@@ -133,7 +133,7 @@ def test_run_checkpoint_without_vllm_records_the_outcome(small_catalog, tmp_path
 def test_bad_roster_entry_is_an_input_error(small_catalog, tmp_path):
     with pytest.raises(InputError, match="native.roster.x.parser"):
         run.run_checkpoint(small_catalog, sample_rows(), {}, {"name": "x", "model": "m"},
-                           (tmp_path / "r.csv", tmp_path / "d.json", tmp_path / "s.log"),
+                           outputs(tmp_path),
                            native_section(conditions=["full"]))
     # the parser is vLLM's: llama.cpp, an endpoint or an entry's own command need none
     for settings in ({"server": "llama-cpp"}, {"endpoint": "http://127.0.0.1:9"}):

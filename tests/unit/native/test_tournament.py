@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import utterance, write_jsonl
-from native_fixtures import native_section, standin, standin_script  # noqa: F401  (standin is a fixture)
+from native_fixtures import native_section, outputs, standin, standin_script  # noqa: F401  (standin is a fixture)
 from toolgate.config import run as run_config
 from toolgate.config import section
 from toolgate.data.catalog import actions
@@ -153,12 +153,12 @@ def test_protocol_tournament_against_standin(standin, small_catalog, tmp_path):
     """Protocol test: brackets through the stand-in endpoint (its answers, not a model's), records and table."""
     rows = tournament_rows()
     native = native_section(endpoint=standin, concurrency=3, readiness_timeout_s=5, request_timeout_s=10)
-    outputs = (tmp_path / "records.jsonl", tmp_path / "deployment.json", tmp_path / "server.log")
-    dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "org/x"}, outputs, native,
+    out = outputs(tmp_path, "records.jsonl")
+    dep, recs = run_tournament(small_catalog, rows, {"name": "c", "model": "org/x"}, out, native,
                                tournament_section(group_size=2))
     assert dep["deployed"] and dep["served_model"] == "stand-in" and dep["group_size"] == 2
-    assert json.loads(outputs[1].read_text())["n_records"] == 6 and dep["n_errors"] == 1
-    saved = [json.loads(line) for line in outputs[0].read_text().splitlines()]
+    assert json.loads(out.deployment.read_text())["n_records"] == 6 and dep["n_errors"] == 1
+    saved = [json.loads(line) for line in out.records.read_text().splitlines()]
     assert saved == recs and [r["utterance_id"] for r in recs] == [r["utterance_id"] for r in rows[:6]]
     by = {r["utterance_id"]: r for r in recs}
     # 3 actions in groups of 2: round 1 asks about (set_alarm, make_call), check_battery waits; round 2 one prompt
@@ -189,13 +189,13 @@ def test_write_tournament_with_a_launched_standin(small_catalog, tmp_path):
     cat, utt = write_jsonl(tmp_path / "c.jsonl", small_catalog), write_jsonl(tmp_path / "u.jsonl", rows)
     entry = {"model": "org/x", "parser": "hermes", "command": [sys.executable, str(standin_script(tmp_path)), "{port}"]}
     native = native_section(roster={"c": entry}, readiness_timeout_s=20, request_timeout_s=10)
-    outputs = (tmp_path / "r.jsonl", tmp_path / "d.json", tmp_path / "s.log", tmp_path / "t" / "tournament.csv")
-    df = write_tournament(cat, utt, outputs, run_config(0, ["ko", "en"]), native, tournament_section())
-    assert json.loads(outputs[1].read_text())["server_alive_after_run"]
+    out = outputs(tmp_path, "r.jsonl", "t/tournament.csv")
+    df = write_tournament(cat, utt, out, run_config(0, ["ko", "en"]), native, tournament_section())
+    assert json.loads(out.deployment.read_text())["server_alive_after_run"]
     assert df.set_index(["lang", "slice"]).loc[("all", "all"), "top1"] == 1.0
     md = (tmp_path / "t" / "tournament.md").read_text()
     assert "ties (same round) in catalog order" in md and "Candidates: the whole catalog." in md
-    assert pd.read_csv(outputs[3])["status"].eq("ok").all()
+    assert pd.read_csv(out.table)["status"].eq("ok").all()
 
 
 @pytest.mark.skipif(_gpu_and_vllm(), reason="vLLM and a GPU are present: a real launch is not a unit test")
@@ -204,12 +204,12 @@ def test_without_a_model_the_table_says_not_run(small_catalog, tmp_path):
     cat, utt = write_jsonl(tmp_path / "c.jsonl", small_catalog), write_jsonl(tmp_path / "u.jsonl", rows)
     native = native_section(roster={"c": {"model": "Qwen/Qwen3-4B-Instruct-2507", "parser": "hermes"}},
                             readiness_timeout_s=5)
-    outputs = (tmp_path / "r.jsonl", tmp_path / "d.json", tmp_path / "s.log", tmp_path / "tournament.csv")
-    df = write_tournament(cat, utt, outputs, run_config(0, ["ko", "en"]), native, tournament_section())
-    dep = json.loads(outputs[1].read_text())
+    out = outputs(tmp_path, "r.jsonl", "tournament.csv")
+    df = write_tournament(cat, utt, out, run_config(0, ["ko", "en"]), native, tournament_section())
+    dep = json.loads(out.deployment.read_text())
     assert not dep["deployed"] and dep["stage"] in ("vllm_not_importable", "no_cuda_device")
     assert len(df) == 1 and df.loc[0, "status"] == "not run" and df.loc[0, "reason"].startswith(dep["stage"] + ": ")
-    assert outputs[0].read_text() == "" and "not run" in (tmp_path / "tournament.md").read_text()
+    assert out.records.read_text() == "" and "not run" in (tmp_path / "tournament.md").read_text()
 
 
 def test_report_paragraph_from_the_table():

@@ -193,11 +193,10 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
                    native: Native) -> dict:
     """Serve one checkpoint, route every utterance under each condition, stop the server (:func:`deploy`).
 
-    ``outputs``: (records CSV, deployment JSON, server log). Returns the
+    ``outputs``: named ``records`` (CSV), ``deployment`` (JSON) and ``server_log``. Returns the
     deployment record (also written to the deployment JSON); a checkpoint that
     did not come up leaves an empty records file.
     """
-    out_records_csv, out_deployment_json, server_log = outputs
     name = entry.get("name") or entry.get("model", "")
     check_entry(name, entry, native)
     conditions = list(native.conditions)
@@ -224,12 +223,12 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
             records += recs
         return records
 
-    dep, records = deploy(entry, native, server_log, work, conditions=conditions)
+    dep, records = deploy(entry, native, outputs.server_log, work, conditions=conditions)
     dropped = dep["stage"] == "ok" and dropped_tools(records)
     if dropped:
         dep.update(stage="tools_dropped", error=dropped)
-    _write_records(out_records_csv, records)
-    io.write_json(out_deployment_json, dep)
+    _write_records(outputs.records, records)
+    io.write_json(outputs.deployment, dep)
     return dep
 
 

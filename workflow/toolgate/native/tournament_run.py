@@ -83,9 +83,9 @@ def call_bracket(base_url: str, job: dict, timeout_s: float) -> dict:
 
 def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, native: Native,
                    tournament: Tournament) -> tuple[dict, list[dict]]:
-    """Serve the checkpoint, run every bracket, stop the server. ``outputs``: (records JSONL, deployment JSON,
-    server log). Returns (deployment record, records); a checkpoint that did not come up leaves no records."""
-    out_records, out_deployment, server_log = outputs
+    """Serve the checkpoint, run every bracket, stop the server. ``outputs``: named ``records`` (JSONL),
+    ``deployment`` (JSON) and ``server_log``. Returns (deployment record, records); a checkpoint that did not come
+    up leaves no records."""
     name = entry.get("name") or entry.get("model", "")
     check_entry(name, entry, native)
     jobs = build_jobs(catalog, rows, native.tool_language, tournament)
@@ -99,10 +99,10 @@ def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, 
                  sum(bool(r["error"]) for r in recs))
         return recs
 
-    dep, records = deploy(entry, native, server_log, work, group_size=tournament.group_size,
+    dep, records = deploy(entry, native, outputs.server_log, work, group_size=tournament.group_size,
                           max_prompt_chars=tournament.max_prompt_chars)
-    io.write_atomic(out_records, io.dumps_jsonl(records))
-    io.write_json(out_deployment, dep)
+    io.write_atomic(outputs.records, io.dumps_jsonl(records))
+    io.write_json(outputs.deployment, dep)
     return dep, records
 
 
@@ -149,13 +149,13 @@ def _mean(values: pd.Series) -> float:
 
 
 def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: Native, tournament: Tournament):
-    """The ``tournament`` rule. ``outputs``: (records JSONL, deployment JSON, server log, table CSV)."""
+    """The ``tournament`` rule. ``outputs``: as :func:`run_tournament`'s, and ``table`` (CSV)."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
-    dep, records = run_tournament(catalog, rows, entry, outputs[:3], native, tournament)
+    dep, records = run_tournament(catalog, rows, entry, outputs, native, tournament)
     df = tournament_frame(dep, records, rows)
     check = f" {PROTOCOL_CHECK.capitalize()}: top1, top5 and mrr are not computed." if entry.get("protocol_check") else ""
-    write_table(df, outputs[3], "Multiple-choice tournament ranker" + (f" ({PROTOCOL_CHECK})" if check else ""),
+    write_table(df, outputs.table, "Multiple-choice tournament ranker" + (f" ({PROTOCOL_CHECK})" if check else ""),
                 f"Checkpoint {tournament.checkpoint}, served by {dep['server']}, picks one of "
                 f"{tournament.group_size} lettered options per prompt; group winners advance until one remains.{check} "
                 "Ranking: by elimination round, later first, ties (same round) in catalog order; top5 is recall at 5, "
