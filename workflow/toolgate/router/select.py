@@ -78,16 +78,16 @@ def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dic
 class Outcomes:
     """One candidate's decisions on every row under each threshold pair, so thresholds are chosen on any rows by
     counting (as :func:`toolgate.routing.baselines.choose` does: best accuracy within the danger budget and ask
-    cap, first on ties; the least dangerous when none is within)."""
+    cap, first on ties; the least dangerous when none is within). Only the counts are kept; the decisions of a
+    chosen pair are evaluated again when asked for (kept as strings for every pair, the 40 candidates of the
+    default selection held about 1 GB)."""
 
     def __init__(self, evaluate, cands, ask_cap: float, budget: float):
         res = [evaluate(c) for c in cands]
-        self.cands, self.ask_cap, self.budget = cands, ask_cap, budget
-        self.kind = np.array([k for k, _, _ in res])
-        self.tool = np.array([t for _, t, _ in res])
+        self.evaluate, self.cands, self.ask_cap, self.budget = evaluate, cands, ask_cap, budget
         self.correct = np.array([m["accuracy"] for _, _, m in res], np.int64)
         self.danger = np.array([m["danger"] for _, _, m in res], np.int64)
-        self.ask = (self.kind == "ask").astype(np.int64)
+        self.ask = np.array([k == "ask" for k, _, _ in res], np.int64)
 
     def pick(self, mask: np.ndarray) -> int:
         m = mask.astype(np.int64)
@@ -103,9 +103,20 @@ class Outcomes:
             out[within & (fold == f)] = self.pick(within & (fold != f))
         return out
 
+    def pair(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """(kind, tool) of every row under threshold pair ``t``."""
+        kind, tool, _ = self.evaluate(self.cands[t])
+        return np.asarray(kind), np.asarray(tool)
+
     def decisions(self, chosen: np.ndarray):
+        """(kind, tool, rows) of the rows with a chosen threshold pair (``chosen``: one per row, -1 for none)."""
         rows = np.flatnonzero(chosen >= 0)
-        return self.kind[chosen[rows], rows], self.tool[chosen[rows], rows], rows
+        kind, tool = np.empty(len(rows), object), np.empty(len(rows), object)
+        for t in np.unique(chosen[rows]):
+            at = chosen[rows] == t
+            k, tl = self.pair(int(t))
+            kind[at], tool[at] = k[rows[at]], tl[rows[at]]
+        return kind.astype(str), tool.astype(str), rows
 
 
 def outcomes(c: Candidate, scores: dict, rows, g: Gold, signals: pd.DataFrame, study: Study, lexical: str) -> Outcomes:
@@ -177,7 +188,8 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, co
             nested_kind[~train], nested_tool[~train] = ladder[0][~train], ladder[1][~train]
             continue
         t = o.pick(train)
-        nested_kind[~train], nested_tool[~train] = o.kind[t][~train], o.tool[t][~train]
+        kind, tool = o.pair(t)
+        nested_kind[~train], nested_tool[~train] = kind[~train], tool[~train]
     nested_kind, nested_tool = nested_kind.astype(str), nested_tool.astype(str)
     guard = versus_ladder((nested_kind, nested_tool), ladder, g, res, study.run.seed, clusters)
     nested = {"accuracy": float(correct(nested_kind, nested_tool, g).mean()),
