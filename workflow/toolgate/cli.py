@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -181,7 +182,7 @@ def _evaluated(router, path, as_json: bool) -> int:
     if as_json:
         print(json.dumps(row, ensure_ascii=False))
         return 0
-    auc = "n/a (one kind only)" if row["auc"] != row["auc"] else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
+    auc = "n/a (one kind only)" if math.isnan(row["auc"]) else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
     print(f"{row['set']}: {row['n']} requests ({row['n_in']} in catalog, {row['n_out']} out, {row['refused']} refused) "
           f"through {row['router']}")
     for name, col in (("routed accuracy", "accuracy"), ("danger rate", "danger"), ("ask rate", "ask")):

@@ -8,7 +8,7 @@ import pytest
 from conftest import utterance, write_jsonl
 from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
 from toolgate.cli import main
-from toolgate.router.evaluation import card_row, file_row
+from toolgate.router.evaluation import PIPELINE_KINDS, card_row, file_row
 from toolgate.router.runtime import Router, RouterError
 from toolgate.routing.baselines import Gold, correct
 
@@ -53,7 +53,7 @@ def test_decide_eval_reports_the_decisions_it_makes(artifact, tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     r = Router.load(artifact)
     ds = r.decide_many([x["text"] for x in rows()])
-    kind = np.array([{"act": "action"}.get(d.kind, d.kind) for d in ds])
+    kind = np.array([PIPELINE_KINDS[d.kind] for d in ds])
     tool = np.array([d.tool or "" for d in ds])
     assert got["n"] == len(rows()) and got["accuracy"] == correct(kind, tool, Gold(rows(), r.catalog)).mean()
     assert got == {**file_row(r, path), "set": str(path)}

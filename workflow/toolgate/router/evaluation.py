@@ -27,16 +27,17 @@ import pandas as pd
 from .. import io
 from ..config import External
 from ..errors import InputError
-from ..gate.bootstrap import auc_interval, cluster_weights, percentile_interval
+from ..gate.bootstrap import auc_interval, cluster_weights, percentile_interval, resampled_means
 from ..gate.signals import signal_rows
 from ..retrieval.scores import load_scores
 from ..routing.baselines import Gold, Study, correct
 from ..tables import write_table
 from .artifact import RouterError
-from .runtime import Router
+from .runtime import KIND_WORDS, Router
 from .select import Candidate, outcomes
 
 log = logging.getLogger(__name__)
+PIPELINE_KINDS = {word: kind for kind, word in KIND_WORDS.items()}  # a Decision's act -> action, ...
 LEVEL = 0.95
 FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experiment's gate.resamples
 NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
@@ -60,15 +61,15 @@ def card_row(kind, tool, p_in, g: Gold, clusters, resamples: int, seed: int) -> 
     """Routed accuracy, abstention AUC, danger and ask rates of decisions (kind, tool arrays) with their intervals;
     the AUC is NaN when the requests are all in or all out of catalog."""
     kind, tool, y = np.asarray(kind, str), np.asarray(tool, str), g.in_catalog.astype(int)
-    w = cluster_weights(np.asarray(clusters), resamples, seed)
+    clusters = np.asarray(clusters)
     out = {"n": g.n, "n_in": int(y.sum()), "n_out": int(g.n - y.sum())}
-    rates = {"accuracy": correct(kind, tool, g), "danger": g.delegate & (kind == "action"), "ask": kind == "ask"}
-    for name, hit in rates.items():
-        hit = hit.astype(float)
-        col = "accuracy" if name == "accuracy" else f"{name}_rate"
-        out[col] = float(hit.mean())
-        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(w @ hit / w.sum(1), LEVEL)
+    hits = {"accuracy": correct(kind, tool, g), "danger": g.delegate & (kind == "action"), "ask": kind == "ask"}
+    hits = {name: hit.astype(float) for name, hit in hits.items()}
+    for name, boot in resampled_means(hits, clusters, resamples, seed).items():
+        out["accuracy" if name == "accuracy" else f"{name}_rate"] = float(hits[name].mean())
+        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(boot, LEVEL)
     both = 0 < y.sum() < len(y)
+    w = cluster_weights(clusters, resamples, seed)  # the same resamples (drawn once)
     auc = auc_interval(p_in, y, w, LEVEL) if both else (np.nan, np.nan, np.nan)
     out["auc"], out["auc_low"], out["auc_high"] = auc
     return out
@@ -82,7 +83,7 @@ def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarr
     ds = router.decide_many([texts[i] for i in keep], None if candidates is None else [candidates[i] for i in keep])
     kind, tool, p = np.full(len(texts), "delegate", object), np.full(len(texts), "", object), np.zeros(len(texts))
     for i, d in zip(keep, ds):
-        kind[i], tool[i], p[i] = {"act": "action"}.get(d.kind, d.kind), d.tool or "", d.p_in_catalog
+        kind[i], tool[i], p[i] = PIPELINE_KINDS[d.kind], d.tool or "", d.p_in_catalog
     return kind.astype(str), tool.astype(str), p, int((~ok).sum())
 
 
