@@ -1,4 +1,4 @@
-"""Benchmark jobs in fresh interpreters."""
+"""Benchmark jobs, each in its own process forked by a job server."""
 import os
 import signal
 import subprocess
@@ -14,10 +14,11 @@ pytestmark = pytest.mark.slow  # starts one interpreter per benchmark job
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_stopped_job_stops_its_benchmark_child_and_writes_nothing(tmp_path, stop):
-    (tmp_path / "sleeper.py").write_text(  # a benchmark child that reports its pid, then runs long
-        "import json, os, pathlib, sys, time\n"
-        "pathlib.Path(json.load(sys.stdin)['pidfile']).write_text(str(os.getpid()))\n"
-        "time.sleep(60)\n")
+    (tmp_path / "sleeper.py").write_text(  # a benchmark job that reports its pid, then runs long
+        "import os, pathlib, time\n"
+        "def _bench(job):\n"
+        "    pathlib.Path(job['pidfile']).write_text(str(os.getpid()))\n"
+        "    time.sleep(60)\n")
     pidfile, out = tmp_path / "child.pid", tmp_path / "out.csv"
     job = (f"from toolgate.bench.timing import run_jobs\n"
            f"run_jobs([{{'name': 'x', 'pidfile': {str(pidfile)!r}}}], module='sleeper')\n"
@@ -49,3 +50,20 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_each_job_runs_in_its_own_process_and_a_failing_one_names_its_error(tmp_path, monkeypatch):
+    (tmp_path / "doubler.py").write_text(
+        "import os\n"
+        "def _bench(job):\n"
+        "    print('a job printing to stdout')\n"  # never taken for a result
+        "    if job['x'] < 0:\n"
+        "        raise ValueError('negative input')\n"
+        "    return {'pid': os.getpid(), 'y': 2 * job['x']}\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from toolgate.bench.timing import run_jobs
+
+    recs = run_jobs([{"name": "a", "x": 1}, {"name": "b", "x": 2}], module="doubler")
+    assert [r["y"] for r in recs] == [2, 4] and len({r["pid"] for r in recs} | {os.getpid()}) == 3
+    with pytest.raises(RuntimeError, match="(?s)benchmark of c .*ValueError: negative input"):
+        run_jobs([{"name": "c", "x": -1}], module="doubler")

@@ -1,8 +1,8 @@
 """Cost benchmark: index/model size, per-query latency, throughput and peak memory per ranker.
 
-Each ranker runs in its own fresh interpreter (``python -m toolgate.bench.cost``) so its peak RSS (``ru_maxrss``) is
-its own; that figure includes the Python interpreter and numpy (about the same
-base for every row). Latency covers whole-catalog scoring plus the top-10 shortlist of
+Each ranker runs in its own process (:func:`toolgate.bench.timing.run_jobs`: forked from an interpreter that has
+imported this module) so its peak RSS (``ru_maxrss``) is its own; that figure includes the Python interpreter and
+numpy (about the same base for every row). Latency covers whole-catalog scoring plus the top-10 shortlist of
 one query (:data:`toolgate.bench.timing.SHORTLIST`), after ``warmup`` untimed queries; model loading is excluded, and an
 encoder's catalog embeddings are read from the cache the scores rule filled
 (queries are always encoded). Our BM25 is
@@ -11,9 +11,7 @@ same run.
 """
 from __future__ import annotations
 
-import json
 import logging
-import sys
 
 import numpy as np
 import pandas as pd
@@ -67,7 +65,7 @@ def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
 
 
 def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run, cost: Cost) -> pd.DataFrame:
-    """The whole decision of each (ranker, gate) pipeline, one fresh interpreter each."""
+    """The whole decision of each (ranker, gate) pipeline, one process each."""
     base, recs = bench_base(catalog, rows, run, cost), []
     for name, p in pipelines.items():
         res = run_jobs([{**base, "name": name, "impl": "pipeline", "spec": rankers[p["ranker"]],
@@ -100,7 +98,3 @@ def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outpu
                 "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
                 "targets.", run.seed, paper=("intro.index", "cost."))
     return df
-
-
-if __name__ == "__main__":  # one benchmark job: JSON on stdin, JSON result on the last stdout line
-    print(json.dumps(_bench(json.loads(sys.stdin.read()))))

@@ -9,9 +9,9 @@ recombinations of those tools (one tool's names and keywords, a second's
 descriptions, a third's parameters, drawn with the seed). Without a mirror the
 recombinations follow the experiment's actions directly.
 
-Measurements. Every (size, implementation) runs in a fresh interpreter
-(:func:`toolgate.bench.timing.run_jobs`), so its peak RSS is its own; it includes the
-interpreter and numpy/scipy/pandas (about the same base for every row). Build
+Measurements. Every (size, implementation) runs in its own process
+(:func:`toolgate.bench.timing.run_jobs`: forked from an interpreter that has imported this module), so its peak RSS
+is its own; it includes the interpreter and numpy/scipy/pandas (about the same base for every row). Build
 time covers tokenising and indexing (BM25) or encoding the documents, model
 loading excluded (encoders). Latency and throughput are measured as in the cost
 rule (:func:`toolgate.bench.timing.measure`) on a seeded sample of the experiment's
@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import pickle
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -89,7 +88,7 @@ def _bm25_bytes(impl: str, model) -> int:
 
 
 def _bench(job: dict) -> dict:
-    """Build one index or embed one catalog, then time it: runs in a fresh interpreter."""
+    """Build one index or embed one catalog, then time it: runs in a process of its own."""
     spec, docs, impl = job["spec"], job["docs"], job["impl"]
     layout = ""
     if impl == "encoder":
@@ -173,7 +172,7 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                    "then " if pool else "")
                 + "`recombined` tools (names, descriptions and parameters of three different tools, seeded)"
                 + ("" if pool else "; no local mirror of the external sets was found") + ". "
-                "Each row is one fresh interpreter. "
+                "Each row is one process of its own. "
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "
@@ -193,7 +192,3 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                 "on 2 cores). Timings vary run to run; they are measurements, not regression targets.",
                 run.seed)
     return df
-
-
-if __name__ == "__main__":  # one benchmark job: JSON on stdin, JSON result on the last stdout line
-    print(json.dumps(_bench(json.loads(sys.stdin.read()))))

@@ -1,7 +1,7 @@
 """Cost of the product: load time, decision latency, throughput and memory of each exported router.
 
-Each router is measured in a fresh interpreter (``python -m toolgate.router.cost``,
-the cost rule's machinery), so its peak RSS is its own, interpreter included.
+Each router is measured in its own process (the cost rule's machinery, :func:`toolgate.bench.timing.run_jobs`:
+forked from an interpreter that has imported this module), so its peak RSS is its own, interpreter included.
 Latency is one ``decide`` call (rank + gate + band), after warm-up; the stage
 columns split it into lexical scoring, ranking and gating. Each router is also
 timed with its encoders on one thread, since a phone gives a request one core.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import resource
-import sys
 import time
 from pathlib import Path
 
@@ -95,7 +94,3 @@ def write_router_cost(manifests, catalog_path, utterances_path, out_csv, setting
                 + (f" {refused} requests the router refuses (control characters, over router.max_chars) are not "
                    "timed." if refused else ""), run.seed)
     return df
-
-
-if __name__ == "__main__":  # one benchmark job: JSON on stdin, JSON result on the last stdout line
-    print(json.dumps(_bench(json.loads(sys.stdin.read()))))
