@@ -231,3 +231,28 @@ def test_corrupted_or_truncated_index_raises_value_error(device70):
 def test_terms_holding_separators_are_refused():
     with pytest.raises(ValueError, match="cannot serialise"):
         BM25().fit_tokens([["a\x1fb"], ["c"]]).to_bytes()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_numpy_window_counts_equal_the_counted_windows(device70, n):
+    """The char index counts its n-grams with numpy (text.window_counts); the vocabulary with its ids, every
+    document's counts and so every weight are exactly those of counting each document's windows, over several
+    chunks (a chunk of 7), empty and shorter-than-n texts, repeats and mixed scripts; beyond 63 bits it declines."""
+    from toolgate.retrieval.bm25 import _count
+    from toolgate.retrieval.text import ngram_source, window_counts, windows
+
+    docs, _ = device70
+    sources = [ngram_source(d) for d in docs + ["", "a", "ab", "알람 알람 알람", "Wi-Fi 켜 줘", "ㅋㅋ", " "] + docs[:5]]
+    fast, slow = window_counts(sources, n, chunk=7), _count(windows(s, n) for s in sources)
+    assert fast[0] == slow[0] and list(fast[0].values()) == list(range(len(slow[0])))
+    ours = [sorted(zip(t.tolist(), c.tolist())) for t, c in zip(*(np.split(a, np.cumsum(fast[4])[:-1]) for a in fast[1:3]))]
+    ref = [sorted(zip(t.tolist(), c.tolist())) for t, c in zip(*(np.split(a, np.cumsum(slow[4])[:-1]) for a in slow[1:3]))]
+    assert ours == ref and fast[3].tolist() == slow[3].tolist() and fast[4].tolist() == slow[4].tolist()
+    for catalog in (docs, recombined_docs(docs, 2000)):  # the dense layout and the sparse one
+        m, reference = BM25(ngram=n).fit(catalog), BM25(ngram=n)
+        reference._windows = False  # counted window by window
+        reference.fit(catalog)
+        w, v = sp.csr_matrix(m.weights), sp.csr_matrix(reference.weights)
+        assert m.vocab == reference.vocab and m.doc_len.tobytes() == reference.doc_len.tobytes()
+        assert all(getattr(w, a).tobytes() == getattr(v, a).tobytes() for a in ("indptr", "indices", "data"))
+    assert window_counts(["\U0010ffff" * 5], 4) is None and window_counts(["\ud800"], 3) is None

@@ -61,7 +61,7 @@ from collections import Counter
 import numpy as np
 import scipy.sparse as sp
 
-from .text import TOKENIZERS, ngram_source, parse_tokenizer, term_function
+from .text import TOKENIZERS, ngram_source, parse_tokenizer, term_function, window_counts
 
 IDF_VARIANTS = ("lucene", "robertson")
 LAYOUTS = ("auto", "dense", "sparse")
@@ -126,6 +126,23 @@ class _Postings:
         return out
 
 
+def _count(docs) -> tuple:
+    """Vocabulary (ids in order of first occurrence: deterministic whatever the hash seed), each document's distinct
+    terms' ids and counts (document after document), terms per document, distinct terms per document."""
+    vocab: dict[str, int] = {}
+    rows, tf, doc_len, distinct = array("q"), array("q"), array("q"), array("q")
+    for toks in docs:  # no token list outlives its document
+        counts = Counter(toks)
+        for t in counts:
+            if t not in vocab:
+                vocab[t] = len(vocab)
+        rows.extend(map(vocab.__getitem__, counts))
+        tf.extend(counts.values())
+        doc_len.append(len(toks))
+        distinct.append(len(counts))
+    return vocab, *(np.frombuffer(a, np.int64) for a in (rows, tf, doc_len, distinct))
+
+
 class BM25:
     def __init__(self, k1: float = 1.5, b: float = 0.75, idf: str = "lucene", epsilon: float = 0.25,
                  ngram: int = 3, pad: bool = True, tokenizer: str = "char"):
@@ -134,7 +151,8 @@ class BM25:
         self.k1, self.b, self.idf_variant, self.epsilon, self.ngram, self.pad = k1, b, idf, epsilon, ngram, pad
         self.tokenizer = tokenizer
         self._terms = term_function(tokenizer, ngram, pad)  # ValueError for an unknown tokenizer
-        self._kiwi = parse_tokenizer(tokenizer)[0].startswith("kiwi")
+        unit, hangul_n = parse_tokenizer(tokenizer)
+        self._kiwi, self._windows = unit.startswith("kiwi"), unit == "char" and hangul_n in (0, ngram)
         self.vocab: dict[str, int] = {}
         self.layout = ""
         self._dense: np.ndarray | None = None
@@ -152,33 +170,24 @@ class BM25:
         return self._fit_sources([ngram_source(d, self.pad) for d in docs], layout)
 
     def fit_tokens(self, docs: list[list[str]], layout: str = "auto") -> "BM25":
-        self._fit(iter(docs), len(docs), layout)
+        self._fit(lambda: _count(docs), len(docs), layout)
         self._stored = ("tokens", ["".join(t + _TOKEN for t in d) for d in docs])  # each term ends in _TOKEN
         return self
 
     def _fit_sources(self, sources: list[str], layout: str) -> "BM25":
-        self._fit((self._terms(s) for s in sources), len(sources), layout)
+        self._fit(lambda: (self._windows and window_counts(sources, self.ngram)) or _count(map(self._terms, sources)),
+                  len(sources), layout)
         self._stored = ("sources", sources)
         return self
 
-    def _fit(self, docs, n_docs: int, layout: str) -> None:
-        """Term counts document by document (no token list outlives its document), then the weights."""
+    def _fit(self, count, n_docs: int, layout: str) -> None:
+        """``count()``: the documents' term counts (:func:`_count`), then the weights."""
         if not n_docs:
             raise ValueError("cannot index an empty catalog")
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout '{layout}' (known: {', '.join(LAYOUTS)})")
-        vocab: dict[str, int] = {}
-        rows, tf = array("q"), array("q")
-        doc_len, distinct = np.empty(n_docs), np.empty(n_docs, np.int64)
-        for j, toks in enumerate(docs):
-            counts = Counter(toks)
-            for t in counts:  # ids in order of first occurrence: deterministic whatever the hash seed
-                if t not in vocab:
-                    vocab[t] = len(vocab)
-            rows.extend(map(vocab.__getitem__, counts))
-            tf.extend(counts.values())
-            doc_len[j], distinct[j] = len(toks), len(counts)
-        rows, tfs = np.frombuffer(rows, np.int64), np.frombuffer(tf, np.int64).astype(float)
+        vocab, rows, tf, doc_len, distinct = count()
+        tfs, doc_len = tf.astype(float), doc_len.astype(float)
         cols = np.repeat(np.arange(n_docs, dtype=np.int32), distinct)
         df = np.bincount(rows, minlength=len(vocab))
         self.vocab, self.doc_len = vocab, doc_len
