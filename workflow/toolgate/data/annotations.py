@@ -12,7 +12,6 @@ from itertools import combinations
 from pathlib import Path
 
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from ..errors import InputError
 
@@ -53,6 +52,8 @@ def joined(rows: list[dict], passes: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _kappa(a, b) -> float:
+    from sklearn.metrics import cohen_kappa_score  # imported where used, as in gate.models
+
     return float(cohen_kappa_score(a, b)) if len(set(a) | set(b)) > 1 else float("nan")
 
 

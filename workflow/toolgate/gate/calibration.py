@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 
 from ..metrics import auc, calibration_errors, reliability_curve
 from ..tables import write_table
@@ -24,6 +22,8 @@ def raw_probability(signal: Signal, score: np.ndarray) -> np.ndarray:
 
 def fit_platt(score: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(coefficient, intercept) of Platt scaling fitted on every (score, label) pair: what a router ships."""
+    from sklearn.linear_model import LogisticRegression  # imported where fitted, as in gate.models
+
     m = LogisticRegression().fit(score[:, None], y)
     return float(m.coef_[0, 0]), float(m.intercept_[0])
 
@@ -34,6 +34,9 @@ def platt_probability(score, coef: float, intercept: float) -> np.ndarray:
 
 
 def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: str) -> np.ndarray:
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
     out = np.empty(len(y))
     for f in np.unique(fold):
         tr, te = fold != f, fold == f

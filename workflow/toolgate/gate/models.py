@@ -15,19 +15,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedGroupKFold
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from .signals import Signal, fitted
 
 
+# scikit-learn is imported where a gate is fitted: it takes about a second, and most jobs that read this module
+# (scores, figures, the router's export and cost) never fit one.
 def gate_model():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
 
 
 def folds(y: np.ndarray, groups: np.ndarray, n_splits: int, seed: int):
+    from sklearn.model_selection import StratifiedGroupKFold
+
     return list(StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(np.zeros(len(y)), y, groups))
 
 

@@ -13,11 +13,11 @@ import json
 import logging
 import platform
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
 
 from .. import __version__, io
 from ..errors import InputError
@@ -140,7 +140,7 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
                     "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
         "limits": provenance["limits"], "files": files,
-        "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__},
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
     out = Path(out_dir)
 
