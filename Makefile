@@ -23,8 +23,10 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 	snakemake --cores $(CORES) --configfile $(CONFIG)
 	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
 
+# One worker per core, a test file per worker at a time (a file's tests share its workflow run): the default
+# workflow's regression run takes one worker, while the other runs the other files.
 test: $(VENV)/.installed-$(EXTRAS)
-	python -m pytest -q
+	python -m pytest -q -n $(CORES) --dist loadfile
 
 # tests/native_real against llama-cpp-python's server (the native-cpu extra: llama-cpp-python builds from source,
 # about 10 minutes on 2 cores the first time); `make test` deselects this tier. The build is portable (AVX2, no

@@ -11,12 +11,11 @@ import pandas as pd
 import pytest
 
 from conftest import copy_repo
-from import_fixtures import NON_ROUTINE
+from import_fixtures import FASTER, NON_ROUTINE
 from smk import job_counts, snakemake
 from tool_rows_fixtures import bfcl_live_rows, labelled_rows
 
 pytestmark = pytest.mark.slow
-FASTER = "gate: {resamples: 100}\ncost: {queries: 10, warmup: 2}\nrouter: {queries: 10, warmup: 2}\n"
 
 
 @pytest.fixture(scope="module")
