@@ -148,6 +148,32 @@ GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr"
               "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
 
 
+def _loaded_once(make_encoder):
+    """``make_encoder`` whose model loads once for all the routers of a test, each list of requests encoded once:
+    nine routers on the same requests and encoders, so the nine gates are computed, the encodings shared."""
+    made, encoded = {}, {}
+
+    class Shared:
+        def __init__(self, enc):
+            self.enc = enc
+
+        def __getattr__(self, name):
+            return getattr(self.enc, name)
+
+        def encode_queries(self, texts):
+            key = (self.enc.key, tuple(texts))
+            if key not in encoded:
+                encoded[key] = self.enc.encode_queries(texts)
+            return encoded[key]
+
+    def make(kwargs):
+        key = json.dumps(kwargs, sort_keys=True)
+        if key not in made:
+            made[key] = Shared(make_encoder(kwargs))
+        return made[key]
+    return make
+
+
 def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch):
     """Each gate kind exported and run on the 420 main-set requests: its raw signals are gate/signals.csv's, its
     value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
@@ -159,11 +185,13 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     from toolgate.gate.models import load_payloads, payload_scores
     from toolgate.gate.signals import signal_rows
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.router import artifact
     from toolgate.router.export import Route, export_router
     from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
     monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(artifact, "make_encoder", _loaded_once(artifact.make_encoder))
     cfg = load("config.yaml")
     inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
     _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)

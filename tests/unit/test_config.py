@@ -124,3 +124,13 @@ def test_check_inputs_of_a_generated_set(tmp_path, monkeypatch):
     config.check_inputs(config.resolve({**base, "utterances": {"composition": comp}, "gate": {"folds": 9}}))
     with pytest.raises(InputError, match="1000 folds .* in-catalog .* has 210"):
         config.check_inputs(config.resolve({**base, "gate": {"folds": 1000}}))
+
+
+def test_schemas_read_by_libyaml_equal_the_pure_python_reading():
+    import yaml
+
+    from toolgate import schemas
+
+    for path in sorted(schemas.SCHEMA_DIR.glob("*.schema.yaml")):
+        name = path.name.removesuffix(".schema.yaml")
+        assert schemas.schema(name) == yaml.safe_load(path.read_text(encoding="utf-8")), name

@@ -18,8 +18,8 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 @cache
 def schema(name: str) -> dict:
     """A JSON schema from ``workflow/schemas/<name>.schema.yaml``."""
-    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:  # libyaml's parser where PyYAML has
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # it: every job reads a schema
 
 
 def fill_defaults(node: dict, schema: dict) -> None:
