@@ -24,9 +24,13 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
 
 # One worker per core, a test file per worker at a time (a file's tests share its workflow run): the default
-# workflow's regression run takes one worker, while the other runs the other files.
+# workflow's regression run takes one worker, while the other runs the other files. Every process gets one
+# OpenMP/BLAS thread: with more processes than cores, an encoder's threads wait for each other at every barrier
+# whenever one is descheduled (one e5 query: 62 ms on two threads with a core taken, 22 ms on one), and one
+# thread gives the same embeddings bit for bit (tests/models/test_encoders.py; the default workflow's 37 tables
+# came out byte-identical on one thread with every embedding recomputed).
 test: $(VENV)/.installed-$(EXTRAS)
-	python -m pytest -q -n $(CORES) --dist loadfile
+	OMP_NUM_THREADS=1 python -m pytest -q -n $(CORES) --dist loadfile
 
 # tests/native_real against llama-cpp-python's server (the native-cpu extra: llama-cpp-python builds from source,
 # about 10 minutes on 2 cores the first time); `make test` deselects this tier. The build is portable (AVX2, no

