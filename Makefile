@@ -24,11 +24,10 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
 
 # One worker per core, a test file per worker at a time (a file's tests share its workflow run): the default
-# workflow's regression run takes one worker, while the other runs the other files. Every process gets one
-# OpenMP/BLAS thread: with more processes than cores, an encoder's threads wait for each other at every barrier
-# whenever one is descheduled (one e5 query: 62 ms on two threads with a core taken, 22 ms on one), and one
-# thread gives the same embeddings bit for bit (tests/models/test_encoders.py; the default workflow's 37 tables
-# came out byte-identical on one thread with every embedding recomputed).
+# workflow's regression run takes one worker, while the other runs the other files. The test processes get one
+# OpenMP/BLAS thread (snakemake sets each workflow job's own): with more processes than cores, an encoder's threads
+# wait for each other at every barrier whenever one is descheduled (one e5 query: 62 ms on two threads with a core
+# taken, 22 ms on one), and one thread gives the same embeddings bit for bit (tests/models/test_encoders.py).
 test: $(VENV)/.installed-$(EXTRAS)
 	OMP_NUM_THREADS=1 python -m pytest -q -n $(CORES) --dist loadfile
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from smk import snakemake
+from smk import UNTIMED, snakemake
 from toolgate.gate.signals import registry
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ CONFIG = ("--configfile", "config.yaml", "tests/e2e/benchmarks_cut.yaml")
 
 
 def test_default_workflow_and_check(tmp_path):
-    proc = snakemake("--cores", "2", *CONFIG, cwd=ROOT, check=False)
+    proc = snakemake("--cores", "2", *CONFIG, *UNTIMED, cwd=ROOT, check=False)
     log = (ROOT / "logs" / "default" / "check.log")
     assert proc.returncode == 0, (log.read_text() if log.exists() else "") + proc.stderr[-4000:]
     res = ROOT / "results" / "default"

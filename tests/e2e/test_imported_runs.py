@@ -5,7 +5,7 @@ import pytest
 
 from conftest import copy_repo
 from import_fixtures import FASTER, doc_commands
-from smk import snakemake, toolgate
+from smk import UNTIMED, snakemake, toolgate
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ def test_docs_two_commands_run_through(repo):
     toolgate(*imp[1:], cwd=repo)
     config = repo / run[run.index("--configfile") + 1]
     config.write_text(config.read_text() + FASTER)  # the numbers are not under test
-    snakemake(*run[1:], cwd=repo)
+    snakemake(*run[1:], *UNTIMED, cwd=repo)
     res = repo / "results" / "smarthome"
     abl = pd.read_csv(res / "tables" / "candidate_ablation.csv")
     assert sorted(abl["k"].unique()) == [5, 10, 12]  # ablation.ks: auto on 12 actions

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import copy_repo
 from import_fixtures import FASTER, NON_ROUTINE
-from smk import job_counts, snakemake
+from smk import UNTIMED, job_counts, snakemake
 from tool_rows_fixtures import bfcl_live_rows, labelled_rows
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ def _run(repo, folder, command: list[str]) -> dict:
     config.write_text(config.read_text() + FASTER)
     assert command[:2] == ["snakemake", "--configfile"] and (repo / command[2]).resolve() == config.resolve()
     assert not NON_ROUTINE & set(job_counts(snakemake("-n", *command[1:], cwd=repo).stdout))
-    snakemake(*command[1:], cwd=repo)
+    snakemake(*command[1:], *UNTIMED, cwd=repo)
     again = snakemake("-n", "-s", str(repo / "Snakefile"), "-d", str(repo), "--configfile", "config.yaml", cwd=folder)
     assert "Nothing to be done" in again.stdout + again.stderr
     return json.loads((folder / "import.json").read_text())
