@@ -124,12 +124,11 @@ def window_counts(sources: list[str], n: int, chunk: int = 4096):
         seen = known[np.minimum(at, len(known) - 1)] == uniq if len(known) else np.zeros(len(uniq), bool)
         ids = np.empty(len(uniq), np.int64)
         ids[seen] = known_id[at[seen]]
-        new = np.flatnonzero(~seen)
-        new = new[np.argsort(first[new], kind="stable")]  # new windows in order of first occurrence
+        fresh = np.flatnonzero(~seen)  # in key order, as ``known`` keeps them
+        new = fresh[np.argsort(first[fresh], kind="stable")]  # in order of first occurrence, as ids are given
         ids[new] = np.arange(len(vocab), len(vocab) + len(new))
         for p, w in zip(pos[first[new]].tolist(), width[first[new]].tolist()):
             vocab[text[p:p + w]] = len(vocab)
-        fresh = np.flatnonzero(~seen)  # still in key order: insert them keeping ``known`` sorted
         known = np.insert(known, at[fresh], uniq[fresh])
         known_id = np.insert(known_id, at[fresh], ids[fresh])
         pair = np.repeat(np.arange(hi - lo), wins) * len(vocab) + ids[inverse]
