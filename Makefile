@@ -12,11 +12,20 @@ NATIVE_EXTRAS ?= test,native-cpu
 
 .PHONY: reproduce test test-native lint profile clean
 
-# Re-install whenever the project's dependencies change (one marker per set of extras).
+# Re-install whenever the project's dependencies change (one marker per set of extras). uv installs the same
+# releases as pip in half its time (50 s against 1:45 for the default extras on 2 cores), bytecode compiled up front
+# as pip does (where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile what it imports). uv reads
+# no pip configuration: the sources and constraints pip is configured with (a machine's local wheels, such as the
+# CPU build of torch, and its caps) are passed on, with pip's rule of taking the best match over all of them.
+PIP_SOURCES = $(shell $(PYTHON) -m pip config list 2>/dev/null \
+	| sed -n "s/^[^=]*\.\(find-links\|constraint\|index-url\|extra-index-url\)='\(.*\)'$$/\1 \2/p" \
+	| awk '{for (i = 2; i <= NF; i++) print "--" $$1, $$i}' | sort -u)
+
 $(VENV)/.installed-%: pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[$*]'
+	$(VENV)/bin/python -m pip install -q 'uv>=0.5'
+	$(VENV)/bin/uv pip install -q --python $(VENV)/bin/python --index-strategy unsafe-best-match --compile-bytecode $(PIP_SOURCES) \
+		-e '.[$*]'
 	touch $@
 
 reproduce: $(VENV)/.installed-$(EXTRAS)
@@ -35,7 +44,7 @@ test: $(VENV)/.installed-$(EXTRAS)
 # about 10 minutes on 2 cores the first time); `make test` deselects this tier. The build is portable (AVX2, no
 # AVX-512 or AMX): a -march=native build takes AMX kernels that die with SIGILL in VMs that do not enable AMX state.
 test-native: export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
-test-native: export PIP_NO_CACHE_DIR = 1
+test-native: export UV_NO_CACHE = 1
 test-native: $(VENV)/.installed-$(NATIVE_EXTRAS)
 	python -m pytest -q -m real_server tests/native_real
 

@@ -96,18 +96,59 @@ def test_outputs_exist_and_are_consistent():
     assert (ROOT / "logs" / "default" / "generate_utterances.log").exists()
 
 
-def test_exported_router_decides_as_the_pipeline_does():
+def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample: int = 8):
+    """``make_encoder`` for the routers of a test on the default experiment's requests: each model loads once, and
+    the request embeddings are the pipeline's own (``query_embeddings``: the cache the scores rules filled with
+    ``texts`` in one batch) once the loaded encoder has embedded ``sample`` of the texts the same. The routers then
+    decide without encoding the requests again; the encoding itself runs in the router probes, the README
+    examples and tests/models/test_router_encoder.py."""
+    from toolgate.retrieval.rankers import encoder_rankers, query_embeddings
+
+    specs = {cfg["rankers"][n]["encoder"]["backend"]: cfg["rankers"][n] for n in encoder_rankers(cfg["rankers"])}
+    made = {}
+
+    class Pipeline:
+        def __init__(self, enc, table):
+            self.enc, self.table = enc, table
+
+        def __getattr__(self, name):
+            return getattr(self.enc, name)
+
+        def encode_queries(self, batch):
+            return np.vstack([self.table[t] for t in batch])
+
+    def make(kwargs):
+        key = json.dumps(kwargs, sort_keys=True)
+        if key not in made:
+            enc = make_encoder(kwargs)
+            table = dict(zip(texts, query_embeddings(specs[kwargs["backend"]], texts, run)))
+            probe = texts[:: len(texts) // sample][:sample]
+            assert np.allclose(enc.encode_queries(probe), [table[t] for t in probe], atol=1e-6), kwargs
+            made[key] = Pipeline(enc, table)
+        return made[key]
+    return make
+
+
+def test_exported_router_decides_as_the_pipeline_does(monkeypatch):
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router, io
+    from toolgate.config import load
     from toolgate.gate.calibration import platt_probability
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.router import artifact
+    from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
+    monkeypatch.chdir(ROOT)
     res = ROOT / "results" / "default"
     folder = res / "router" / "P1"
     m = json.loads((folder / "router.json").read_text())
     rows = [json.loads(line) for line in (res / "data" / "utterances.jsonl").read_text().splitlines()]
-    got = Router.load(folder).decide_many([r["text"] for r in rows])  # the batch the score matrices were made from
+    texts = [r["text"] for r in rows]  # the batch the score matrices were made from
+    cfg = load("config.yaml")
+    monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg,
+                                                                       experiment_inputs(cfg, "config.yaml")[3], texts))
+    got = Router.load(folder).decide_many(texts)
     main = io.main_set(rows)
     lexical, gate = load_scores(res / "scores" / "bm25.npz"), load_scores(res / "scores" / "e5.npz")
     prob = platt_probability(gate.for_rows(main).action_scores().max(1), m["calibrator"]["coef"],
@@ -148,32 +189,6 @@ GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr"
               "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
 
 
-def _loaded_once(make_encoder):
-    """``make_encoder`` whose model loads once for all the routers of a test, each list of requests encoded once:
-    nine routers on the same requests and encoders, so the nine gates are computed, the encodings shared."""
-    made, encoded = {}, {}
-
-    class Shared:
-        def __init__(self, enc):
-            self.enc = enc
-
-        def __getattr__(self, name):
-            return getattr(self.enc, name)
-
-        def encode_queries(self, texts):
-            key = (self.enc.key, tuple(texts))
-            if key not in encoded:
-                encoded[key] = self.enc.encode_queries(texts)
-            return encoded[key]
-
-    def make(kwargs):
-        key = json.dumps(kwargs, sort_keys=True)
-        if key not in made:
-            made[key] = Shared(make_encoder(kwargs))
-        return made[key]
-    return make
-
-
 def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch):
     """Each gate kind exported and run on the 420 main-set requests: its raw signals are gate/signals.csv's, its
     value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
@@ -191,10 +206,11 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     from toolgate.routing.pipelines import band_decisions
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(artifact, "make_encoder", _loaded_once(artifact.make_encoder))
     cfg = load("config.yaml")
     inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
     _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg, study.run,
+                                                                       [r["text"] for r in every]))
     main = io.main_set(every)
     sig, fits = signal_rows(pd.read_csv(inputs.signals), main), load_payloads(inputs.gates)
     fold = sig["fold"].to_numpy()
