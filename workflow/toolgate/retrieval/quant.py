@@ -21,7 +21,8 @@ from ..data.catalog import actions as catalog_actions
 from ..data.catalog import index_text
 from ..errors import MissingExtra
 from ..tables import write_table
-from .encoders import CachedEncoder, ModelUnavailable, OnnxEncoder, make_encoder
+from .embedding_cache import CachedEncoder
+from .encoders import ModelUnavailable, OnnxEncoder, make_encoder
 from .rankers import encoder_kwargs, encoder_rankers
 from .scores import candidate_mask, gold_rank, mode_note
 

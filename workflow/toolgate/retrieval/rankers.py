@@ -25,7 +25,8 @@ import numpy as np
 from .. import schemas
 from ..data.catalog import index_text
 from . import bm25 as _bm25
-from .encoders import BACKENDS, CachedEncoder, make_encoder
+from .embedding_cache import CachedEncoder
+from .encoders import BACKENDS, make_encoder
 from .fusion import HybridRanker
 
 KINDS = ("bm25", "dense", "maxsim", "hybrid")

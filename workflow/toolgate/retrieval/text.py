@@ -149,7 +149,6 @@ def jaccard(a: str, b: str, n: int = 3) -> float:
 
 @cache
 def _kiwi():
-
     return require("kiwipiepy", "ko").Kiwi()
 
 
