@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 
 
 class CachedEncoder:
-    """Wraps an encoder; embeddings are stored per (encoder key, role, texts) under ``cache_dir``."""
+    """Wraps an encoder; embeddings are stored per (encoder key, role, prefix, texts) under ``cache_dir``."""
 
     def __init__(self, encoder, cache_dir):
         self.encoder, self.cache_dir = encoder, Path(cache_dir)
