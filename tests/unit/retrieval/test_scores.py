@@ -5,6 +5,7 @@ import pytest
 from scores_fixtures import ROWS, scores_of
 from toolgate.retrieval.scores import (
     ROUTE_NOTE,
+    SAMPLE,
     SPLIT_MIN,
     Scores,
     candidate_mask,
@@ -40,6 +41,26 @@ def test_a_long_vector_is_ordered_exactly_as_a_stable_argsort(dtype):
         assert np.array_equal(top_order(v), np.argsort(-v, kind="stable"))
         for k in (1, 5, 40, 1500):
             assert np.array_equal(top_order(v, k), np.argsort(-v, kind="stable")[:k])
+
+
+@pytest.mark.parametrize("nan_sampled", [0, 3, 12])
+def test_a_shortlist_through_the_sampled_bound_is_the_stable_argsort(nan_sampled):
+    """A shortlist of a long positive vector goes through the sampled lower bound of its k-th largest: equal to
+    argsort's with the best entries away from the sampled positions, ties across the bound, and NaN at sampled
+    positions (a smaller bound, which fewer than k entries may reach, or a NaN one: the positive entries are then
+    partitioned instead)."""
+    rng = np.random.default_rng(1)
+    n = 16_000
+    step = n // SAMPLE
+    v = rng.choice([0.5, 1.0, 2.0, 3.0], n) * (rng.random(n) < 0.7)
+    v[np.arange(n) % step == 1] = 9.0  # the best entries are never sampled
+    v[rng.choice(np.arange(0, n, step), nan_sampled, replace=False)] = np.nan
+    w = np.ones(n)  # the sampled entries the largest: NaN among them leave fewer than k entries at the bound
+    w[::step] = 2.0 + rng.permutation(len(w[::step]))
+    w[rng.choice(np.arange(0, n, step), nan_sampled, replace=False)] = np.nan
+    for k in (1, 10, 37, 400):
+        for x in (v, w):
+            assert np.array_equal(top_order(x, k), np.argsort(-x, kind="stable")[:k])
 
 
 def test_top_order_is_stable_and_cut():

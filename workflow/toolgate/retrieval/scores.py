@@ -132,6 +132,7 @@ def gold_ranks(s: Scores, rows) -> np.ndarray:
 
 
 SPLIT_MIN = 1024  # a vector at least this long is ordered by :func:`_split_order`
+SAMPLE = 512  # entries of a long vector whose k-th largest bounds the vector's own k-th largest from below
 
 
 def top_order(matrix: np.ndarray, k: int | None = None) -> np.ndarray:
@@ -144,22 +145,39 @@ def top_order(matrix: np.ndarray, k: int | None = None) -> np.ndarray:
 
 
 def _split_order(v: np.ndarray, k: int | None) -> np.ndarray:
-    """``np.argsort(-v, kind="stable")[:k]`` of one vector without sorting all of it. A shortlist of ``k`` with at
-    least ``k`` positive entries sorts only those at least as large as the k-th largest (every tie at the boundary
-    included, so ties keep index order). Otherwise only the entries that are not 0 are sorted: one request's BM25
-    scores over a large catalog are mostly 0, and the zeros keep their index order between the positive and the
-    negative entries (NaN last, where argsort puts it)."""
+    """``np.argsort(-v, kind="stable")[:k]`` of one vector without sorting all of it.
+
+    A shortlist of ``k`` sorts only the entries at least as large as the k-th largest (every tie at the boundary
+    included, so ties keep index order), found among the entries that reach a lower bound of it: the k-th largest
+    of every ``len(v) // SAMPLE``-th entry, when that bound is positive and at least ``k`` entries reach it (a NaN,
+    which partitions as the largest, can leave fewer), else every positive entry. The bound leaves about ``k``
+    times the stride of candidates to partition instead of every positive entry: the shortlist was most of a
+    BM25 query's time over 16,000 tools. Without ``k``, or with fewer than ``k`` positive entries, only the entries
+    that are not 0 are sorted: one request's BM25 scores over a large catalog are mostly 0, and the zeros keep
+    their index order between the positive and the negative entries (NaN last, where argsort puts it)."""
     if k is not None:
+        sub = v[:: max(1, v.size // SAMPLE)]
+        if sub.size >= k:
+            bound = np.partition(sub, sub.size - k)[sub.size - k]
+            if bound > 0:
+                top = np.flatnonzero(v >= bound)
+                if len(top) >= k:
+                    return _sorted_top(v, top, k)
         pos = np.flatnonzero(v > 0)
         if len(pos) >= k:
-            vals = v[pos]
-            top = pos[vals >= np.partition(vals, len(vals) - k)[len(vals) - k]]
-            return top[np.argsort(-v[top], kind="stable")][:k]
+            return _sorted_top(v, pos, k)
     zero = v == 0  # the indices of a boolean mask are found faster than those of the floats themselves
     nz = np.flatnonzero(~zero)
     ranked = nz[np.argsort(-v[nz], kind="stable")]
     n_pos = int(np.count_nonzero(v[nz] > 0))
     return np.concatenate([ranked[:n_pos], np.flatnonzero(zero), ranked[n_pos:]])[:k]
+
+
+def _sorted_top(v: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` best of ``v``'s entries ``idx`` (ascending, holding the k best of all ``v``), ties in index order."""
+    vals = v[idx]
+    top = idx[vals >= np.partition(vals, len(vals) - k)[len(vals) - k]]
+    return top[np.argsort(-v[top], kind="stable")][:k]
 
 
 def top_actions(s: Scores, rows, u: int = 1) -> np.ndarray:
