@@ -55,6 +55,7 @@ def test_jobs_cap_rank_bm25_and_encoders():
     assert all(len(j["docs"]) == j["size"] for j in jobs)
     assert len(jobs[3]["queries"]) == 3 and len(jobs[0]["queries"]) == 8
     assert jobs[3]["docs"][0] != jobs[0]["docs"][0]  # E0 for the encoder, E1 for BM25
+    assert [j.get("turns") for j in jobs[:5]] == ["bm25@5"] * 3 + [None, "bm25@20"]  # the BM25s of a size take turns
 
 
 def test_ratios_pair_queries():

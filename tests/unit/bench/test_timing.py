@@ -1,4 +1,5 @@
 """Benchmark jobs, each in its own process forked by a job server."""
+import itertools
 import os
 import signal
 import subprocess
@@ -67,3 +68,50 @@ def test_each_job_runs_in_its_own_process_and_a_failing_one_names_its_error(tmp_
     assert [r["y"] for r in recs] == [2, 4] and len({r["pid"] for r in recs} | {os.getpid()}) == 3
     with pytest.raises(RuntimeError, match="(?s)benchmark of c .*ValueError: negative input"):
         run_jobs([{"name": "c", "x": -1}], module="doubler")
+
+
+def test_jobs_that_take_turns_run_side_by_side_ten_queries_at_a_time(tmp_path, monkeypatch):
+    (tmp_path / "stamper.py").write_text(  # each query stamps the clock; the other jobs must be waiting
+        "import os, time\n"
+        "from toolgate.bench.timing import measure\n"
+        "def _bench(job, turn=None):\n"
+        "    stamps = []\n"
+        "    def score(q):\n"
+        "        stamps.append(time.monotonic_ns())\n"
+        "        time.sleep(0.002)\n"
+        "        if q == job.get('fail'):\n"
+        "            raise ValueError('failed on ' + q)\n"
+        "        return [0.0]\n"
+        "    stats, _ = measure(score, lambda qs: None, job['queries'], [], 1, turn)\n"
+        "    return {'pid': os.getpid(), 'stamps': stamps, 'timed': stats['queries_timed']}\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    from toolgate.bench.timing import TURN_QUERIES, run_jobs
+
+    qs = [f"q{i}" for i in range(2 * TURN_QUERIES + 5)]
+    jobs = [{"name": n, "queries": qs, "turns": "t"} for n in ("x", "y", "z")] + [{"name": "w", "queries": qs}]
+    recs = run_jobs(jobs, module="stamper")
+    assert len({r["pid"] for r in recs}) == 4 and all(r["timed"] == len(qs) for r in recs)
+    # x: warm-up + 10 queries, then y, then z; x: the query before + the next 10, ...; then x, y, z the last 5
+    order = [pid for _, pid in sorted((t, r["pid"]) for r in recs[:3] for t in r["stamps"])]
+    runs = [(pid, len(list(g))) for pid, g in itertools.groupby(order)]
+    pids = [r["pid"] for r in recs[:3]]
+    assert runs == [(p, 1 + TURN_QUERIES) for p in pids] * 2 + [(p, 1 + 5) for p in pids]
+    assert min(recs[3]["stamps"]) > max(t for r in recs[:3] for t in r["stamps"])  # w alone, after
+    for bad in ("y", "z"):  # a failing job ends the others' turns too: an error naming a job, no hang
+        with pytest.raises(RuntimeError, match="(?s)benchmark of x .*ValueError: failed on q12"):
+            run_jobs([{**j, "fail": "q12" if j["name"] == bad else None} for j in jobs[:3]], module="stamper")
+
+
+def test_the_batch_throughput_is_the_fastest_of_its_runs_within_a_second():
+    from toolgate.bench.timing import measure
+
+    def runs(seconds):
+        calls, left = [], list(seconds)
+        return calls, lambda qs: (calls.append(1), time.sleep(left.pop(0)))
+
+    calls, batch = runs([0.2, 0.05, 0.1])
+    stats, _ = measure(lambda q: [0.0], batch, ["a"], ["a"] * 10, 0)
+    assert len(calls) == 3 and 10 / 0.1 < stats["batch_qps"] <= 10 / 0.05
+    calls, batch = runs([0.6, 0.5, 0.01])  # a second is spent after two runs
+    stats, _ = measure(lambda q: [0.0], batch, ["a"], ["a"] * 10, 0)
+    assert len(calls) == 2 and 10 / 0.6 < stats["batch_qps"] <= 10 / 0.5

@@ -87,8 +87,9 @@ def _bm25_bytes(impl: str, model) -> int:
         return sum(p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file())
 
 
-def _bench(job: dict) -> dict:
-    """Build one index or embed one catalog, then time it: runs in a process of its own."""
+def _bench(job: dict, turn=None) -> dict:
+    """Build one index or embed one catalog, then time it: runs in a process of its own (taking turns, ``turn``, with
+    the other BM25s of its size, :func:`toolgate.bench.timing.run_jobs`)."""
     spec, docs, impl = job["spec"], job["docs"], job["impl"]
     layout = ""
     if impl == "encoder":
@@ -108,7 +109,7 @@ def _bench(job: dict) -> dict:
         model, score = reference(impl, spec, tok, docs)
         build = time.perf_counter() - t0
         nbytes, batch = _bm25_bytes(impl, model), lambda qs: [score(q) for q in qs]
-    stats, lat = measure(score, batch, job["queries"], job["queries"], job["warmup"])
+    stats, lat = measure(score, batch, job["queries"], job["queries"], job["warmup"], turn)
     return {"size": job["size"], "ranker": job["name"], "implementation": impl, "layout": layout,
             "build_s": build, "index_bytes": nbytes, **stats, "latencies_ms": lat.tolist()}
 
@@ -127,8 +128,8 @@ def scaling_jobs(tools: list[dict], queries: list[str], rankers: dict, lexical: 
     jobs = []
     for size in sorted(scaling.sizes):
         impls = ["toolgate", "bm25s"] + (["rank_bm25"] if size <= scaling.rank_bm25_max else [])
-        jobs += [{**base, "size": size, "name": lexical, "impl": i, "spec": lex, "docs": texts[lex["variant"]][:size]}
-                 for i in impls]
+        jobs += [{**base, "size": size, "name": lexical, "impl": i, "spec": lex, "docs": texts[lex["variant"]][:size],
+                  "turns": f"{lexical}@{size}"} for i in impls]
         if size <= scaling.encoder_max:
             jobs += [{**enc, "size": size, "name": n, "impl": "encoder", "spec": s, "docs": texts[s["variant"]][:size]}
                      for n, s in dense.items()]
@@ -172,12 +173,14 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                    "then " if pool else "")
                 + "`recombined` tools (names, descriptions and parameters of three different tools, seeded)"
                 + ("" if pool else "; no local mirror of the external sets was found") + ". "
-                "Each row is one process of its own. "
+                "Each row is one process of its own; the BM25 rows of one size run side by side and take turns of ten "
+                "timed queries (one runs at a time; a turn starts warm with the query before it, untimed), so a "
+                "change in the machine's speed falls on each alike. "
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "
                 "whole catalog + its top-10 shortlist (ties in catalog order, toolgate.retrieval.scores.top_order), "
-                "after warm-up; batch_qps: the same queries as one batch (our BM25: "
+                "after warm-up; batch_qps: the same queries as one batch, the fastest of up to three runs within a second (our BM25: "
                 "score_many, query by query on the sparse layout, one matrix product on the dense one; the "
                 "encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "
                 "peak_rss_mb includes the interpreter. ours_over_bm25s / ours_over_rank_bm25: median over the timed "
