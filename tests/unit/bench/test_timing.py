@@ -70,7 +70,7 @@ def test_each_job_runs_in_its_own_process_and_a_failing_one_names_its_error(tmp_
         run_jobs([{"name": "c", "x": -1}], module="doubler")
 
 
-def test_jobs_that_take_turns_run_side_by_side_ten_queries_at_a_time(tmp_path, monkeypatch):
+def test_jobs_that_take_turns_run_side_by_side_on_one_core_ten_queries_at_a_time(tmp_path, monkeypatch):
     (tmp_path / "stamper.py").write_text(  # each query stamps the clock; the other jobs must be waiting
         "import os, time\n"
         "from toolgate.bench.timing import measure\n"
@@ -83,7 +83,8 @@ def test_jobs_that_take_turns_run_side_by_side_ten_queries_at_a_time(tmp_path, m
         "            raise ValueError('failed on ' + q)\n"
         "        return [0.0]\n"
         "    stats, _ = measure(score, lambda qs: None, job['queries'], [], 1, turn)\n"
-        "    return {'pid': os.getpid(), 'stamps': stamps, 'timed': stats['queries_timed']}\n")
+        "    return {'pid': os.getpid(), 'stamps': stamps, 'timed': stats['queries_timed'],\n"
+        "            'cpus': sorted(os.sched_getaffinity(0))}\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     from toolgate.bench.timing import TURN_QUERIES, run_jobs
 
@@ -91,6 +92,8 @@ def test_jobs_that_take_turns_run_side_by_side_ten_queries_at_a_time(tmp_path, m
     jobs = [{"name": n, "queries": qs, "turns": "t"} for n in ("x", "y", "z")] + [{"name": "w", "queries": qs}]
     recs = run_jobs(jobs, module="stamper")
     assert len({r["pid"] for r in recs}) == 4 and all(r["timed"] == len(qs) for r in recs)
+    assert [r["cpus"] for r in recs[:3]] == [[min(os.sched_getaffinity(0))]] * 3  # one core for the three
+    assert recs[3]["cpus"] == sorted(os.sched_getaffinity(0))  # a job alone keeps every core
     # x: warm-up + 10 queries, then y, then z; x: the query before + the next 10, ...; then x, y, z the last 5
     order = [pid for _, pid in sorted((t, r["pid"]) for r in recs[:3] for t in r["stamps"])]
     runs = [(pid, len(list(g))) for pid, g in itertools.groupby(order)]

@@ -173,9 +173,9 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
                    "then " if pool else "")
                 + "`recombined` tools (names, descriptions and parameters of three different tools, seeded)"
                 + ("" if pool else "; no local mirror of the external sets was found") + ". "
-                "Each row is one process of its own; the BM25 rows of one size run side by side and take turns of ten "
-                "timed queries (one runs at a time; a turn starts warm with the query before it, untimed), so a "
-                "change in the machine's speed falls on each alike. "
+                "Each row is one process of its own; the BM25 rows of one size run side by side on one core and take "
+                "turns of ten timed queries (one runs at a time; a turn starts warm with the query before it, "
+                "untimed), so a change in the machine's speed falls on each alike. "
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "

@@ -146,8 +146,10 @@ def run_jobs(jobs: list[dict], module: str) -> list[dict]:
     ``module._bench(job, turn)``: the first builds and times its first ``TURN_QUERIES`` queries while the others
     wait, then the second, and so on, then each the next queries (:func:`time_queries`), and each its batch. A
     change in the machine's speed during the run then falls on all of them alike, where jobs timed one after
-    another each met another one (on this shared machine, with the same BM25 code, the ours-over-bm25s ratio at
-    16,000 tools measured 0.47 in one run and 1.06 in another). Such jobs time the same number of queries.
+    another each met another one; and they all run on one core, because the cores of a virtual machine need not
+    be alike (on this 2-core one, with the same code, ours-over-bm25s at 16,000 tools measured 0.43-0.98 in six
+    runs one after another, 0.59-1.05 in three taking turns on either core, 0.72-0.85 in seven taking turns on
+    one). Such jobs time the same number of queries.
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
     groups = [list(g) for _, g in itertools.groupby(jobs, key=lambda j: j.get("turns") or id(j))]
@@ -206,7 +208,7 @@ def serve(module: str) -> None:
     for line in sys.stdin:
         jobs = json.loads(line)
         ring = [os.pipe() for _ in jobs] if len(jobs) > 1 else []
-        children = []
+        children, cpu = [], min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
         for k, job in enumerate(jobs):
             read, write = os.pipe()
             mine = (ring[k][0], ring[(k + 1) % len(ring)][1]) if ring else ()
@@ -215,6 +217,8 @@ def serve(module: str) -> None:
                 os.close(read)
                 for fd in {fd for pair in ring for fd in pair} - set(mine):  # a failed job's ring pipe then ends
                     os.close(fd)
+                if ring and cpu is not None:  # jobs that take turns share one core: a VM's cores differ in speed
+                    os.sched_setaffinity(0, {cpu})
                 _child(bench, job, write, Turns(*mine) if ring else None)
             os.close(write)
             children.append((pid, read))
