@@ -21,10 +21,12 @@ def test_bench_base_caps_timed_queries(small_catalog):
 def test_cost_frame_times_ours_beside_the_references(tmp_path, small_catalog):
     rows = [utterance(i) for i in range(20)]
     spec = {"type": "bm25", "variant": "E1"}
-    df = cost_frame(small_catalog, rows, {"bm25": spec}, "bm25", run(0, ("ko", "en")),
-                    section("cost", {"queries": 5, "warmup": 1}), str(tmp_path / "bm25.npz"))
-    assert df["implementation"].tolist() == ["toolgate", "rank_bm25", "bm25s"]
-    ours = df.iloc[0]
+    df = cost_frame(small_catalog, rows, {"bm25_e0": {**spec, "variant": "E0"}, "bm25": spec}, "bm25",
+                    run(0, ("ko", "en")), section("cost", {"queries": 5, "warmup": 1}), str(tmp_path / "bm25.npz"))
+    # the rankers in the config's order, then the references (ours and the references are timed first, in turns)
+    assert df["implementation"].tolist() == ["toolgate", "toolgate", "rank_bm25", "bm25s"]
+    assert df["ranker"].tolist() == ["bm25_e0", "bm25", "bm25 (reference)", "bm25 (reference)"]
+    ours = df.iloc[1]
     assert ours["median_ratio_to_ours"] == 1.0 and ours["size_bytes"] == (tmp_path / "bm25.npz").stat().st_size > 0
     assert (df["queries_timed"] == 5).all() and (df["median_ms"] > 0).all()
 
