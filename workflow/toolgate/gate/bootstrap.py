@@ -11,6 +11,7 @@ paired. The 2000 resamples are evaluated at once by
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 
@@ -25,23 +26,21 @@ from .signals import encoder_signal
 log = logging.getLogger(__name__)
 
 
-_DRAWN: dict = {}  # the last few draws: a table asks for the same resamples once per signal, pipeline or candidate
-
-
 def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(n_resamples x n_items) weights: the number of draws of each item's cluster. The same (clusters,
     n_resamples, seed) gives the same array, drawn once (read-only: callers share it)."""
-    key = (tuple(np.asarray(clusters).tolist()), n_resamples, seed)
-    if key not in _DRAWN:
-        labels, inverse = np.unique(clusters, return_inverse=True)
-        rng = np.random.default_rng(seed)
-        counts = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_resamples)
-        w = counts[:, inverse]
-        w.flags.writeable = False
-        if len(_DRAWN) >= 4:
-            _DRAWN.pop(next(iter(_DRAWN)))
-        _DRAWN[key] = w
-    return _DRAWN[key]
+    return _drawn(tuple(np.asarray(clusters).tolist()), n_resamples, seed)
+
+
+# the last few draws: a table asks for the same resamples once per signal, pipeline or candidate
+@functools.lru_cache(maxsize=4)
+def _drawn(clusters: tuple, n_resamples: int, seed: int) -> np.ndarray:
+    labels, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_resamples)
+    w = counts[:, inverse]
+    w.flags.writeable = False
+    return w
 
 
 def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
