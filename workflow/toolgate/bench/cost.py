@@ -78,14 +78,15 @@ def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run,
 
 def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost, index_path=None) -> pd.DataFrame:
     base = bench_base(catalog, rows, run, cost)
+    turns = {"turns": lexical}  # our BM25 and the references take turns on one core
     jobs = [{**base, "name": name, "spec": with_members(spec, rankers), "impl": "toolgate",
-             "index_path": index_path if name == lexical else None} for name, spec in rankers.items()]
+             **({"index_path": index_path, **turns} if name == lexical else {"index_path": None})}
+            for name, spec in rankers.items()]
     jobs += [{**base, "name": f"{lexical} (reference)", "spec": RankerSpec.of(rankers[lexical]).entry,
-              "impl": impl} for impl in ("rank_bm25", "bm25s")]
-    trio = {id(j) for j in (jobs[list(rankers).index(lexical)], *jobs[-2:])}  # ours and the references take turns
-    order = sorted(jobs, key=lambda j: id(j) not in trio)  # the trio first (consecutive), then the table's order
-    recs = run_jobs([{**j, "turns": lexical} if id(j) in trio else j for j in order], __name__)
-    df = pd.DataFrame([dict(zip(map(id, order), recs))[id(j)] for j in jobs])
+              "impl": impl, **turns} for impl in ("rank_bm25", "bm25s")]
+    order = sorted(range(len(jobs)), key=lambda i: "turns" not in jobs[i])  # those first: run_jobs takes them together
+    recs = run_jobs([jobs[i] for i in order], __name__)
+    df = pd.DataFrame([rec for _, rec in sorted(zip(order, recs), key=lambda pair: pair[0])])
     ours = df.loc[(df["ranker"] == lexical) & (df["implementation"] == "toolgate"), "median_ms"].iloc[0]
     df["median_ratio_to_ours"] = df["median_ms"] / ours
     return df
