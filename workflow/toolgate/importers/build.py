@@ -183,7 +183,7 @@ def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: b
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)
 
-    info["written"] = write_folder(out, FILES[-1], lambda m: m["files"], write, force)
+    info["written"] = write_folder(out, FILES[-1], write, force)
     return info
 
 

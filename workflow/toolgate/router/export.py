@@ -150,7 +150,7 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
         (tmp / EMBEDDINGS).write_bytes(emb_bytes)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
-    written = write_folder(out, MANIFEST, lambda m: list(m["files"]), write, force, allowed_output="router")
+    written = write_folder(out, MANIFEST, write, force, allowed_output="router")
     log.info("exported %s (%s + %s) to %s: BM25 index %d bytes, embeddings %d bytes, manifest %d bytes",
              route.name, route.ranker, route.gate or "ladder", out, len(index), len(emb_bytes),
              (out / MANIFEST).stat().st_size)
