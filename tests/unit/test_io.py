@@ -139,13 +139,13 @@ def test_write_atomic_leaves_nothing_on_failure(tmp_path):
 
 
 def test_import_openai_and_bfcl_tools():
-    rows = io.import_openai_tools([
+    rows = [io.import_openai_tool(obj, lang="en") for obj in (
         {"type": "function", "function": {"name": "getWeather", "description": "Weather for a city.",
                                           "parameters": {"type": "object", "properties": {
                                               "city": {"type": "string", "description": "City"},
                                               "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
         {"name": "math.gcd", "description": "", "parameters": {"type": "dict", "properties": {}}},
-    ], lang="en")
+    )]
     assert [r["id"] for r in rows] == ["get_weather", "math_gcd"]
     assert rows[0]["parameters"]["required"] == ["city"]
     assert rows[0]["parameters"]["properties"]["unit"]["enum"] == ["c", "f"]
@@ -182,3 +182,53 @@ def test_mutating_flags_for_every_action_or_none(tmp_path, small_catalog):
     with pytest.raises(InputError, match="mutating flag missing") as e:
         io.load_catalog(write_jsonl(tmp_path / "some.jsonl", small_catalog[:1] + none[1:]))
     assert (e.value.line, e.value.field) == (2, "mutating")
+
+
+LONG = "7" * 5000  # past Python's 4,300-digit limit of int(): json.loads raises a bare ValueError
+
+
+def test_an_integer_too_long_to_read_names_its_line_and_field(tmp_path):
+    with pytest.raises(InputError) as e:
+        io.loads_json('{"a": [1,\n {"b": -' + LONG + "}]}", "x.json")
+    assert (e.value.path, e.value.line, e.value.field) == ("x.json", 2, "a[1].b")
+    assert e.value.message == "integer of 5000 digits; at most 4300 are read"
+    p = tmp_path / "u.jsonl"
+    p.write_text('{"a": 1}\n\n{"n": ' + LONG + "}\n")
+    with pytest.raises(InputError) as e:
+        io.read_jsonl(p)
+    assert (e.value.line, e.value.field) == (3, "n")
+    for text, line, msg in (("a: 1\nb:\n  c: " + LONG + "\n", 3, "Exceeds the limit"),
+                            ("a: 1\nwhen: 2024-13-45\n", 2, "month must be in 1..12")):
+        p = tmp_path / "x.yaml"
+        p.write_text(text)
+        with pytest.raises(InputError, match=f"cannot parse YAML: {msg}") as e:
+            io.read_yaml(p)
+        assert e.value.line == line
+
+
+@pytest.mark.parametrize("fn,field,msg", [
+    ({"name": "f", "description": 5}, "tools[2].description", "expected a string, got int"),
+    ({"name": "f", "parameters": "none"}, "tools[2].parameters", "expected a JSON Schema object, got str"),
+    ({"name": "f", "parameters": {"properties": [1]}}, "tools[2].parameters.properties", "expected an object of"),
+    ({"name": "f", "parameters": {"properties": {}, "required": "x"}}, "tools[2].parameters.required", "a list of"),
+    ({"name": "f", "parameters": {"properties": {}, "required": [["x"]]}}, "tools[2].parameters.required", "a list"),
+    ({"description": "no name"}, "tools[2].name", "tool has no function name"),
+])
+def test_a_tool_definition_of_the_wrong_shape_is_located(fn, field, msg):
+    for obj, at in ((fn, field), ({"type": "function", "function": fn}, field.replace("]", "].function", 1))):
+        with pytest.raises(InputError, match=msg) as e:
+            io.import_openai_tool(obj, path="rows.jsonl", lineno=4, field="tools[2]")
+        assert (e.value.path, e.value.line, e.value.field) == ("rows.jsonl", 4, at)
+    assert io.import_openai_tool({"name": "f", "description": None, "parameters": None})["parameters"] == {
+        "type": "object", "properties": {}, "required": []}  # null parts are absent ones
+
+
+def test_control_characters_are_those_the_router_refuses():
+    from toolgate.router.runtime import RouterError, check_request
+
+    for text in ("a\x00b", "ring\x07", "\x1b[A", "x\x85", "lone \ud800"):
+        assert io.control_character(text) is not None
+        with pytest.raises(RouterError, match="control character"):
+            check_request(text, 1000)
+    for text in ("tab\there", "two\nlines\r\n", "\ufeffBOM, soft\u00adhyphen, 👩\u200d💻"):
+        assert io.control_character(text) is None and check_request(text, 1000)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass, fields, make_dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ def resolve(config: dict, source: str = "config") -> dict:
     Raises InputError naming the offending key, e.g.
     ``config: field 'text.ngram': 0 is less than the minimum of 1``.
     """
+    _check_finite(config, source)
     schema = schemas.schema("config")
     err = best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if err is not None:
@@ -31,7 +33,29 @@ def resolve(config: dict, source: str = "config") -> dict:
     out = copy.deepcopy(config)
     schemas.fill_defaults(out, schema)
     _check_hybrids(out, source)
+    _check_lexical(out, source)
     return out
+
+
+def _check_finite(node, source: str, at: str = "") -> None:
+    """Every number is finite: NaN passes any schema bound (each comparison with it is false), YAML's .inf too."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise InputError(source, f"{node} is not a finite number", field=at or None)
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        _check_finite(value, source, f"{at}.{key}" if at else str(key))
+
+
+def _check_lexical(cfg: dict, source: str) -> None:
+    """The lexical role names a BM25 ranker of this config: its scores give the gate's features, its index is
+    timed and shipped in every router."""
+    name, rankers = cfg["roles"]["lexical"], cfg["rankers"]
+    if name not in rankers:
+        raise InputError(source, f"'{name}' is not a ranker under rankers (rankers: {', '.join(rankers)}); the "
+                                 "lexical role names one of type bm25", field="roles.lexical")
+    if rankers[name]["type"] != "bm25":
+        raise InputError(source, f"'{name}' is a {rankers[name]['type']} ranker; the lexical role needs one of type "
+                                 "bm25", field="roles.lexical")
 
 
 def _check_hybrids(cfg: dict, source: str) -> None:

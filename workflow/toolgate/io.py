@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -47,12 +49,45 @@ def loads_json(text: str, path, lineno: int | None = None):
         raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno + (lineno or 1) - 1) from None
     except RecursionError:  # the decoder recurses once per level: [[[[...]]]] thousands deep exhausts the stack
         raise InputError(path, "malformed JSON: nested too deeply", lineno) from None
+    except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits() (4,300) and says not where
+        raise _long_integer(text, path, lineno) from None
+
+
+class _LongInt(str):
+    """The digits of an integer too long for int(), kept while its field is looked for."""
+
+
+def _long_integer(text: str, path, lineno: int | None) -> InputError:
+    """The InputError of the first integer in ``text`` longer than Python reads, naming its line and field."""
+    limit = sys.get_int_max_str_digits()
+    obj = json.loads(text, parse_int=lambda s: _LongInt(s) if len(s.lstrip("-")) > limit else 0)
+    stack = [("", obj)]
+    while not isinstance(stack[-1][1], _LongInt):  # depth first, in document order: the first one found
+        at, node = stack.pop()
+        if isinstance(node, dict):
+            stack += reversed([(f"{at}.{k}" if at else k, v) for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([(f"{at}[{i}]", v) for i, v in enumerate(node)])
+    at, digits = stack[-1]
+    return InputError(path, f"integer of {len(digits.lstrip('-'))} digits; at most {limit} are read",
+                      text.count("\n", 0, text.find(digits)) + (lineno or 1), at or None)
+
+
+class _YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, where a value its constructors refuse (an integer past Python's digit limit, a date
+    such as 2024-13-45) is a YAML error at that value's line rather than a bare ValueError."""
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:
+            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
 
 
 def read_yaml(path):
-    """A YAML file's content, or InputError naming the line of a syntax error."""
+    """A YAML file's content, or InputError naming the line of a syntax error or of a value it cannot read."""
     try:
-        return yaml.safe_load(read_text(path))
+        return yaml.load(read_text(path), Loader=_YamlLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -74,6 +109,13 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     if not rows:
         raise InputError(path, "file has no rows")
     return rows
+
+
+def control_character(text: str) -> str | None:
+    """The first character of ``text`` that a request may not hold: a C0 or C1 control character other than tab,
+    newline and carriage return, or a lone surrogate; None when there is none. Format characters (BOM, ZWJ in
+    emoji, soft hyphen, direction marks) occur in real text and are allowed."""
+    return next((c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"), None)
 
 
 def _check_langs(path, lineno, obj, field, langs) -> None:
@@ -215,40 +257,59 @@ def write_json(path, obj) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def import_openai_tools(objs, lang: str = "en", group: str = "skill", domain: str = "imported") -> list[dict]:
-    """Catalog rows from OpenAI tool schemas or BFCL function docs.
+def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str = "imported", path="<tools>",
+                       lineno: int | None = None, field: str = "") -> dict:
+    """The catalog row of an OpenAI tool schema or a BFCL function doc.
 
     Accepts ``{"type": "function", "function": {...}}`` or the bare
     ``{name, description, parameters}``. Names are kept as ids when they are
     snake_case; other characters (BFCL's dotted names) become underscores.
-    ``mutating`` is unknown for foreign tools and left out.
+    ``mutating`` is unknown for foreign tools and left out. A part of the wrong
+    type raises InputError naming ``path``, ``lineno`` and the part's field
+    under ``field`` (where the definition sits in its file).
     """
-    rows = []
-    for i, obj in enumerate(objs):
-        fn = obj.get("function", obj) if isinstance(obj, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise InputError("<tools>", "tool has no function name", i + 1, "name")
-        params = fn.get("parameters") or {}
-        props = {}
-        for pname, spec in (params.get("properties") or {}).items():
-            spec = spec if isinstance(spec, dict) else {}
-            prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
-            if isinstance(spec.get("enum"), list) and spec["enum"]:
-                prop["enum"] = spec["enum"]
-            props[pname] = prop
-        desc = (fn.get("description") or fn["name"]).strip() or fn["name"]
-        rows.append({
-            "id": tool_id(fn["name"]),
-            "kind": "action",
-            "group": group,
-            "domain": domain,
-            "names": {lang: fn["name"]},
-            "descriptions": {lang: desc},
-            "parameters": {"type": "object", "properties": props,
-                           "required": [r for r in params.get("required", []) if r in props]},
-            "keywords": {},
-        })
-    return rows
+    fn = obj.get("function", obj) if isinstance(obj, dict) else None
+    at = _field(field, "function") if fn is not obj else field
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise InputError(path, "tool has no function name", lineno, _field(at, "name"))
+    params = _part(fn, "parameters", dict, "a JSON Schema object", (path, lineno, at)) or {}
+    in_params = (path, lineno, _field(at, "parameters"))
+    required = _part(params, "required", list, "a list of parameter names", in_params) or []
+    if not all(isinstance(r, str) for r in required):
+        raise InputError(path, "expected a list of parameter names", lineno, _field(at, "parameters.required"))
+    props = {}
+    for pname, spec in (_part(params, "properties", dict, "an object of parameters", in_params) or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
+        if isinstance(spec.get("enum"), list) and spec["enum"]:
+            prop["enum"] = spec["enum"]
+        props[pname] = prop
+    desc = (_part(fn, "description", str, "a string", (path, lineno, at)) or fn["name"]).strip() or fn["name"]
+    return {
+        "id": tool_id(fn["name"]),
+        "kind": "action",
+        "group": group,
+        "domain": domain,
+        "names": {lang: fn["name"]},
+        "descriptions": {lang: desc},
+        "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
+        "keywords": {},
+    }
+
+
+def _field(*parts: str) -> str:
+    """A dotted field path of the parts given (empty ones left out)."""
+    return ".".join(filter(None, parts))
+
+
+def _part(obj: dict, key: str, types, what: str, where: tuple):
+    """``obj[key]`` (None when absent or null), or InputError when it is not ``what``; ``where``: the path, line
+    and field of ``obj``."""
+    value = obj.get(key)
+    if value is None or isinstance(value, types):
+        return value
+    path, lineno, field = where
+    raise InputError(path, f"expected {what}, got {type(value).__name__}", lineno, _field(field, key))
 
 
 def tool_id(name: str) -> str:

@@ -11,6 +11,8 @@ import io
 import re
 from pathlib import Path
 
+from .errors import InputError
+
 TIMING = re.compile(r"(_ms|_s|_qps|_mb|_goal_met)$|^(median_ratio_to_ours|ours_over_\w+)$")
 
 
@@ -20,9 +22,15 @@ def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def table_differences(a_dir, b_dir) -> list[str]:
-    """One line per table that differs (or exists on one side only); empty when every CSV is the same."""
+    """One line per table that differs (or exists on one side only); empty when every CSV is the same.
+    InputError when a folder is missing or neither holds a table (nothing compared is no evidence of sameness)."""
     a_dir, b_dir = Path(a_dir), Path(b_dir)
+    for d in (a_dir, b_dir):
+        if not d.is_dir():
+            raise InputError(d, "not a folder" if d.exists() else "no such folder")
     names = sorted({p.name for p in a_dir.glob("*.csv")} | {p.name for p in b_dir.glob("*.csv")})
+    if not names:
+        raise InputError(a_dir, f"no tables (*.csv) here or in {b_dir}")
     out = []
     for name in names:
         a, b = a_dir / name, b_dir / name

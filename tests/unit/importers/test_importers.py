@@ -149,3 +149,79 @@ def test_functionchat_on_the_mirror(mirror, tmp_path):
     assert len({r["pair_id"] for r in rows}) == 100  # a REJECT row shares its CALL twin's pair
     single = import_set("functionchat", [mirror / "functionchat"], tmp_path / "fc_all", Options(subsets=("4_close", "call", "reject")))
     assert single["requests"] == 300
+
+
+LONG = "7" * 5000  # past Python's 4,300-digit limit of int()
+
+
+def test_an_integer_too_long_or_a_tool_of_the_wrong_shape_is_one_line(tmp_path, capsys):
+    tools = json.loads((EXAMPLE / "tools.json").read_text())
+    requests = EXAMPLE / "requests.jsonl"
+    for i, (change, field, message) in enumerate((
+            (lambda t: t.update(description=7), "[1].function.description", "expected a string, got int"),
+            (lambda t: t.update(parameters=[]), "[1].function.parameters", "expected a JSON Schema object, got list"),
+            (lambda t: t["parameters"].update(properties=["celsius"]), "[1].function.parameters.properties",
+             "expected an object of parameters, got list"),
+            (lambda t: t["parameters"].update(required="celsius"), "[1].function.parameters.required",
+             "expected a list of parameter names, got str"))):
+        bad = json.loads(json.dumps(tools))
+        change(bad[1]["function"])
+        path = tmp_path / f"tools{i}.json"
+        path.write_text(json.dumps(bad))
+        assert main(["import", "openai-tools", str(path), str(requests), "--out", str(tmp_path / "x")]) == 2
+        assert capsys.readouterr().err == f"error: {path}: field '{field}': {message}\n"
+    path = tmp_path / "long.json"
+    path.write_text((EXAMPLE / "tools.json").read_text().replace('"celsius": {', '"celsius": {"n": ' + LONG + ",", 1))
+    assert main(["import", "openai-tools", str(path), str(requests), "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}:10: field '[0].function.parameters.properties."
+                                              "celsius.n': integer of 5000 digits; at most 4300 are read\n")
+    long_requests = tmp_path / "requests.jsonl"
+    long_requests.write_text(requests.read_text() + '{"text": "hi", "tool": null, "n": ' + LONG + "}\n")
+    assert main(["import", "openai-tools", str(EXAMPLE / "tools.json"), str(long_requests), "--out",
+                 str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {long_requests}:64: field 'n': integer of 5000 digits")
+    assert not (tmp_path / "x").exists()
+
+
+def test_bfcl_and_functionchat_rows_of_the_wrong_shape_are_one_line(tmp_path, capsys):
+    def rewrite(path, lineno, change):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        obj = json.loads(lines[lineno - 1])
+        change(obj)
+        lines[lineno - 1] = json.dumps(obj, ensure_ascii=False)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    bfcl = bfcl_folder(tmp_path)
+    rewrite(bfcl / "BFCL_v4_multiple.json", 3, lambda r: r["function"][1]["parameters"].update(properties="x"))
+    assert main(["import", "bfcl", str(bfcl), "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == (f"error: {bfcl / 'BFCL_v4_multiple.json'}:3: field 'function[1].parameters."
+                                       "properties': expected an object of parameters, got str\n")
+    fc = functionchat_folder(tmp_path)
+    calls = fc / "FunctionChat-CallDecision.jsonl"
+    for lineno in (2, 8):  # a CALL row and a REJECT row without their conversation
+        rewrite(calls, lineno, lambda r: r.pop("input_messages"))
+        assert main(["import", "functionchat", str(fc), "--out", str(tmp_path / "x")]) == 2
+        assert capsys.readouterr().err == f"error: {calls}:{lineno}: field 'input_messages': missing field\n"
+        functionchat_folder(tmp_path)
+    assert not (tmp_path / "x").exists()
+
+
+def test_requests_the_router_would_refuse_are_dropped_and_counted(tmp_path, capsys):
+    from toolgate.importers.build import REFUSED
+    from toolgate.router.runtime import RouterError, check_request
+
+    extra = [{"text": "Turn on the lights\x00", "tool": "turn_on_lights"}, {"text": "Ring\x07 the bell", "tool": None},
+             {"text": "Turn on\tthe lights", "tool": "turn_on_lights"}]  # a tab the router accepts
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text((EXAMPLE / "requests.jsonl").read_text() + "".join(json.dumps(r) + "\n" for r in extra))
+    out = tmp_path / "out"
+    assert main(["import", "openai-tools", str(EXAMPLE / "tools.json"), str(requests), "--out", str(out)]) == 0
+    _, rows, info = _read(out)
+    assert len(rows) == 64 and rows[-1]["text"] == "Turn on\tthe lights"
+    assert info["dropped"] == {REFUSED.format("r00064"): 2}
+    assert f"dropped 2 requests: {REFUSED.format('r00064')}" in capsys.readouterr().out
+    for r in rows:  # what is kept, the router accepts
+        check_request(r["text"], 10**6)
+    for r in extra[:2]:
+        with pytest.raises(RouterError, match="control character"):
+            check_request(r["text"], 10**6)

@@ -66,3 +66,15 @@ def test_decide_eval_names_a_bad_file_in_one_line(artifact, tmp_path, capsys):
     assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and "no_such_tool" in err
+
+
+@pytest.mark.parametrize("seed,message", [(None, "missing required field"), ("13", "'13' is not of type 'integer'"),
+                                          (-1, "-1 is less than the minimum of 0")])
+def test_decide_eval_refuses_a_router_without_a_usable_seed_in_one_line(artifact, tmp_path, capsys, seed, message):
+    manifest = artifact / "router.json"
+    m = {k: v for k, v in json.loads(manifest.read_text()).items() if k != "seed"}  # the resamples' seed
+    manifest.write_text(json.dumps(m if seed is None else {**m, "seed": seed}))
+    path = write_jsonl(tmp_path / "eval.jsonl", rows())
+    assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {manifest}: field 'seed': {message}\n"

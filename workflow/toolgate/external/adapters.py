@@ -82,12 +82,13 @@ class _Tools:
         self.rows: list[dict] = []
         self.names: dict[str, str] = {}
 
-    def add(self, obj: dict) -> str:
-        fn = obj.get("function", obj)
+    def add(self, obj: dict, path="<tools>", lineno: int | None = None, field: str = "") -> str:
+        """The id of a tool definition, added when new; ``path``, ``lineno``, ``field``: where it sits, for errors."""
+        fn = obj.get("function", obj) if isinstance(obj, dict) else obj
         key = json.dumps(fn, sort_keys=True, ensure_ascii=False)
         if key in self.by_key:
             return self.by_key[key]
-        row = io.import_openai_tools([fn], self.lang, group="external", domain=self.domain)[0]
+        row = io.import_openai_tool(obj, self.lang, "external", self.domain, path, lineno, field)
         base, n = row["id"], 1
         while row["id"] in self.names:
             n += 1
@@ -97,8 +98,9 @@ class _Tools:
         self.rows.append(row)
         return row["id"]
 
-    def add_all(self, objs) -> list[str]:
-        return [self.add(o) for o in objs]
+    def add_all(self, objs, path="<tools>", lineno: int | None = None, field: str = "") -> list[str]:
+        """The ids of a list of definitions at ``field`` of line ``lineno`` of ``path``."""
+        return [self.add(o, path, lineno, f"{field}[{i}]") for i, o in enumerate(objs)]
 
 
 class _Rows:
@@ -172,18 +174,19 @@ def functionchat_singlecall(folder=None, tools: _Tools | None = None) -> Externa
 def _singlecall_record(rec: dict, tools: _Tools, out: _Rows, path, lineno: int) -> None:
     """One Singlecall line: its requests, each under the five candidate conditions."""
     sets = {t["type"]: t["content"] for t in rec["tools"]}
+    fields = {t["type"]: f"tools[{k}].content" for k, t in enumerate(rec["tools"])}
     missing = [c for c in SINGLECALL_CONDITIONS if c not in sets]
     if missing:
         raise InputError(path, f"no candidate set '{missing[0]}'", lineno, "tools")
     gold_def = sets["exact"][0]
     gold_key = json.dumps(gold_def.get("function", gold_def), sort_keys=True, ensure_ascii=False)
-    gold_id = tools.add(gold_def)
-    truths = {g["serial_num"]: json.loads(g["content"])["name"] for g in rec["ground_truth"]}
+    gold_id = tools.add(gold_def, path, lineno, f"{fields['exact']}[0]")
+    truths = {g["serial_num"]: io.loads_json(g["content"], path, lineno)["name"] for g in rec["ground_truth"]}
     for q in rec["query"]:
         if truths.get(q["serial_num"], rec["function_name"]) != tools.names[gold_id]:
             raise InputError(path, f"ground truth of request {q['serial_num']} is not the exact tool", lineno, "ground_truth")
         for cond in SINGLECALL_CONDITIONS:
-            ids = tools.add_all(sets[cond])
+            ids = tools.add_all(sets[cond], path, lineno, fields[cond])
             if gold_id not in ids:
                 raise InputError(path, f"condition '{cond}' lacks the gold tool {gold_key[:60]}", lineno, "tools")
             sid = f"{q['serial_num']:03d}"
@@ -220,19 +223,19 @@ def functionchat_calldecision(folder=None, tools: _Tools | None = None) -> Exter
     path = folder / "FunctionChat-CallDecision.jsonl"
     tools, out = tools or _Tools("ko", "functionchat"), _Rows()
     rows = io.read_jsonl(path)
-    calls = {}
+    calls, call_by_text = {}, {}
     for lineno, rec in rows:
-        with _record(path, lineno):
+        with _record(path, lineno):  # every CALL row's request read here, where its line is known
             if rec["category"] == "CALL":
                 calls[rec["serial_num"]] = rec
-    call_by_text = {_last_user(rec["input_messages"]): rec for rec in calls.values()}
+                call_by_text[_last_user(rec["input_messages"])] = rec
     for lineno, rec in rows:
         cat = rec["category"]
         if cat not in ("CALL", "REJECT"):
             continue
         with _record(path, lineno):
             text = _last_user(rec["input_messages"])
-            ids = tools.add_all(rec["input_tools"])
+            ids = tools.add_all(rec["input_tools"], path, lineno, "input_tools")
             if cat == "CALL":
                 gold = _gold_in(ids, tools, rec["ground_truth"]["tool_calls"][0]["function"]["name"], f"{path}:{lineno}")
                 cluster = text
@@ -279,7 +282,7 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
         for lineno, rec in recs:
             with _record(path, lineno):
                 text = _last_user([m for turn in rec["question"] for m in turn])
-                ids = tools.add_all(rec["function"])
+                ids = tools.add_all(rec["function"], path, lineno, "function")
                 gold = None
                 if sub in BFCL_RELEVANT:
                     if rec["id"] not in answers:

@@ -1,6 +1,7 @@
 """From an imported set to an experiment folder: options, then catalog.jsonl, utterances.jsonl, config.yaml.
 
-Order of the options: keep the chosen subsets, drop repeated requests (``--duplicates drop``; counted either
+Requests whose text the router would refuse (a control character) are dropped first, and counted. Order of the
+options: keep the chosen subsets, drop repeated requests (``--duplicates drop``; counted either
 way), draw the sample, split the tools
 (``--holdout-tools``: the removed tools leave the catalog and every candidate
 list, and their requests become out-of-catalog items, as in the FunctionChat
@@ -39,6 +40,7 @@ HEADER = """# Written by `toolgate import` ({command}); import.json beside this 
 PROJECT = Path(__file__).resolve().parents[3]  # the workflow's root when toolgate runs from a checkout
 DUPLICATES = ("keep", "drop")
 SEED = schemas.schema("config")["properties"]["seed"]["default"]
+REFUSED = "the text holds a control character the router refuses (C0/C1 other than tab, newline, CR; first: {})"
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,13 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
 def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None) -> tuple[list[dict], list[dict], dict]:
     """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided."""
     notes = notes or Decisions(None)
-    ext = _choose(ext, opt, notes)
+    refused = [io.control_character(u["text"]) is not None for u in ext.utterances]  # the router would refuse them
+    first = next((u["utterance_id"] for u, r in zip(ext.utterances, refused) if r), None)
+    dropped = Counter({REFUSED.format(first): sum(refused)} if first else {})
+    ext = _choose(ext.subset([not r for r in refused]), opt, notes)
     removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
     lists = all(ext.candidates)  # every request has its own list: the catalog is the union of the kept lists
-    rows, used, dropped, pair_of = [], set(), Counter(), {}
+    rows, used, pair_of = [], set(), {}
     for u, own, cluster in zip(ext.utterances, ext.candidates, ext.clusters):
         u, cands = dict(u), [c for c in own if c not in removed]
         if u["gold_tool"] in removed:

@@ -80,12 +80,12 @@ class Tools(A._Tools):
         super().__init__(notes.forced or "en", domain)
         self.notes = notes
 
-    def add(self, obj: dict) -> str:
+    def add(self, obj: dict, path="<tools>", lineno: int | None = None, field: str = "") -> str:
         fn = obj.get("function", obj)
         if not self.notes.forced:
             self.lang = script_lang(f"{fn.get('name', '')} {fn.get('description', '')}") or "en"
         known = len(self.rows)
-        tid = super().add(obj)
+        tid = super().add(obj, path, lineno, field)
         self.notes.count("tool definitions merged with an identical one", len(self.rows) == known)
         return tid
 

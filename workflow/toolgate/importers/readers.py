@@ -81,7 +81,7 @@ def _tool_names(path, tools: A._Tools) -> dict[str, str]:
             raise InputError(path, "tool has no function name", field=f"[{i}].name")
         if name in ids:
             raise InputError(path, f"duplicate tool name '{name}'", field=f"[{i}].name")
-        ids[name] = tools.add(obj)
+        ids[name] = tools.add(obj, path, None, f"[{i}]")
     return ids
 
 

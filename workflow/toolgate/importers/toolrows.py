@@ -125,8 +125,11 @@ def _tool_ids(path, lineno: int, obj: dict, fields: Fields, tools: Tools) -> lis
         defs = json_field(path, lineno, fields.tools, defs)
     if not isinstance(defs, list):
         raise InputError(path, "expected a list of tool definitions", lineno, fields.tools)
-    return list(dict.fromkeys(tools.add(tool_object(path, lineno, f"{fields.tools}[{i}]", d))
-                              for i, d in enumerate(defs)))
+    ids = []
+    for i, d in enumerate(defs):
+        at = f"{fields.tools}[{i}]"
+        ids.append(tools.add(tool_object(path, lineno, at, d), path, lineno, at))
+    return list(dict.fromkeys(ids))
 
 
 def _outcome(path, lineno: int, obj: dict, fields: Fields, names: list, source: str, notes: Decisions):

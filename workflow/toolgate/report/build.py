@@ -7,8 +7,6 @@ import os
 import re
 from pathlib import Path
 
-import yaml
-
 from .. import __version__, io
 from ..config import section
 from ..gate.overlap import map_paragraph, separation_sentence
@@ -85,8 +83,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
 
     ``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``."""
     tables = load_tables(tables_dir)
-    with open(inputs.reported, encoding="utf-8") as fh:
-        reported = yaml.safe_load(fh)
+    reported = io.read_yaml(inputs.reported)
     catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, tuple(config.get("langs", io.LANGS)))
     roles = section("roles", config.get("roles"))
     dense = encoder_rankers(config.get("rankers", {}))

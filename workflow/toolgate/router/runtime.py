@@ -8,7 +8,6 @@ one Unicode form (NFC), and the band's decision passes the evidence rules of
 """
 from __future__ import annotations
 
-import json
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
@@ -61,8 +60,8 @@ class Decision:
 
 def check_request(text, max_chars: int) -> str:
     """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
-    C0/C1 control character other than tab, newline and carriage return, or a lone surrogate. Format characters
-    (BOM, ZWJ in emoji, soft hyphen, direction marks) occur in real text and are accepted."""
+    control character (:func:`toolgate.io.control_character`: C0/C1 other than tab, newline and carriage return,
+    or a lone surrogate)."""
     if not isinstance(text, str):
         raise RouterError(f"request is {json_type(text)}, not a string: give the text as a string")
     if not text.strip():
@@ -70,9 +69,9 @@ def check_request(text, max_chars: int) -> str:
     if len(text) > max_chars:
         raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
                           "(router.max_chars); it is refused, not truncated")
-    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"]
+    bad = io.control_character(text)
     if bad:
-        raise RouterError(f"request contains control character U+{ord(bad[0]):04X}; send plain text")
+        raise RouterError(f"request contains control character U+{ord(bad):04X}; send plain text")
     return unicodedata.normalize("NFC", text)
 
 
@@ -223,9 +222,9 @@ def line_text(raw: bytes):
     except UnicodeDecodeError as exc:
         raise RouterError(f"not UTF-8 (byte 0x{raw[exc.start]:02x} at position {exc.start})") from None
     try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        obj = io.loads_json(line, "stdin")
+    except InputError as exc:  # malformed, nested too deeply, or an integer too long to read
+        why = f"field '{exc.field}': {exc.message}" if exc.field else exc.message
         raise RouterError(f'not a JSON object ({why}): give {{"text": "..."}}') from None
     if not isinstance(obj, dict):
         raise RouterError(f'{json_type(obj)}, not an object: give {{"text": "..."}}')
