@@ -1,8 +1,19 @@
 # toolgate: Selection Is Retrieval, Abstention Is Not - the experiment pipeline.
 # This file is the table of contents; every stage lives in workflow/rules/.
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+
+# onnxruntime (the onnx extra) sends telemetry about 10 s after it loads unless this is set first: every job of the
+# workflow inherits it (toolgate's encoders set it too), and envvars passes it on to jobs run elsewhere.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+envvars:
+    "ORT_DISABLE_TELEMETRY",
 
 
 # config.yaml is the default experiment; `--configfile config/X.yaml` replaces it

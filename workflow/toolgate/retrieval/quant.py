@@ -22,7 +22,7 @@ from ..data.catalog import index_text
 from ..errors import MissingExtra
 from ..tables import write_table
 from .embedding_cache import CachedEncoder
-from .encoders import ModelUnavailable, OnnxEncoder, make_encoder
+from .encoders import ModelUnavailable, make_encoder
 from .rankers import encoder_kwargs, encoder_rankers
 from .scores import candidate_mask, gold_rank, mode_note
 
@@ -83,7 +83,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     recs = []
     for name in encoder_rankers(rankers):
         spec = rankers[name]
-        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), cache_dir)
+        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"]), cache_dir), cache_dir)
         d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in catalog])[d_cols]
         q = enc.encode_queries([r["text"] for r in rows])[q_rows]
         ref = task_metrics(q, d, gold, hidden)
@@ -96,7 +96,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
             docs = [index_text(t, "E1", langs) for t in acts]
             out = {}
             for int8 in (False, True):
-                enc = OnnxEncoder(onnx_model, int8=int8, export_dir=f"{cache_dir}/onnx")
+                enc = make_encoder({"backend": "onnx", "model": onnx_model, "int8": int8}, cache_dir)
                 out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
             (q32, d32), (q8, d8) = out[False], out[True]
             recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32", "onnx-int8",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io as _io
 import json
+import math
 import zipfile
 from pathlib import Path
 
@@ -18,12 +19,14 @@ import numpy as np
 from .. import __version__, schemas
 from ..errors import InputError, MissingExtra
 from ..gate.signals import registry
+from ..retrieval.bm25 import BM25
 from ..retrieval.encoders import ModelUnavailable, make_encoder, offline_problem
-from ..retrieval.rankers import encoder_kwargs
+from ..retrieval.rankers import BM25Ranker, encoder_kwargs
 from .gates import EMBEDDINGS, texts_sha256
 
 FORMAT = 2
 MANIFEST = "router.json"
+INDEX = "bm25.index"
 
 
 class RouterError(ValueError):
@@ -55,8 +58,30 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a finite number")
+class _NotFinite(str):
+    """A JSON number that is no finite float (NaN, Infinity, 1e999, an integer of 400 digits), kept as its text
+    until its field is known."""
+
+
+def _finite(kind):
+    """A ``json.loads`` hook: the number ``kind`` parses, or :class:`_NotFinite` where it is no finite float."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+            if math.isfinite(value):  # an int beyond the float range raises OverflowError here
+                return value
+        except (ValueError, OverflowError):  # ValueError: an integer of more than 4,300 digits
+            pass
+        return _NotFinite(text)
+    return parse
+
+
+def _not_finite(obj, path: tuple = ()):
+    """(dotted field, text) of the first number of ``obj`` that is no finite float; None when there is none."""
+    if isinstance(obj, _NotFinite):
+        return ".".join(map(str, path)), obj
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return next((bad for k, v in items if (bad := _not_finite(v, (*path, k)))), None)
 
 
 def read_manifest(folder: Path) -> dict:
@@ -65,11 +90,17 @@ def read_manifest(folder: Path) -> dict:
     if not path.is_file():
         raise RouterError(f"{folder}: no {MANIFEST}; export a router with `toolgate export`")
     try:
-        m = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        m = json.loads(path.read_text(encoding="utf-8"), parse_float=_finite(float), parse_int=_finite(int),
+                       parse_constant=_NotFinite)
+        bad = _not_finite(m)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise RouterError(f"{path}: not a router manifest ({exc})") from None
     if not isinstance(m, dict):
         raise RouterError(f"{path}: not a router manifest ({json_type(m)}, not an object)")
+    if bad:
+        field, text = bad
+        raise RouterError(f"{path}: field '{field}': {text if len(text) <= 24 else text[:12] + '...'} is not a "
+                          "finite number")
     if m.get("format") != FORMAT:
         raise RouterError(f"{path}: router format {m.get('format')!r}, this toolgate reads format {FORMAT}; "
                           "export the router again")
@@ -121,6 +152,46 @@ def checked_file(folder: Path, name: str, entry: dict) -> bytes:
     return data
 
 
+def checked_index(folder: Path, m: dict, catalog: list[dict]) -> BM25Ranker:
+    """The artifact's lexical ranker: its BM25 index, refused unless fitted on this catalog's index texts in this
+    order (the digest the index carries, :func:`toolgate.retrieval.bm25.docs_sha256`)."""
+    path, blob = folder / INDEX, checked_file(folder, INDEX, m["files"][INDEX])
+    try:
+        index = BM25.from_bytes(blob)
+    except ValueError as exc:
+        raise RouterError(f"{path}: unreadable ({exc})") from None
+    if index.digest is None:
+        raise RouterError(f"{path}: carries no digest of the catalog it was fitted on (an older toolgate's); "
+                          "export the router again")
+    if index.digest != texts_sha256(catalog, m["lexical"]["spec"]["variant"], tuple(m["langs"])):
+        raise RouterError(f"{path}: fitted on other texts than {folder / 'catalog.jsonl'}'s (another catalog or "
+                          "another order); export the router again")
+    ranker = BM25Ranker.__new__(BM25Ranker)
+    ranker.index = index
+    return ranker
+
+
+def _checked_arrays(path: Path, arrays: dict, name: str, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The catalog and exemplar embeddings of encoder ``name``: float32 as exported, ``rows`` rows each, as many
+    columns in both, finite; RouterError naming the array otherwise."""
+    out = []
+    for kind, n in zip(("catalog", "exemplars"), rows):
+        key = f"{kind}__{name}"
+        a = arrays.get(key)
+        if a is None:
+            raise RouterError(f"{path}: no array {key}")
+        if a.dtype != np.float32 or a.ndim != 2 or a.shape[0] != n or not a.shape[1]:
+            raise RouterError(f"{path}: array {key} is {a.dtype} of shape {a.shape}; the router reads float32 "
+                              f"with {n} rows and at least one column")
+        if not np.isfinite(a).all():
+            raise RouterError(f"{path}: array {key} holds a value that is not a finite number")
+        out.append(a)
+    if out[0].shape[1] != out[1].shape[1]:
+        raise RouterError(f"{path}: arrays catalog__{name} and exemplars__{name} differ in columns "
+                          f"({out[0].shape[1]} and {out[1].shape[1]})")
+    return tuple(out)
+
+
 def load_encoders(folder: Path, m: dict, catalog: list[dict], threads: int | None):
     """({name: encoder}, {name: catalog embeddings}, {name: exemplar embeddings}) of the manifest's encoders.
 
@@ -139,6 +210,7 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], threads: int | Non
         where = f"{folder / MANIFEST}: field 'encoders.{name}'"
         if texts_sha256(catalog, spec["variant"], tuple(m["langs"])) != entry["texts_sha256"]:
             raise RouterError(f"{where}: the catalog embeddings are of other index texts; export the router again")
+        docs[name], exemplars[name] = _checked_arrays(folder / EMBEDDINGS, arrays, name, (len(catalog), entry["exemplars"]))
         kwargs = encoder_kwargs({**spec["encoder"], **({"threads": threads} if threads else {})})
         try:
             enc = make_encoder(kwargs)
@@ -147,8 +219,5 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], threads: int | Non
         if enc.key != entry["key"]:
             raise RouterError(f"{where}: the catalog embeddings were made by {entry['key']}, this encoder is "
                               f"{enc.key}; export the router again")
-        docs[name], exemplars[name] = arrays.get(f"catalog__{name}"), arrays.get(f"exemplars__{name}")
-        if docs[name] is None or exemplars[name] is None or docs[name].shape[0] != len(catalog):
-            raise RouterError(f"{folder / EMBEDDINGS}: no {len(catalog)} catalog embeddings and exemplars of {name}")
         encoders[name] = enc
     return encoders, docs, exemplars

@@ -10,8 +10,6 @@ the study only with the training folds' ones outside the request's own pair.
 """
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from ..config import Text
@@ -19,13 +17,15 @@ from ..data.catalog import index_text
 from ..gate.inputs import exemplar_max, query_lengths, request_signals
 from ..gate.models import payload_scores
 from ..gate.signals import Signal, gate_inputs
+from ..retrieval.bm25 import docs_sha256
 
 EMBEDDINGS = "embeddings.npz"
 
 
 def texts_sha256(catalog: list[dict], variant: str, langs) -> str:
-    """The key of a catalog's embeddings: sha256 of the index texts embedded, in catalog order."""
-    return hashlib.sha256("\x1f".join(index_text(t, variant, langs) for t in catalog).encode()).hexdigest()
+    """The key of a catalog's embeddings and BM25 index: sha256 of the index texts embedded or indexed, in catalog
+    order."""
+    return docs_sha256([index_text(t, variant, langs) for t in catalog])
 
 
 def needs_exemplars(reg: dict[str, Signal], gate: str, encoder: str) -> bool:
