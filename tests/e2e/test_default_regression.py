@@ -286,9 +286,9 @@ def test_decide_on_the_command_line():
 
 
 PROBES_HEADER = """# Decisions of the default experiment's exported router ({folder}) on ../shared/probes, pinned by
-# tests/e2e/test_default_regression.py::test_router_probes. P1 must never `act` on content-free inputs (asserted
-# on its own); every other decision, the selected router's acts on content-free inputs included, is a regression
-# pin. When the router changes on purpose:
+# tests/e2e/test_default_regression.py::test_router_probes. Asserted on their own: no `act` on a content-free or
+# vague input nor on a missing-detail line that expects not_act, and at least 40 of the 42 missing-detail lines meet
+# their expectation; every decision is also a regression pin. When the router changes on purpose:
 #   TOOLGATE_REFRESH_PROBES=1 python -m pytest tests/e2e/test_default_regression.py -k router_probes
 # rewrites this file; say why in the commit. meets_probe: the decision satisfies the probe file's
 # expectation (action with its tool as act or ask; no_action with its route; not_act: anything but act).
@@ -300,6 +300,8 @@ def _meets(p, d) -> bool:
         return d.kind != "act"
     if p["expect"] == "action":
         return d.kind in ("act", "ask") and d.tool == p["tool"]
+    if p["expect"] == "ask":
+        return d.kind == "ask" and d.tool == p["tool"]
     return d.kind == p["route"]
 
 
@@ -312,13 +314,19 @@ def test_router_probes(folder, pins):
 
     router = Router.load(ROOT / "results" / "default" / "router" / folder)
     path = ROOT / "tests" / "expected" / pins
-    now = {}
-    for name in ("content-free", "realistic"):
-        probes = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
-        decided = router.decide_many([p["text"] for p in probes])
+    now, probes = {}, {}
+    for name in ("content-free", "vague", "missing-detail", "realistic"):
+        probes[name] = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
+        decided = router.decide_many([p["text"] for p in probes[name]])
         now[name] = [{"text": p["text"], "decision": f"{d.kind} {d.tool}" if d.tool else d.kind, "reason": d.reason,
-                      "meets_probe": _meets(p, d)} for p, d in zip(probes, decided)]
-    assert folder != "P1" or not any(x["decision"].startswith("act") for x in now["content-free"])
+                      "meets_probe": _meets(p, d)} for p, d in zip(probes[name], decided)]
+    for name in ("content-free", "vague"):
+        assert not [x["text"] for x in now[name] if x["decision"].startswith("act")], name
+    detail = list(zip(probes["missing-detail"], now["missing-detail"]))
+    assert all(x["meets_probe"] for p, x in detail if p["expect"] == "not_act")
+    assert sum(x["meets_probe"] for _, x in detail) >= 40, [x for _, x in detail if not x["meets_probe"]]
+    for text in ("Order me an Uber to the airport", "Factory reset", "Delete everything", "Wipe my phone"):
+        assert router.decide(text).kind != "act", text  # issue 36's repros
     if os.environ.get("TOOLGATE_REFRESH_PROBES"):
         path.write_text(PROBES_HEADER.format(folder=folder)
                         + yaml.safe_dump(now, allow_unicode=True, sort_keys=False, width=200))

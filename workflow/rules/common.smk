@@ -7,7 +7,7 @@ from toolgate.config import check_inputs, config_hash, load, rebase, resolve
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
-from toolgate.router import SELECTED
+from toolgate.router import LIMITS, SELECTED
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
@@ -138,7 +138,7 @@ ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.
     "signals": SIGNALS,
     "router": config["router"],
     "provenance": {"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
-                   "limits": {k: config["router"][k] for k in ("max_chars", "top_k")}},
+                   "limits": {k: config["router"][k] for k in LIMITS}},
 }
 
 

@@ -115,6 +115,8 @@ def test_bm25_index_of_another_catalog_or_order_is_refused(artifact, texts):
     m = rewrite_index(artifact, BM25().fit(texts([index_text(t, "E1", ("ko", "en")) for t in cat])).to_bytes())
     with pytest.raises(RouterError, match="bm25.index: fitted on other texts than .*catalog.jsonl's"):
         checked_index(artifact, m, cat)
+    with pytest.raises(RouterError, match="bm25.index: fitted on other texts"):
+        Router.load(artifact)
 
 
 def test_bm25_index_without_digest_or_unreadable_is_refused(artifact):

@@ -43,7 +43,7 @@ def test_each_request_chooses_only_among_its_candidates(artifact):
     assert free.candidates[0][0] == "set_alarm"
     held, = r.decide_many(["alarm at 7 en"], candidates=[["make_call", "check_battery"]])
     assert {t for t, _ in held.candidates} <= {"make_call", "check_battery"} and held.tool != "set_alarm"
-    with pytest.raises(RouterError, match="candidate 'nope' is not in the router's catalog"):
+    with pytest.raises(RouterError, match="candidate 'nope' is not a tool id of the router's catalog"):
         r.decide_many(["alarm at 7 en"], candidates=[["nope"]])
 
 

@@ -40,15 +40,65 @@ def test_no_evidence_needs_both_zero_scores_and_no_catalog_word():
     assert not EV.has_evidence("ㅋㅋㅋ", 3.0)  # content-free whatever the scores
 
 
-@pytest.mark.parametrize("text,tool,filled", [
-    ("Send a message", "send_message", False), ("Delete the file", "delete_file", False),
-    ("알람 맞춰 줘", "set_alarm", False), ("Set an alarm", "set_alarm", False),
-    ("6시 반에 알람 맞춰줘", "set_alarm", True), ("Call my dad", "make_call", True),
-    ("Turn off Bluetooth", "set_bluetooth", True), ("와이파이 좀 꺼 줘", "set_wifi", True),
-    ("Take a screenshot", "take_screenshot", True),  # no required parameter
+@pytest.mark.parametrize("text,tool,missing", [
+    ("Send a message", "send_message", "contact"), ("Delete the file", "delete_file", "file"),
+    ("알람 맞춰 줘", "set_alarm", "time"), ("Set an alarm", "set_alarm", "time"),
+    ("6시 반에 알람 맞춰줘", "set_alarm", None), ("Call my dad", "make_call", None),
+    ("Turn off Bluetooth", "set_bluetooth", None), ("와이파이 좀 꺼 줘", "set_wifi", None),
+    ("Take a screenshot", "take_screenshot", None),  # no required parameter
+    # issue 36's repros: intensifiers, deictic objects and quantities fill nothing
+    ("Delete the file quickly", "delete_file", "file"), ("Make a call asap", "make_call", "contact"),
+    ("그 파일 삭제해", "delete_file", "file"), ("Set a reminder", "create_reminder", "task"),
+    ("Set an alarm quickly", "set_alarm", "time"), ("알람 하나 맞춰 줘", "set_alarm", "time"),
+    ("Block this number", "block_number", "number"), ("Share my location with someone", "share_location", "contact"),
+    ("파일 하나 지워 줘", "compress_files", "files"),  # a verb (지워) names no file
+    # every required slot, one by one: a contact without a message is still asked
+    ("Send a text message to Manager Kim", "send_message", "message"),
+    ("Text Minsu that I'm running 10 minutes late", "send_message", None),
+    ("지수한테 회의 끝나고 연락하겠다고 문자 보내 줘", "send_message", None),
+    ("Wake me up at seven", "set_alarm", None), ("일곱 시에 깨워 줘", "set_alarm", None),
+    ("열두시에 알람", "set_alarm", None), ("Set the volume to the maximum", "set_volume", None),
+    ("Turn it down a bit", "set_volume", "level"), ("Set the ringer to vibrate", "set_ringer_mode", None),
+    ("Switch the ringer mode", "set_ringer_mode", "mode"),
 ])
-def test_a_required_slot_needs_something_to_fill_it(text, tool, filled):
-    assert EV.fills_a_slot(text, tool) is filled
+def test_every_required_slot_needs_a_value_it_can_take(text, tool, missing):
+    assert EV.missing_slot(text, tool) == missing
+
+
+@pytest.mark.parametrize("text,vague", [
+    ("Restart", True), ("off", True), ("켜", True), ("켜 줘", True), ("Turn it on", True), ("again", True),
+    ("the usual", True), ("same as before", True), ("turn it up", True), ("Delete everything", True),
+    ("Restart the phone", False), ("블루투스 켜 줘", False), ("Take a screenshot", False), ("Wi-Fi off", False),
+])
+def test_vague_requests(text, vague):
+    assert EV.vague(text) is vague
+
+
+def test_sweeping_scopes_and_wipes():
+    assert EV.sweeping("Delete all my files", "delete_file") and EV.sweeping("Factory reset", "restart_device")
+    assert EV.sweeping("Wipe my phone", "show_my_location")  # a wipe, whichever action the ranker chose
+    assert not EV.sweeping("Show all my alarms", "list_alarms")  # a sweeping scope of a read-only action
+    assert not EV.sweeping("Delete the meeting notes document", "delete_file")
+
+
+def test_near_ties_and_effects():
+    from toolgate.router.evidence import effect, near_tie, tie_margin
+    assert effect("set_alarm") == "set" and effect("deleteFile") == "delete" and effect("x") == "x"
+    assert near_tie(4.7593, 4.7589, 0.001) and not near_tie(4.7593, 4.7589, 0.0) and near_tie(1.0, 1.0, 0.0)
+    assert near_tie(-2.0, -2.01, 0.01) and not near_tie(-2.0, -2.03, 0.01)  # relative to the size of the top score
+    # four action requests in two folds; the margin may turn at most one in four into an ask on each fold
+    acts = np.array([[1.0, 0.999], [1.0, 0.98], [1.0, 0.5], [1.0, 0.5]])
+    ids, kind = ["set_a", "delete_a"], np.array(["action"] * 4)
+    gold, folds = np.ones(4, bool), np.array([0, 1, 0, 1])
+    assert tie_margin(acts, ids, kind, gold, folds, [0.001, 0.01, 0.05], 0.5) == 0.05
+    assert tie_margin(acts, ids, kind, gold, folds, [0.001, 0.01, 0.05], 0.0) == 0.0
+    assert tie_margin(acts, ["set_a", "set_b"], kind, gold, folds, [0.05], 0.0) == 0.05  # same effect: no ask
+
+
+def test_close_candidates_are_told_apart_by_the_request_words():
+    assert EV.preferred("알람 빨리 맞춰 줘", ["delete_alarm", "list_alarms", "set_alarm"]) == "set_alarm"
+    assert EV.preferred("Set an alarm please", ["delete_alarm", "set_alarm"]) == "set_alarm"  # the id's verb
+    assert EV.preferred("alarm", ["delete_alarm", "set_alarm"]) == "delete_alarm"  # no word decides: ranker order
 
 
 @pytest.mark.parametrize("text,parts", [

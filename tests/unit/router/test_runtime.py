@@ -96,7 +96,8 @@ def test_evidence_rules_override_the_band(artifact):
     d = r.decide("ㅋㅋㅋ")
     assert d.reason == "no_evidence" and d.tool is None and "no evidence" in d.line()
     assert r.decide("alarm at 7").kind == "act"
-    assert (r.decide("alarm please").kind, r.decide("alarm please").reason) == ("ask", "missing_slot")
+    assert (r.decide("alarm please").kind, r.decide("alarm please").reason) == ("ask", "vague")  # one content word
+    assert (r.decide("set the alarm now").kind, r.decide("set the alarm now").reason) == ("ask", "missing_slot")
 
 
 def _mutated(artifact, change):
@@ -233,3 +234,25 @@ def test_ladder_decisions_by_hand():
     pool = np.array([[5.0, 1.0, 0.0], [2.0, 1.0, 0.0], [0.5, 0.2, 0.1], [0.0, 1.0, 3.0]])
     kind, tool = ladder_decisions(pool, ["a", "b", "chat"], ["action", "action", "route"], 1.0, 4.0)
     assert list(kind) == ["action", "ask", "delegate", "chat"] and list(tool) == ["a", "a", "", ""]
+
+
+@pytest.mark.parametrize("args,message", [
+    (("alarm at 7",), "takes a list of texts, not str"),
+    ((["alarm at 7", "call mom"], [["set_alarm"]]), "a list of 2 lists of tool ids"),
+    ((["alarm at 7"], "set_alarm"), "a list of 1 lists of tool ids"),
+    ((["alarm at 7"], ["set_alarm"]), "request 1: candidates are str"),
+    ((["alarm at 7"], [["set_alarm", 5]]), "request 1: candidate 5 is not a tool id"),
+    ((["alarm at 7"], [["nope"]]), "candidate 'nope' is not a tool id"),
+])
+def test_bad_batch_arguments_are_router_errors(artifact, args, message):
+    with pytest.raises(RouterError, match=message):
+        Router.load(artifact).decide_many(*args)
+
+
+def test_an_empty_batch_and_requests_that_see_no_action(artifact):
+    r = Router.load(artifact)
+    assert r.decide_many([]) == [] and r.decide_many([], []) == []
+    got = r.decide_many(["alarm at 7", "alarm at 7", "alarm at 7"], [["set_alarm"], [], ["chat"]])
+    assert got[0].tool == "set_alarm" and got[0].candidates[0][0] == "set_alarm"
+    assert [(d.kind in ("chat", "delegate"), d.tool, d.reason, d.candidates) for d in got[1:]] == \
+        [(True, None, "no_candidates", [])] * 2

@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from selection_fixtures import PROVENANCE, RANKERS, experiment, settings
@@ -83,3 +84,17 @@ def test_when_nothing_keeps_the_budgets_the_ladder_ships_and_says_why(tmp_path):
     t = sel.table.set_index("candidate")
     assert sel.chosen.name == "ladder" and t.loc["ladder", "chosen"] and not t["within_latency"].iloc[:2].any()
     assert sel.why.startswith("no candidate keeps") and "fallback" in sel.why
+
+
+def test_router_json_holds_no_timing(tmp_path):
+    """Two identical runs whose cost rule measured other latencies (a busy and a quiet machine) write the same
+    router.json, byte for byte: timings live in tables, never in the artifact."""
+    out = []
+    for ms in (0.05, 0.31):
+        inputs, scores, study, _ = experiment(tmp_path / str(ms))
+        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(inputs.cost,
+                                                                                                   index=False)
+        export_selected(inputs, scores, tmp_path / str(ms) / "router", RANKERS, study, PROVENANCE,
+                        settings(gates=["clean"]))
+        out.append((tmp_path / str(ms) / "router" / "router.json").read_text().replace(str(tmp_path / str(ms)), "X"))
+    assert out[0] == out[1]

@@ -6,3 +6,4 @@ catalog and its embeddings; ``runtime`` loads that folder, validates inputs and 
 vocabulary (act / ask / delegate / chat).
 """
 SELECTED = "selected"  # the folder and name of the router router.select chooses
+LIMITS = ("max_chars", "top_k", "tie_margins", "tie_cost")  # the router settings an export reads for limits

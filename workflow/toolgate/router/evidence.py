@@ -9,11 +9,21 @@ carries, so that no request is executed on nothing:
   occurs in the catalog's texts, never reaches an action: it takes the route step.
 * **a tie at the top** (equal ranker scores) is never executed: which tool comes first would be the
   catalog's order, not the request's.
-* **a required slot left empty**: the generator's slot rule (a template that neither fills nor states
-  a required parameter is an ``ask`` template, :mod:`toolgate.data.banks`) read back from the text: an
-  action with required parameters is executed only when the request carries something that could fill
-  one, a number, an enum value of a parameter (or its on/off verb), or a word its catalog text does not
-  explain. Otherwise the router asks ("Send a message", "Delete the file", 알람 맞춰 줘).
+* **a near tie at the top**: when the runner-up scores within a relative margin of the top
+  (``limits.tie_margin``, chosen at export on the main set's folds) and the two actions differ in
+  effect (the verb of their ids: set vs delete), the request is asked, not executed.
+* **every required slot left empty** (:meth:`Evidence.missing_slot`): the generator's slot rule (a
+  template that neither fills nor states a required parameter is an ``ask`` template,
+  :mod:`toolgate.data.banks`) read back from the text, slot by slot. A value slot (time, duration,
+  level, date, number) takes a number or a number, time or date word; an enum slot one of its values
+  (or an on/off verb); a free slot (contact, file, title, query ...) a word the action's catalog text
+  does not explain, and a ``message`` a quoted or reported span (saying ..., that ..., ``:``, -고).
+  Deictic words (that file, 그 파일, this number), intensifiers (quickly, asap, 빨리) and vague
+  quantities (someone, 하나, everything) fill nothing.
+* **vague or sweeping requests** (:meth:`Evidence.vague`, :meth:`Evidence.sweeping`): one content
+  word ("Restart", "off", "켜"), nothing but deictic and generic verbs ("again", "the usual", "turn it
+  up"), or a sweeping scope (everything, all, 전부, factory ...) on a mutating action is asked, never
+  executed.
 * **two actions in one request** (:meth:`Evidence.steps`): split at connectives (and, then, a Korean
   verb ending in -고 or -다가); when two parts each have lexical evidence for a different top action,
   the request is delegated: executing one half of it would be wrong either way.
@@ -26,6 +36,7 @@ import unicodedata
 import numpy as np
 
 from ..data.catalog import index_text
+from ..retrieval.scores import top_order
 from ..retrieval.text import normalize
 
 _WORD = re.compile(r"\w+")
@@ -38,6 +49,51 @@ ok okay yes yeah yep no nope hi hello hey thanks thank bye hmm um uh so well oh 
 응 네 예 아니 아니요 그래 좋아 고마워 감사 감사합니다 안녕 안녕하세요 음 어 아 지금 빨리 좀 해 줘 해줘 주세요 줄래
 제발 그냥 이거 그거 저거 한번 잘 자 어서 얼른 부탁해 부탁
 """.split())
+# Words that point at something said before or name nothing (that file, 그 파일, again, the usual): they fill no
+# slot and name no action.
+DEICTIC = frozenset("""
+그 이 저 그것 이것 저것 거기 여기 아까 저번 방금 그때 그런 이런 again same usual before previous one thing things
+stuff these those them there here
+""".split())
+# Intensifiers and vague quantities (quickly, asap, someone, 하나, everything): they fill no slot.
+MODIFIERS = frozenset("""
+quickly quick asap fast soon immediately instantly real really very super away hurry up down more less bit little
+some any someone somebody something anyone anybody anything everyone everybody everything all every entire whole
+ahead 하나 한 두 몇 누구 누군가 뭐 뭔가 무언가 아무 아무거나 다 전부 모두 모든 전체 싹 바로 당장 너무 많이 조금
+""".split())
+# Verbs that say "do something" without naming what (turn, switch, 켜, 해): a request of these alone is vague.
+GENERIC_VERBS = frozenset("""
+turn switch set put get make do go start stop open close run change on off enable disable activate deactivate
+켜 켜기 켜라 꺼 꺼라 끄기 끄고 끄자 해 해봐 해라 하기 돌려 바꿔
+""".split())
+# A sweeping scope: no catalog action means "everything" or a reset of the device, so a mutating action is asked.
+SWEEPING = frozenset("everything all entire whole 전부 모두 모든 전체 싹 다 몽땅".split())
+# A reset or wipe of the device: no catalog action does that, whichever the ranker chose.
+WIPE = frozenset("wipe factory format 초기화 포맷".split())
+# A Korean word in a verb's informal ending (지워, 맞춰, 꺼, 해): it says what to do, it fills no free slot.
+_KO_VERB = re.compile("(?:[워줘해봐와]|[가-힣]어)$")
+# Candidates scoring within this share of the top one are too close for the scores to tell which the request means:
+# its own words decide which of them is asked about (Evidence.preferred), and one of another effect is never executed.
+CLOSE = 0.1
+# Values of a value slot (time, date, duration, level, number): digits, or these words.
+_NUMBER_EN = frozenset("""zero one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty
+forty fifty sixty hundred half quarter""".split())
+VALUE_WORDS = {
+    "time": _NUMBER_EN | {"noon", "midnight", "정오", "자정", "o'clock", "oclock"},
+    "date": frozenset("""today tomorrow tonight yesterday monday tuesday wednesday thursday friday saturday sunday
+weekend 오늘 내일 모레 글피 주말 어제""".split()),
+    "duration": _NUMBER_EN | {"hour", "hours", "minute", "minutes", "second", "seconds"},
+    "value": _NUMBER_EN | {"max", "maximum", "min", "minimum", "full", "최대", "최소", "절반", "중간"},
+}
+VALUE_SLOTS = {"time": "time", "date": "date", "day": "date", "duration": "duration", "level": "value",
+               "number": "value", "phone": "value", "value": "value", "amount": "value", "count": "value",
+               "expression": "value", "percent": "value", "minutes": "duration", "seconds": "duration"}
+# Korean number words count with a unit after them (일곱 시, 세시 반, 다섯 분): alone they are quantities (하나, 한 번).
+_KO_NUMBER = re.compile("^(?:열한|열두|다섯|여섯|일곱|여덟|아홉|스무|서른|마흔|한|두|세|네|열|쉰)")
+_KO_UNIT = re.compile("^(?:시|분|초|시간)")
+# A reported or quoted message: saying ..., says ..., that ..., a colon or quotes; Korean -다고/-라고/-자고.
+_QUOTE = re.compile(r"\b(?:saying|says|that)\b|[:\"“”‘’]|[다라자냐까요]고(?:\s|$|,)")
+_VERB = re.compile(r"[A-Za-z][a-z0-9]*|[^_\W]+")
 ON_OFF = {"on": ("켜", "on", "enable", "activate"), "off": ("꺼", "끄", "off", "disable", "deactivate")}
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
@@ -82,21 +138,60 @@ class Evidence:
         content = content_words(text)
         return bool(content) and (lexical_max > 0 or any(w in self.catalog_words for w in content))
 
-    def fills_a_slot(self, text: str, tool_id: str) -> bool:
-        """Does the request carry anything that could fill a required parameter of ``tool_id``?"""
+    def _unexplained(self, text: str, tool_id: str) -> list[str]:
+        """Words that could fill a free slot of ``tool_id``: content words its catalog text does not explain that are
+        neither deictic, modifiers, verbs (generic ones, Korean informal endings) nor single letters."""
+        return [w for w in content_words(text) if not self._explains(tool_id, w) and len(w) > 1
+                and not (w in DEICTIC or w in MODIFIERS or w in GENERIC_VERBS or _KO_VERB.search(w))]
+
+    def missing_slot(self, text: str, tool_id: str) -> str | None:
+        """The first required parameter of ``tool_id`` that nothing in the request could fill (None: all filled).
+
+        A value slot needs a number or a value word of its kind, an enum slot one of its values, a ``message`` a
+        quoted or reported span; the free slots share the request's unexplained words, one at least each."""
         params = self.tools[tool_id]["parameters"]
-        required = params.get("required") or []
-        if not required:
-            return True
+        props, ws = params.get("properties") or {}, words(text)
+        spare = len(self._unexplained(text, tool_id)) + sum(w.isdigit() for w in ws)
+        for name in params.get("required") or []:
+            spec = props.get(name) or {}
+            if spec.get("enum"):
+                filled = any(_names_value(ws, v) for v in spec["enum"])
+            elif name in VALUE_SLOTS or spec.get("type") in ("integer", "number"):
+                filled = _has_value(ws, VALUE_SLOTS.get(name, "value"))
+            elif name == "message":
+                filled = bool(_QUOTE.search(unicodedata.normalize("NFC", text)))
+            else:  # a free slot takes one of the words no other free slot took
+                filled, spare = spare > 0, spare - 1
+            if not filled:
+                return name
+        return None
+
+    def vague(self, text: str) -> bool:
+        """One content word, or nothing but deictic words, modifiers and generic verbs ("Restart", "off", "켜 줘",
+        "again", "the usual", "turn it up"): too little to execute on, whatever the ranker says."""
+        content = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS]
+        return len(content) <= 1 or all(w in GENERIC_VERBS for w in content)
+
+    def sweeping(self, text: str, tool_id: str) -> bool:
+        """A wipe or reset of the device, or a sweeping scope (everything, all, 전부) for a mutating action: more than
+        any action does."""
         ws = words(text)
-        if any(ch.isdigit() for w in ws for ch in w):
-            return True
-        for name in required:
-            for value in params.get("properties", {}).get(name, {}).get("enum", []):
-                forms = ON_OFF.get(str(value).lower(), (str(value).lower(),))
-                if any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms):
-                    return True
-        return any(w not in self.vocab[tool_id] and _stem(w) not in self.stems[tool_id] for w in content_words(text))
+        return any(w in WIPE for w in ws) or (bool(self.tools[tool_id].get("mutating")) and any(w in SWEEPING for w in ws))
+
+    def _explains(self, tool_id: str, word: str) -> bool:
+        return word in self.vocab[tool_id] or _stem(word) in self.stems[tool_id]
+
+    def preferred(self, text: str, ids: list[str]) -> str:
+        """Of candidates ``ids`` whose scores are too close to tell apart (best first), the one the request's own words
+        support most: words only its catalog text explains, and the verb of its id when the others' differ; ties keep
+        the ranker's order."""
+        ws = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS]
+
+        def support(c: str) -> int:
+            others = [o for o in ids if o != c]
+            own = sum(self._explains(c, w) and not any(self._explains(o, w) for o in others) for w in ws)
+            return own + (effect(c) in ws and all(effect(o) != effect(c) for o in others))
+        return max(ids, key=lambda c: (support(c), -ids.index(c)))
 
     @staticmethod
     def parts(text: str) -> list[str]:
@@ -130,3 +225,47 @@ class Evidence:
         vocab = self.vocab[tool_id]
         return any(w in vocab or (_HANGUL.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
                    for w in content_words(text))
+
+
+def _names_value(ws: list[str], value) -> bool:
+    """Does a word name the enum value (on/off by its verbs too; a Korean form as a word's start)?"""
+    forms = ON_OFF.get(str(value).lower(), (str(value).lower(),))
+    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms)
+
+
+def _has_value(ws: list[str], kind: str) -> bool:
+    """A digit, a value word of ``kind`` (time, date, duration, value), or a Korean number word with its unit."""
+    if any(ch.isdigit() for w in ws for ch in w) or any(w in VALUE_WORDS[kind] for w in ws):
+        return True
+    if kind == "date":
+        return any(w.endswith("요일") for w in ws)
+    units = [w[m.end():] or (ws[i + 1] if i + 1 < len(ws) else "") for i, w in enumerate(ws) if (m := _KO_NUMBER.match(w))]
+    return any(_KO_UNIT.match(u) for u in units)
+
+
+def effect(tool_id: str) -> str:
+    """What an action does, read from its id's verb (set_alarm: set; deleteFile: delete)."""
+    m = _VERB.match(tool_id)
+    return (m.group(0) if m else tool_id).lower()
+
+
+def near_tie(first: float, second: float, margin: float) -> bool:
+    """Is the runner-up's score within ``margin`` (relative to the top score's size) of the top score?"""
+    return second >= first - margin * abs(first)
+
+
+def tie_margin(acts: np.ndarray, action_ids, kind: np.ndarray, action_gold: np.ndarray, folds, margins, cost: float):
+    """The largest of ``margins`` whose near-tie asks stay within ``cost`` on every fold: of a fold's requests whose
+    gold is an action, the share the band executes (``kind``) that a margin would ask instead (top two of ``acts``,
+    requests x actions, of different effect); 0.0 when even the smallest costs more."""
+    order = top_order(acts, 2)
+    first, second = np.take_along_axis(acts, order, 1).T
+    ids = np.asarray(action_ids)
+    differ = np.array([effect(a) != effect(b) for a, b in zip(ids[order[:, 0]], ids[order[:, 1]])], bool)
+    chosen = 0.0
+    for margin in sorted(margins):
+        asked = (kind == "action") & action_gold & differ & near_tie(first, second, margin)
+        if max(asked[folds == f].sum() / max(action_gold[folds == f].sum(), 1) for f in np.unique(folds)) > cost:
+            break
+        chosen = float(margin)
+    return chosen

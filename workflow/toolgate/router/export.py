@@ -30,6 +30,7 @@ from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
 from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
 from ..routing.pipelines import band_decisions, fit_band
 from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes
+from .evidence import tie_margin
 from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,9 @@ def in_gap(values: np.ndarray, t: float) -> float:
     return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
 
 
-def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str) -> dict:
-    """Calibrator and thresholds of ``route`` fitted on ``rows`` (the main set), with their in-sample rates."""
+def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str):
+    """(calibrator and thresholds of ``route`` fitted on ``rows`` (the main set) with their in-sample rates, the
+    decision kind per row)."""
     g, rt, budget = Gold(rows, catalog), study.routing, study.gate.danger_budget
     if route.gate is None:
         lex = scores[lexical]
@@ -83,7 +85,19 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Rou
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
                            "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
                            "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
-                                         "ask_rate": float((kind == "ask").mean())}}}
+                                         "ask_rate": float((kind == "ask").mean())}}}, kind
+
+
+def limits(provenance: dict, rows, catalog, ranker_scores, kind: np.ndarray, signals: pd.DataFrame) -> dict:
+    """The manifest's ``limits``: max_chars, top_k and, where the provenance names ``tie_margins`` and ``tie_cost``
+    (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds."""
+    lim = provenance["limits"]
+    out = {k: lim[k] for k in ("max_chars", "top_k")}
+    if lim.get("tie_margins"):
+        s = ranker_scores.for_rows(rows)
+        out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, kind, Gold(rows, catalog).outcome == "action",
+                                       signal_rows(signals, rows)["fold"].to_numpy(), lim["tie_margins"], lim["tie_cost"])
+    return out
 
 
 def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row, exemplar_rows, run) -> tuple:
@@ -119,7 +133,8 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
     catalog, every_row = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
     rows = io.main_set(every_row)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
-    fit = fitted_router(rows, catalog, scores, pd.read_csv(inputs.signals), route, study, lexical)
+    signals = pd.read_csv(inputs.signals)
+    fit, kind = fitted_router(rows, catalog, scores, signals, route, study, lexical)
     gate = (gate_entry(study.signals, route.gate, load_payloads(inputs.gates), lexical, study.gate.top_k)
             if route.gate else None)
     encoders, arrays = encoder_parts(route, rankers, study, catalog, every_row, rows, run)
@@ -139,7 +154,7 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
                     "actions": sum(t["kind"] == "action" for t in catalog),
                     "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
-        "limits": provenance["limits"], "files": files,
+        "limits": limits(provenance, rows, catalog, scores[route.ranker], kind, signals), "files": files,
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
     out = Path(out_dir)

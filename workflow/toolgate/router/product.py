@@ -21,7 +21,7 @@ from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import load_scores, mode_note
 from ..routing.baselines import Study
 from ..tables import write_table
-from . import SELECTED
+from . import LIMITS, SELECTED
 from .export import Route, export_router, pipeline_route
 from .select import Selection, select
 
@@ -67,7 +67,7 @@ def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
     row = sel.table.set_index("candidate").loc[sel.chosen.name]
     return {"mode": settings.select, "chosen": sel.chosen.name, "why": sel.why,
             "candidates": int(len(sel.table) - 1), "oof_accuracy": float(row["accuracy"]),
-            "p50_ms_estimate": sel.chosen.p50_ms, "latency_budget_ms": settings.latency_budget_ms,
+            "latency_budget_ms": settings.latency_budget_ms,
             "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
             "table": "tables/router_selection.csv",
             "evaluation": "tables/router_eval.csv"}  # the card the router_eval rule writes of this router
@@ -117,7 +117,7 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
     inputs, scores, study, _ = experiment_inputs(cfg, config_path)
     out = Path(out_dir or Path("results") / cfg["experiment"] / "router" / (pipeline or SELECTED))
     provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
-                  "limits": {k: cfg["router"][k] for k in ("max_chars", "top_k")}}
+                  "limits": {k: cfg["router"][k] for k in LIMITS}}
     if pipeline is None:
         m, written = export_selected(inputs, scores, out, cfg["rankers"], study, provenance,
                                      section("router", cfg["router"]), None, force, allow_regret)

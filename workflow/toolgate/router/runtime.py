@@ -20,19 +20,21 @@ from ..config import section
 from ..data.catalog import index_text
 from ..errors import InputError
 from ..gate.calibration import platt_probability
-from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import BM25Ranker, fit_ranker
 from ..retrieval.scores import route_choice, top_order
 from ..routing.baselines import ladder_decisions
 from ..routing.pipelines import band_decisions
-from .artifact import RouterError, checked_file, json_type, load_encoders, read_manifest, sha256
-from .evidence import Evidence
+from .artifact import RouterError, checked_file, checked_index, json_type, load_encoders, read_manifest, sha256
+from .evidence import CLOSE, Evidence, effect, near_tie
 from .gates import GateRuntime
 
 __all__ = ["Decision", "Router", "RouterError", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
-           "multistep": "two actions in one request: delegated", "tie": "tied top candidates: asked, not executed",
+           "no_candidates": "no action among the request's candidates: route step",
+           "multistep": "two actions in one request: delegated",
+           "tie": "tied top candidates of different effect: asked, not executed",
+           "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked"}
 
 
@@ -92,6 +94,7 @@ class Router:
         self.gate = (GateRuntime(manifest["gate"], self.exemplars, section("text", manifest["text"]))
                      if p["kind"] == "band" else None)
         self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
+        self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
         self.evidence = Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
@@ -101,23 +104,19 @@ class Router:
         its embeddings are the artifact's."""
         folder = Path(path)
         m = read_manifest(folder)
-        files = m["files"]
-        blob = checked_file(folder, "bm25.index", files["bm25.index"])
-        cat_bytes = checked_file(folder, "catalog.jsonl", files["catalog.jsonl"])
+        cat_bytes = checked_file(folder, "catalog.jsonl", m["files"]["catalog.jsonl"])
         if catalog is not None and not Path(catalog).is_file():
             raise RouterError(f"{catalog}: no such catalog file (--catalog)")
         if catalog is not None and sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
             raise RouterError(f"{catalog}: not the catalog this router was exported from "
                               f"(sha256 {m['catalog']['sha256'][:12]}..., source {m['catalog']['source']})")
-        try:
-            cat = io.load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
-            lexical = BM25Ranker.__new__(BM25Ranker)
-            lexical.index = BM25.from_bytes(blob)
-        except (InputError, ValueError, KeyError, OSError) as exc:
-            raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
         if sha256(cat_bytes) != m["catalog"]["sha256"]:
             raise RouterError(f"{folder / 'catalog.jsonl'}: differs from the catalog named in the manifest")
-        return cls(m, cat, lexical, *load_encoders(folder, m, cat, threads))
+        try:
+            cat = io.load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
+        except (InputError, OSError) as exc:
+            raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
+        return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads))
 
     def on_catalog(self, catalog: list[dict], langs) -> "Router":
         """This router over another catalog (an external set's tools): ranker, gate, calibrator, thresholds, limits
@@ -129,15 +128,21 @@ class Router:
                                          for t in catalog]) for n, enc in self.encoders.items()}
         return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
 
-    def visible(self, candidates) -> np.ndarray:
-        """(requests x catalog) which entries each request sees: its own candidate tool ids and every route entry;
-        RouterError names an id that is not in the catalog."""
+    def visible(self, candidates, n: int) -> np.ndarray:
+        """(requests x catalog) which entries each of ``n`` requests sees: its own candidate tool ids (an empty list:
+        none, so it is routed) and every route entry; RouterError names what is not a list of catalog ids."""
+        if not isinstance(candidates, (list, tuple)) or len(candidates) != n:
+            raise RouterError(f"candidates must be a list of {n} lists of tool ids, one per request; got "
+                              + (f"{len(candidates)} lists" if isinstance(candidates, (list, tuple)) else
+                                 type(candidates).__name__))
         col = {t: j for j, t in enumerate(self.ids)}
-        out = np.tile(self.kinds != "action", (len(candidates), 1))
+        out = np.tile(self.kinds != "action", (n, 1))
         for i, ids in enumerate(candidates):
-            unknown = [t for t in ids if t not in col]
+            if not isinstance(ids, (list, tuple)):
+                raise RouterError(f"request {i + 1}: candidates are {type(ids).__name__}, not a list of tool ids")
+            unknown = [t for t in ids if not isinstance(t, str) or t not in col]
             if unknown:
-                raise RouterError(f"request {i + 1}: candidate '{unknown[0]}' is not in the router's catalog")
+                raise RouterError(f"request {i + 1}: candidate {unknown[0]!r} is not a tool id of the router's catalog")
             out[i, [col[t] for t in ids]] = True
         return out
 
@@ -177,26 +182,49 @@ class Router:
         out = []
         seen = np.ones(acts.shape, bool) if visible is None else visible[:, self.actions]
         for i, t in enumerate(texts):
-            k, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i], seen[i])
+            k, chosen, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i], seen[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i] if seen[i, j]]
-            out.append(Decision(t, KIND_WORDS[k], (str(tool[i]) or None) if k in ("action", "ask") else None,
+            out.append(Decision(t, KIND_WORDS[k], (chosen or None) if k in ("action", "ask") else None,
                                 float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
         return out
 
     def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str, seen):
-        """(kind, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order;
+        """(kind, tool, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order;
         ``seen``: the actions the request sees."""
+        if not seen.any():
+            return route, "", "no_candidates"
         if not self.evidence.has_evidence(text, lexical_max):
-            return route, "no_evidence"
+            return route, "", "no_evidence"
         if kind not in ("action", "ask"):
-            return kind, "band"
+            return kind, tool, "band"
         if len(self.evidence.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
-            return "delegate", "multistep"
-        if kind == "action" and len(acts) > 1 and np.sort(acts)[-2] == acts.max():
-            return "ask", "tie"
-        if kind == "action" and not self.evidence.fills_a_slot(text, tool):
-            return "ask", "missing_slot"
-        return kind, "band"
+            return "delegate", "", "multistep"
+        close = [str(self.ids[self.actions][j]) for j in top_order(acts, min(len(acts), self.top_k))
+                 if near_tie(acts.max(), acts[j], CLOSE)]
+        preferred = self.evidence.preferred(text, close) if len(close) > 1 else tool
+        if kind != "action":
+            return kind, preferred, "band"
+        if preferred != tool or self._tied(acts, tool):
+            return "ask", preferred, "tie"
+        if self.evidence.vague(text):
+            return "ask", tool, "vague"
+        if not self.evidence.names(text, tool):
+            return "ask", tool, "unnamed"
+        if self.evidence.sweeping(text, tool):
+            return "ask", tool, "sweeping"
+        if self.evidence.missing_slot(text, tool) is not None:
+            return "ask", tool, "missing_slot"
+        return kind, tool, "band"
+
+    def _tied(self, acts: np.ndarray, tool: str) -> bool:
+        """An exact tie at the top, or a runner-up within the tie margin whose effect differs from the top's."""
+        if len(acts) < 2:
+            return False
+        top, second = top_order(acts, 2)
+        if acts[second] == acts[top]:
+            return True
+        runner_up = str(self.ids[self.actions][second])
+        return effect(runner_up) != effect(tool) and near_tie(acts[top], acts[second], self.tie_margin)
 
     def decide(self, text: str) -> Decision:
         """One request, scored alone; latency covers ranking, gating and the band decision."""
@@ -206,12 +234,21 @@ class Router:
         return self.decisions([text], scored, time.perf_counter() - t0)[0]
 
     def decide_many(self, texts, candidates=None) -> list[Decision]:
-        """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean.
-        ``candidates``: per request the tool ids it may choose from (default: the whole catalog)."""
+        """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean; an empty
+        batch gives an empty list. ``candidates``: per request the tool ids it may choose from (default: the whole
+        catalog); a request that sees no action takes the route step."""
+        if isinstance(texts, (str, bytes)) or not isinstance(texts, (list, tuple)):
+            raise RouterError(f"decide_many takes a list of texts, not {type(texts).__name__}; "
+                              "decide(text) takes one")
         texts = [self.check(t) for t in texts]
-        visible = None if candidates is None else self.visible(candidates)
+        visible = None if candidates is None else self.visible(candidates, len(texts))
+        if not texts:
+            return []
         t0 = time.perf_counter()
-        scored = self.scores(texts, visible=visible)
+        # a request that sees no action is scored over the whole catalog (the gate's features need a score); it is
+        # routed all the same (Router._checked)
+        sees_action = None if visible is None else visible[:, self.actions].any(1)
+        scored = self.scores(texts, visible=None if visible is None else np.where(sees_action[:, None], visible, True))
         return self.decisions(texts, scored, time.perf_counter() - t0, visible)
 
 

@@ -208,9 +208,9 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, co
 
 
 def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str:
-    fast = [c for c in cands if c.p50_ms <= settings.latency_budget_ms]
+    """Why ``chosen`` ships, in words that hold no timing (router.json records it: identical runs, identical bytes;
+    the latencies are tables/router_selection.csv's p50_ms)."""
     mode = "the fixed router.ranker + router.gate" if settings.select == "fixed" else (
-        f"the most accurate of {len(fast)} candidates within the latency budget ({settings.latency_budget_ms} ms) "
-        f"that keep the danger budget and ask cap, out of {len(cands)}")
-    return (f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}, "
-            f"median latency {chosen.p50_ms:.2f} ms")
+        f"the most accurate candidate within the latency budget ({settings.latency_budget_ms} ms) that keeps the "
+        f"danger budget and ask cap, out of {len(cands)}")
+    return f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}"
