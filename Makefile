@@ -28,8 +28,14 @@ $(VENV)/.installed-%: pyproject.toml
 		-e '.[$*]'
 	touch $@
 
+# After a hard kill: the lock of the dead run is removed only when no Snakemake process is alive on this machine
+# (`pgrep -f bin/snakemake` matches the interpreter running .venv/bin/snakemake, not this recipe's shell), and the
+# jobs it left incomplete run again.
 reproduce: $(VENV)/.installed-$(EXTRAS)
-	snakemake --cores $(CORES) --configfile $(CONFIG)
+	@if [ -n "$$(ls -A .snakemake/locks 2>/dev/null)" ] && ! pgrep -f 'bin/[s]nakemake' >/dev/null; then \
+		echo "removing the lock of an interrupted run (no Snakemake process is running)"; \
+		snakemake --unlock --configfile $(CONFIG) >/dev/null; fi
+	snakemake --cores $(CORES) --configfile $(CONFIG) --rerun-incomplete
 	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
 
 # One worker per core, a test file per worker at a time (a file's tests share its workflow run): the default

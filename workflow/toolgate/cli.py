@@ -242,8 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-regret", action="store_true", help="write the selected router even when it routes worse "
                    "than the single-pool ladder (router.json records the warning)")
     p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline or selected>); must be new or empty")
-    p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the files its "
-                   "router.json records) or write beside other files when no name clashes")
+    p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the unchanged "
+                   "files toolgate recorded writing there) or write beside other files when no name clashes")
     p.set_defaults(func=_export)
     p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")

@@ -60,9 +60,9 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
     """The ``import`` subcommand with a parser of its own for each format; ``count``, ``fraction``: argparse types."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write (new or empty; "
-                        "never a git work tree's root, the current folder or the workflow's results/)")
-    common.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the files its "
-                        "import.json records) or write beside other files when no name clashes")
+                        "never a git work tree's root or inside a .git folder, the current folder or the workflow's results/)")
+    common.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the unchanged "
+                        "files toolgate recorded writing there) or write beside other files when no name clashes")
     common.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read "
                         "from its script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
     common.add_argument("--sample", type=count, default=0, metavar="N", help="at most N requests, drawn with --seed "
