@@ -1,5 +1,10 @@
-"""The command line: validate, route and check, and their errors."""
+"""The command line: validate, route and check, and their errors; --version; a reader gone early."""
+import hashlib
 import json
+import os
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -8,9 +13,11 @@ import yaml
 
 from conftest import utterance, write_jsonl
 from router_fixtures import artifact  # noqa: F401  (fixture)
+from toolgate import __version__
 from toolgate.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
+TOOLGATE = str(Path(sys.executable).parent / "toolgate")
 
 
 def test_validate_prints_counts(tmp_path, small_catalog, capsys):
@@ -222,3 +229,35 @@ def test_same_tables_refuses_a_missing_folder_and_folders_without_tables(tmp_pat
     _fails(capsys, ["same-tables", str(a), str(tmp_path / "f.csv")], f"{tmp_path / 'f.csv'}: not a folder")
     b.mkdir()
     _fails(capsys, ["same-tables", str(a), str(b)], f"{a}: no tables (*.csv) here or in {b}")
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"toolgate {__version__}\n"
+
+
+def test_licence_and_citation_match_the_package():
+    """LICENSE is the Apache License 2.0 verbatim but for its copyright line; CITATION.cff has pyproject's version
+    and licence."""
+    text = (ROOT / "LICENSE").read_text().replace("Copyright 2026 the toolgate authors",
+                                                  "Copyright [yyyy] [name of copyright owner]")
+    assert hashlib.sha256(text.encode()).hexdigest() == "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert (cff["version"], cff["license"]) == (project["version"], project["license"]) == (__version__, "Apache-2.0")
+
+
+def test_a_reader_gone_early_ends_quietly_with_exit_0(artifact, tmp_path, small_catalog):
+    """``decide --jsonl | head -1`` and a command whose stdout was closed before it wrote: no message, exit 0."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text('{"text": "set an alarm for 7"}\n' * 3000)  # far more than a pipe holds
+    head = subprocess.run(["bash", "-c", f"{TOOLGATE} decide --router {artifact} --jsonl < {requests} | head -1; "
+                                         "exit ${PIPESTATUS[0]}"], capture_output=True, text=True)
+    assert (head.returncode, head.stderr) == (0, "") and json.loads(head.stdout)["text"] == "set an alarm for 7"
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    read, write = os.pipe()
+    os.close(read)  # closed before the command writes a byte
+    with os.fdopen(write, "wb") as stdout:
+        closed = subprocess.run([TOOLGATE, "validate", "--catalog", str(cat)], stdout=stdout, stderr=subprocess.PIPE)
+    assert (closed.returncode, closed.stderr) == (0, b"")

@@ -4,6 +4,9 @@ import fcntl
 import functools
 import json
 import os
+import stat
+import subprocess
+import sys
 import time
 
 import pytest
@@ -323,3 +326,16 @@ def test_temporary_folders_of_killed_commands_are_cleaned_and_never_named(tmp_pa
     finally:
         os.close(lock)
     assert _put(tmp_path / "new", {"a": "1"}) == "new" and live.is_dir()  # another folder's: not ours to clean
+
+
+@pytest.mark.parametrize("umask, folder, file", [(0o022, 0o755, 0o644), (0o077, 0o700, 0o600)])
+def test_exported_and_imported_folders_take_the_users_umask(tmp_path, umask, folder, file):
+    """Like any other folder the user makes, not the temporary folder's 0700: another user may read a router."""
+    code = ("import sys; from pathlib import Path; from router_fixtures import make_artifact; from toolgate.cli import "
+            "main; make_artifact(Path(sys.argv[1]), real_gate=False); sys.exit(main(sys.argv[2:]))")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path), *_import(tmp_path / "imported")], umask=umask,
+                   env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, capture_output=True, check=True)
+    for out in (tmp_path / "router", tmp_path / "imported"):
+        assert stat.S_IMODE(out.stat().st_mode) == folder
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+        assert RECORD in modes and set(modes.values()) == {file}, modes

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io
+from . import __version__, io
 from .errors import InputError
 
 
@@ -215,6 +215,7 @@ def _profile(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check a catalog (and utterances) and print counts")
     p.add_argument("--catalog", required=True, help="catalog JSONL")
@@ -282,7 +283,12 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, not at the interpreter's exit: a reader gone early is caught below
+        return code
+    except BrokenPipeError:  # the reader left early (`| head -1`): what it read was written, so end quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the final flush must not fail again
+        return 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -209,6 +209,7 @@ def write_folder(out, marker: str, write: Callable[[Path], None], force: bool = 
             record(new)
             if out.is_dir():
                 out.rmdir()
+            os.chmod(tmp, 0o777 & ~io._UMASK)  # private (mkdtemp's 0700) while written; then any folder's mode
             os.rename(tmp, out)  # the folder appears whole or not at all
             return "new"
         previous = recorded_files(out, marker) or {}  # again: a file may have changed while write() ran

@@ -1,11 +1,12 @@
-"""Data card: Jaccard with the gold text, lengths, and the three files it writes."""
+"""Data card: Jaccard with the gold text, lengths, the three files it writes, the data licences."""
+import json
 from types import SimpleNamespace
 
 import pandas as pd
 
 from conftest import utterance, write_jsonl
 from toolgate.config import run
-from toolgate.data.card import gold_text, jaccard_frame, length_table, write_data_card
+from toolgate.data.card import gold_text, jaccard_frame, length_table, licence_sentences, write_data_card
 
 
 def test_jaccard_with_the_gold_name_and_description(small_catalog):
@@ -42,3 +43,18 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     assert agree.loc[("en", "mismatch", "p1 vs gold"), "agreement"] == 0.0  # set_alarm read as none
     assert agree.loc[("ko", "match", "p1 vs gold"), "annotated"] == 0
     assert "set_alarm | none | 1" in outs.card.read_text()  # the confusable pair
+
+
+def test_the_card_names_the_data_licences(tmp_path, small_catalog):
+    """The external sets' licences always; an imported set's where import.json records one its source states."""
+    cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
+    utts = write_jsonl(tmp_path / "u.jsonl", [utterance(1), utterance(2, slice_="mismatch")])
+    outs = SimpleNamespace(card=tmp_path / "card.md", composition=tmp_path / "composition.csv",
+                           jaccard=tmp_path / "jaccard.csv", agreement=tmp_path / "agreement.csv")
+    write_data_card(cat, utts, outs, 1, {}, run(0, ("ko", "en")))
+    card = outs.card.read_text()
+    assert ("Kakao Corp.'s FunctionChat-Bench (kakao/FunctionChat-Bench at cb32af378a2b) under Apache-2.0" in card
+            and "BFCL v4, the Berkeley Function Calling Leaderboard (ShishirPatil/gorilla at 6ea57973c7a6) under "
+                "Apache-2.0" in card and "imported set" not in card)
+    (tmp_path / "import.json").write_text(json.dumps({"licenses": [{"name": "CC-BY-4.0", "file": "src/LICENSE"}]}))
+    assert licence_sentences(utts)[1] == "The imported set's source states its licence: CC-BY-4.0 (`src/LICENSE`)."

@@ -9,7 +9,8 @@ from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_fold
 from toolgate import io
 from toolgate.cli import main
 from toolgate.config import load
-from toolgate.importers import Options, import_set
+from toolgate.importers import Options, import_set, read, write_import
+from toolgate.importers.build import source_licences
 
 
 def _read(out):
@@ -225,3 +226,19 @@ def test_requests_the_router_would_refuse_are_dropped_and_counted(tmp_path, caps
     for r in extra[:2]:
         with pytest.raises(RouterError, match="control character"):
             check_request(r["text"], 10**6)
+
+
+def test_import_records_the_licence_beside_its_sources(tmp_path):
+    """A LICENSE beside the source files, or inside a source folder: its SPDX line, Apache-2.0 by its title, else its
+    first line; import.json lists each (none beside: an empty list)."""
+    folder = bfcl_folder(tmp_path)
+    (folder / "LICENSE").write_text("\n                                 Apache License\n"
+                                    "                           Version 2.0, January 2004\n")
+    ext, notes = read("bfcl", [folder])
+    write_import(ext, Options(), tmp_path / "bfcl_run", "toolgate import bfcl", notes=notes, sources=[folder])
+    assert _read(tmp_path / "bfcl_run")[2]["licenses"] == [{"name": "Apache-2.0", "file": str(folder / "LICENSE")}]
+    (tmp_path / "LICENSE.txt").write_text("# SPDX-License-Identifier: CC-BY-4.0\n")  # beside a source file
+    (tmp_path / "own" / "COPYING").parent.mkdir()
+    (tmp_path / "own" / "COPYING").write_text("\nOur own terms, v2\nmore\n")
+    assert [x["name"] for x in source_licences([tmp_path / "r.jsonl", tmp_path / "own", EXAMPLE])] == \
+        ["CC-BY-4.0", "Our own terms, v2"]

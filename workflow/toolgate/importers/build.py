@@ -32,6 +32,7 @@ from ..outdir import write_folder
 from .policy import Decisions
 
 FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
+LICENCE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "COPYING")  # beside a source's files: the licence it states
 HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.
 # Run from the project root: snakemake --configfile {config} --cores 2 (the paths below are relative to this file).
 # Every key left out takes its default from workflow/schemas/config.schema.yaml: the main study
@@ -168,11 +169,34 @@ def run_path(out: Path) -> str:
     return os.path.relpath(config.absolute(), PROJECT) if (PROJECT / "Snakefile").is_file() else config.as_posix()
 
 
+def licence_name(path: Path) -> str:
+    """A licence file's SPDX identifier (its ``SPDX-License-Identifier`` line, or Apache-2.0 by its title), else its
+    first line."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = [line.strip() for line in fh.read(4096).splitlines() if line.strip()]
+    tag = "SPDX-License-Identifier:"
+    spdx = next((line.split(tag, 1)[1].strip() for line in lines if tag in line), "")
+    apache = lines[:2] == ["Apache License", "Version 2.0, January 2004"]
+    return spdx or ("Apache-2.0" if apache else lines[0][:200] if lines else "(an empty file)")
+
+
+def source_licences(sources) -> list[dict]:
+    """The licences the sources state: a LICENSE file beside each source file, or inside a source folder."""
+    found = {}
+    for source in map(Path, sources):
+        folder = source if source.is_dir() else source.parent
+        path = next((folder / n for n in LICENCE_FILES if (folder / n).is_file()), None)
+        if path is not None and path not in found:
+            found[path] = licence_name(path)
+    return [{"name": name, "file": str(path)} for path, name in found.items()]
+
+
 def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: bool = False,
-                 notes: Decisions | None = None) -> dict:
+                 notes: Decisions | None = None, sources=()) -> dict:
     """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return import.json's
     info with ``written``: how the folder was written. The folder must be new or empty, or hold an earlier import
-    (replaced with ``force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided.
+    (replaced with ``force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided; ``sources``: the
+    files or folders read (import.json's ``licenses``: what a LICENSE beside them states).
     """
     out, info = Path(out_dir), {}
 
@@ -180,7 +204,8 @@ def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: b
         catalog, rows, prepared = prepare(ext, opt, notes)
         cfg = experiment_config(out, list(prepared["langs"]), gate_folds(rows))
         info.update(prepared, command=command, experiment=cfg["experiment"],
-                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]), run=run_path(out))
+                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]), run=run_path(out),
+                    licenses=source_licences(sources))
         io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
         io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
         io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=info["run"])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import __version__, io
 from ..config import section
+from ..data.card import licence_sentences
 from ..gate.overlap import map_paragraph, separation_sentence
 from ..gate.signals import registry
 from ..gate.transfer import closing_sentences
@@ -112,6 +113,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims on this experiment's own set: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
         ("p", "Scope: " + " ".join(scope_sentences(catalog, io.main_set(rows)) + design_sentences(config))),
+        ("p", " ".join(licence_sentences(inputs.utterances))),
         ("toc",),
         ("h", 2, "Claims by data set"),
         ("p", "Each claim of the paper as a checkable statement, verdicted on every data set that can test it: this "
