@@ -1,10 +1,15 @@
 """End to end: docs/new-catalog.md's two commands through the whole workflow in a temporary copy (per-request
-candidates and a catalog without route entries: tests/e2e/test_imported_tool_rows.py)."""
+candidates and a catalog without route entries: tests/e2e/test_imported_tool_rows.py); every import format's
+router exported with ``toolgate export --config`` and evaluated with ``decide --eval`` on the files it came from."""
+import json
+from pathlib import Path
+
 import pandas as pd
 import pytest
+import yaml
 
 from conftest import copy_repo
-from import_fixtures import FASTER, doc_commands
+from import_fixtures import FASTER, beir_folder, bfcl_folder, doc_commands, functionchat_folder
 from smk import UNTIMED, snakemake, toolgate
 
 pytestmark = pytest.mark.slow
@@ -13,6 +18,20 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     return copy_repo(tmp_path_factory.mktemp("imported") / "repo")
+
+
+def exported_and_evaluated(repo, config: Path, *eval_args) -> dict:
+    """``toolgate export --config`` of an imported experiment whose workflow has run, into a folder beside the
+    import's (as a user ships it), then ``decide --eval`` of the files it was imported from: the card, and the
+    counts it read agree with the import's."""
+    router = config.parent.with_name(f"{config.parent.name}-router")
+    toolgate("export", "--config", str(config), "--out", str(router), cwd=repo)
+    card = json.loads(toolgate("decide", "--router", str(router), "--eval", *map(str, eval_args), "--json",
+                               cwd=repo).stdout)
+    info = json.loads((config.parent / "import.json").read_text())
+    assert (card["n"], card["n_in"], card["n_out"]) == (info["requests"], info["in_catalog"], info["out_of_catalog"])
+    assert card["refused"] == 0 and 0 <= card["accuracy"] <= 1
+    return card
 
 
 def test_docs_two_commands_run_through(repo):
@@ -27,3 +46,23 @@ def test_docs_two_commands_run_through(repo):
     report = (res / "report.md").read_text()
     assert "Scope: Candidates: the whole catalog." in report and "No match/mismatch split" in report
     assert "Mutating false positives: not available" in report
+    # the router ships from the written config, and reads the request file the import read
+    card = exported_and_evaluated(repo, config, *imp[3:5], "--eval-format", imp[2])
+    imported = json.loads(toolgate("decide", "--router", str(config.parent.with_name("smarthome-router")), "--eval",
+                                   str(config.parent / "utterances.jsonl"), "--json", cwd=repo).stdout)
+    assert card == {**imported, "set": card["set"]}  # the importer's reading, decided alike
+
+
+@pytest.mark.parametrize("fmt, fixture, flags", [("bfcl", bfcl_folder, []), ("functionchat", functionchat_folder, []),
+                                                 ("beir", beir_folder, ["--holdout-tools", "0.5", "--seed", "3"])])
+def test_each_format_exports_from_its_config_and_evaluates_its_files(repo, tmp_path, fmt, fixture, flags):
+    # the workflow up to the selected router, what an export reads (the whole workflow on imported sets: above and
+    # tests/e2e/test_imported_tool_rows.py); the beir folder's held-out tools are out of the router's catalog
+    src, run = fixture(tmp_path), f"runs/{fmt}_import"
+    toolgate("import", fmt, str(src), *flags, "--out", run, cwd=repo)
+    config = repo / run / "config.yaml"
+    cfg, faster = yaml.safe_load(config.read_text()), yaml.safe_load(FASTER)
+    config.write_text(yaml.safe_dump({**cfg, **faster, "gate": {**cfg.get("gate", {}), **faster["gate"]}}))
+    snakemake(f"results/{fmt}_import/router/selected/router.json", "--configfile", f"{run}/config.yaml", "--cores",
+              "2", *UNTIMED, cwd=repo)
+    exported_and_evaluated(repo, config, src, "--eval-format", fmt)

@@ -1,7 +1,8 @@
 """End to end: tool-rows files written for the tests (labelled rows in English and Korean; rows in BFCL live's shape)
 imported with one command each and run through the whole workflow with the command the importer prints; the
 written config runs from the project root and from the import folder, wherever that folder is. The BFCL-shaped run
-also covers a catalog without route entries (tests/e2e/test_imported_runs.py runs the docs' example)."""
+also covers a catalog without route entries (tests/e2e/test_imported_runs.py runs the docs' example). Each router is
+exported from the written config and evaluated on the rows it was imported from, read with the same flags."""
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 
 import pandas as pd
 import pytest
+from test_imported_runs import exported_and_evaluated
 
 from conftest import copy_repo
 from import_fixtures import FASTER, NON_ROUTINE
@@ -57,8 +59,8 @@ def _selection(repo, info):
 
 def test_labelled_rows_imported_from_outside_the_project_run_through(place):
     root, repo = place
-    command = _import(repo, root, labelled_rows(root / "src"), "--preset", "labelled", "--empty-candidates", "catalog",
-                      "--out", "repo/runs/rows")
+    reading = ["--preset", "labelled", "--empty-candidates", "catalog"]
+    command = _import(repo, root, labelled_rows(root / "src"), *reading, "--out", "repo/runs/rows")
     assert command == ["snakemake", "--configfile", "runs/rows/config.yaml", "--cores", "2"]
     info = _run(repo, repo / "runs" / "rows", command)
     res, n = _selection(repo, info)
@@ -66,13 +68,20 @@ def test_labelled_rows_imported_from_outside_the_project_run_through(place):
     assert "Candidates: each request's own list (25 of 26 requests" in (res / "tables" / "selection.md").read_text()
     # the label is the out-of-catalog subtype each gate is measured against
     assert set(pd.read_csv(res / "tables" / "gate_by_subtype.csv")["out_subtype"]) == {"cannot_answer"}
+    # English tool texts, Korean requests: the import and the data card say what the lexical ranker will miss
+    warning, = info["language_warnings"]  # none for English
+    assert warning.startswith("5 of 26 requests are in ko, but only 0 of the catalog's 8 actions have a ko name")
+    assert warning in (res / "data_card.md").read_text()
+    exported_and_evaluated(repo, repo / "runs" / "rows" / "config.yaml", root / "src" / "labelled.jsonl",
+                           "--eval-format", "tool-rows", *reading)
 
 
 def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_through(place):
     # one run for three cases: rows in BFCL live's shape, a folder outside the project, no route entries
     root, repo = place
-    command = _import(repo, repo, bfcl_live_rows(root / "src"), "--preset", "bfcl-live", "--empty-candidates",
-                      "delegate", "--no-routes", "--out", root / "elsewhere" / "live")
+    reading = ["--preset", "bfcl-live", "--empty-candidates", "delegate"]
+    src = bfcl_live_rows(root / "src")
+    command = _import(repo, repo, src, *reading, "--no-routes", "--out", root / "elsewhere" / "live")
     assert command[2] == "../elsewhere/live/config.yaml"
     info = _run(repo, root / "elsewhere" / "live", command)
     res, n = _selection(repo, info)
@@ -89,3 +98,5 @@ def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_throu
     assert "Route step skipped" in (res / "tables" / "pipelines.md").read_text()
     assert "no route entries" in (res / "report.md").read_text()
     assert not (repo / "results" / "cache" / "external").exists()  # nothing downloaded
+    exported_and_evaluated(repo, root / "elsewhere" / "live" / "config.yaml", src, "--eval-format", "tool-rows",
+                           *reading)

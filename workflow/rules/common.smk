@@ -4,6 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, config_hash, load, rebase, resolve
+from toolgate.config import utterances_path as config_utterances
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
@@ -27,10 +28,8 @@ CONFIG_HASH = config_hash(config)
 
 
 def utterances_path():
-    """The experiment's utterances: generated, or the file the config names."""
-    if config["utterances"]["source"] == "file":
-        return config["utterances"]["file"]
-    return f"{RES}/data/utterances.jsonl"
+    """The experiment's utterances: generated, or the file the config names (toolgate.config.utterances_path)."""
+    return config_utterances(config)
 
 
 def annotation_files():

@@ -139,12 +139,17 @@ def _export(args) -> int:
 
 def _decide(args) -> int:
     from .config import load
+    from .importers.command import eval_options
     from .router import SELECTED
     from .router.runtime import Router, RouterError, decide_lines
 
     if sum(map(bool, (args.text, args.jsonl, args.eval))) > 1:
-        print("error: give only one of a request TEXT, --jsonl (requests from stdin) and --eval FILE", file=sys.stderr)
+        print("error: give only one of a request TEXT, --jsonl (requests from stdin) and --eval FILE...", file=sys.stderr)
         return 2
+    if args.eval_format and not args.eval:
+        print("error: --eval-format says how to read the --eval files: give --eval FILE...", file=sys.stderr)
+        return 2
+    options = eval_options(args, args.eval_format)  # before the router loads: a reading flag --eval-format reads
     if args.router:
         folder = Path(args.router)
     else:
@@ -153,7 +158,7 @@ def _decide(args) -> int:
     try:
         router = Router.load(folder, catalog=args.catalog, threads=args.threads)
         if args.eval:
-            return _evaluated(router, args.eval, args.json)
+            return _evaluated(router, args, options)
         if not args.jsonl:
             d = router.decide(args.text)
             if args.json:
@@ -175,11 +180,15 @@ def _decide(args) -> int:
     return 2 if failed else 0
 
 
-def _evaluated(router, path, as_json: bool) -> int:
-    from .router.evaluation import file_row
+def _evaluated(router, args, options) -> int:
+    from .importers.command import eval_lines
+    from .router.evaluation import eval_rows, file_row
 
-    row = file_row(router, path)
-    if as_json:
+    rows, info = eval_rows(router, args.eval, args.eval_format, options, args.lang)
+    for line in eval_lines(info):
+        print(line, file=sys.stderr)
+    row = file_row(router, rows, " ".join(args.eval))
+    if args.json:
         print(json.dumps(row, ensure_ascii=False))
         return 0
     auc = "n/a (one kind only)" if math.isnan(row["auc"]) else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
@@ -252,9 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")
-    p.add_argument("--eval", metavar="FILE", help="evaluate the router on an utterances JSONL file (the project's "
-                   "format, gold labels over the router's catalog): routed accuracy, danger and ask rates, abstention "
-                   "AUC with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples); with --json one JSON object")
+    p.add_argument("--eval", metavar="FILE", nargs="+", help="evaluate the router on labelled requests: an "
+                   "utterances JSONL file (the project's format, gold labels over the router's catalog) or the files "
+                   "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "
+                   "with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples); with --json one JSON object")
+    _eval_parser(p)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '
@@ -270,6 +281,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_at_least(1), default=40, help="jobs to list (default: 40)")
     p.set_defaults(func=_profile)
     return parser
+
+
+def _eval_parser(p) -> None:
+    """``decide --eval``'s format and the reading flags of ``import`` (the same names and meanings)."""
+    from .importers import FORMATS
+    from .importers.command import add_field_flags, add_reading_flags
+
+    p.add_argument("--eval-format", choices=FORMATS, metavar="FORMAT", help="read the --eval files as `toolgate "
+                   f"import FORMAT` reads them ({', '.join(FORMATS)}; openai-tools: TOOLS.json REQUESTS.jsonl), with "
+                   "the flags below (default: one utterances file); a tool is matched to the router's catalog by its "
+                   "definition, and the requests of a tool the router lacks count as out of its catalog")
+    add_reading_flags(p)
+    add_field_flags(p)
 
 
 def _import_parser(sub) -> None:

@@ -141,6 +141,14 @@ def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> N
                                          f"{where} has {groups}", field=field)
 
 
+def utterances_path(cfg: dict) -> str:
+    """A resolved config's utterances: the file it names, or the set its workflow generates (the rules' input and
+    ``toolgate export``'s)."""
+    if cfg["utterances"]["source"] == "file":
+        return cfg["utterances"]["file"]
+    return f"results/{cfg['experiment']}/data/utterances.jsonl"
+
+
 PATH_KEYS = ("catalog", "utterances.file", "utterances.templates", "utterances.annotations", "report.reported",
              "report.expected", "external.mirror")
 

