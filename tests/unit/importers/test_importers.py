@@ -10,7 +10,7 @@ from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_fold
 from toolgate import io
 from toolgate.cli import main
 from toolgate.config import load
-from toolgate.importers import Options, import_set, read, write_import
+from toolgate.importers import Options, import_set
 from toolgate.importers.build import source_licences
 
 
@@ -276,8 +276,7 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
     folder = bfcl_folder(tmp_path)
     (folder / "LICENSE").write_text("\n                                 Apache License\n"
                                     "                           Version 2.0, January 2004\n")
-    ext, notes = read("bfcl", [folder])
-    write_import(ext, Options(), tmp_path / "bfcl_run", "toolgate import bfcl", notes=notes, sources=[folder])
+    import_set("bfcl", [folder], tmp_path / "bfcl_run", Options(), command="toolgate import bfcl")  # the real path
     assert _read(tmp_path / "bfcl_run")[2]["licenses"] == [{"name": "Apache-2.0", "file": str(folder / "LICENSE")}]
     (tmp_path / "LICENSE.txt").write_text("# SPDX-License-Identifier: CC-BY-4.0\n")  # beside a source file
     (tmp_path / "own" / "COPYING").parent.mkdir()

@@ -20,7 +20,7 @@ def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = 
                force: bool = False) -> dict:
     """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
     ext, notes = read(fmt, sources, lang, options.subsets, options.empty_candidates, options.fields)
-    return write_import(ext, options, out_dir, command, force, notes)
+    return write_import(ext, options, out_dir, command, force, notes, sources)
 
 
 def read_over(fmt: str, sources, catalog: list[dict], options: Options, lang: str | None = None):

@@ -169,7 +169,13 @@ def gated(lexical: Scores, rows, g: Gold, gate_prob, fold, budget, grid):
 
 
 def baselines_frame(columns: dict, g: Gold, n_resamples: int, seed: int, clusters) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 1: rows x columns with counts and fractions; bootstrap intervals of column differences."""
+    """Table 1: rows x columns with counts and fractions; bootstrap intervals of column differences. A metric whose
+    denominator is 0 on a set (no gold-delegate request in a small imported set) is NaN, without a warning."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _baselines_frame(columns, g, n_resamples, seed, clusters)
+
+
+def _baselines_frame(columns: dict, g: Gold, n_resamples: int, seed: int, clusters) -> tuple[pd.DataFrame, pd.DataFrame]:
     recs = []
     ind = {c: indicators(k, t, g) for c, (k, t) in columns.items()}
     for metric in next(iter(ind.values())):
