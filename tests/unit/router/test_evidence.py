@@ -79,6 +79,8 @@ def test_sweeping_scopes_and_wipes():
     assert EV.sweeping("Wipe my phone", "show_my_location")  # a wipe, whichever action the ranker chose
     assert not EV.sweeping("Show all my alarms", "list_alarms")  # a sweeping scope of a read-only action
     assert not EV.sweeping("Delete the meeting notes document", "delete_file")
+    assert not EV.sweeping("Clear all the YouTube notifications", "clear_notifications")  # the action's own "all"
+    assert not EV.sweeping("이번 달 데이터 거의 다 썼으니까 끊어 줘", "set_mobile_data")  # 다: too ambiguous a word
 
 
 def test_near_ties_and_effects():

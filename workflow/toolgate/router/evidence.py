@@ -67,8 +67,8 @@ turn switch set put get make do go start stop open close run change on off enabl
 켜 켜기 켜라 꺼 꺼라 끄기 끄고 끄자 해 해봐 해라 하기 돌려 바꿔
 """.split())
 # A sweeping scope: no catalog action means "everything" or a reset of the device, so a mutating action is asked.
-SWEEPING = frozenset("everything all entire whole 전부 모두 모든 전체 싹 다 몽땅".split())
-# A reset or wipe of the device: no catalog action does that, whichever the ranker chose.
+SWEEPING = frozenset("everything all entire whole 전부 모두 모든 전체 싹 몽땅".split())
+# A reset or wipe: no catalog action does that to the device, unless its own text says so (wipe out notifications).
 WIPE = frozenset("wipe factory format 초기화 포맷".split())
 # A Korean word in a verb's informal ending (지워, 맞춰, 꺼, 해): it says what to do, it fills no free slot.
 _KO_VERB = re.compile("(?:[워줘해봐와]|[가-힣]어)$")
@@ -173,10 +173,10 @@ class Evidence:
         return len(content) <= 1 or all(w in GENERIC_VERBS for w in content)
 
     def sweeping(self, text: str, tool_id: str) -> bool:
-        """A wipe or reset of the device, or a sweeping scope (everything, all, 전부) for a mutating action: more than
-        any action does."""
-        ws = words(text)
-        return any(w in WIPE for w in ws) or (bool(self.tools[tool_id].get("mutating")) and any(w in SWEEPING for w in ws))
+        """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
+        text does not state ("Clear all notifications" states it): more than the action does."""
+        scope = WIPE | SWEEPING if self.tools[tool_id].get("mutating") else WIPE
+        return any(w in scope and not self._explains(tool_id, w) for w in words(text))
 
     def _explains(self, tool_id: str, word: str) -> bool:
         return word in self.vocab[tool_id] or _stem(word) in self.stems[tool_id]

@@ -34,6 +34,7 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "no_candidates": "no action among the request's candidates: route step",
            "multistep": "two actions in one request: delegated",
            "tie": "tied top candidates of different effect: asked, not executed",
+           "close": "candidates too close to tell apart: asked about the one the request's words name",
            "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked"}
 
@@ -202,10 +203,12 @@ class Router:
         close = [str(self.ids[self.actions][j]) for j in top_order(acts, min(len(acts), self.top_k))
                  if near_tie(acts.max(), acts[j], CLOSE)]
         preferred = self.evidence.preferred(text, close) if len(close) > 1 else tool
+        if preferred != tool:
+            return "ask", preferred, "close"
         if kind != "action":
-            return kind, preferred, "band"
-        if preferred != tool or self._tied(acts, tool):
-            return "ask", preferred, "tie"
+            return kind, tool, "band"
+        if self._tied(acts, tool):
+            return "ask", tool, "tie"
         if self.evidence.vague(text):
             return "ask", tool, "vague"
         if not self.evidence.names(text, tool):
