@@ -142,8 +142,7 @@ ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.
 
 
 def router_inputs(wildcards):
-    """The inputs of every export: the selected router's adds the cost benchmark its latency budget reads."""
-    out = {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
-           "gates": f"{RES}/gate/gates.json",
-           "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}
-    return {**out, "cost": f"{RES}/tables/cost.csv"} if wildcards.get("pipeline", SELECTED) == SELECTED else out
+    """The inputs of every export (the selection's latencies are declared, never the cost benchmark's timings)."""
+    return {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
+            "gates": f"{RES}/gate/gates.json",
+            "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}

@@ -133,6 +133,7 @@ def _export(args) -> int:
     print(f"exported {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {out}{how[written]}: execute at "
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
           "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
+          + "".join(f"\n{line}" for line in sel.get("passed_over", []))
           + (f"\nwarning: {sel['warning']}" if sel.get("warning") else ""))
     return 0
 

