@@ -182,8 +182,18 @@ def test_the_evaluation_card_restates_the_selection_and_covers_every_external_se
     within = card[card["mode"] == "within (out of fold)"].iloc[0]
     for col in ("accuracy", "danger_rate", "ask_rate"):
         assert within[col] == chosen[col]
-    assert set(card["set"]) == {"default", "functionchat_singlecall", "functionchat_calldecision", "bfcl"}
-    assert (card["accuracy_low"] <= card["accuracy"]).all() and (card["accuracy"] <= card["accuracy_high"]).all()
+    probes = card[card["mode"] == "probes"].set_index("set")
+    assert set(card["set"]) - set(probes.index) == {"default", "functionchat_singlecall", "functionchat_calldecision",
+                                                    "bfcl"}
+    # one row per file of ../shared/probes, matching the pinned decisions of tests/expected/router_probes_selected.yaml
+    import yaml
+    pinned = yaml.safe_load((ROOT / "tests" / "expected" / "router_probes_selected.yaml").read_text())
+    for name, decisions in pinned.items():
+        row = probes.loc[f"probes:{name}"]
+        assert (row["n"], row["right"]) == (len(decisions), sum(x["meets_probe"] for x in decisions))
+        assert row["wrong_act"] == sum(not x["meets_probe"] and x["decision"].startswith("act ") for x in decisions)
+    rated = card[card["mode"] != "probes"]
+    assert (rated["accuracy_low"] <= rated["accuracy"]).all() and (rated["accuracy"] <= rated["accuracy_high"]).all()
     m = json.loads((ROOT / "results" / "default" / "router" / "selected" / "router.json").read_text())
     assert m["selection"]["evaluation"] == "tables/router_eval.csv"
 
@@ -298,22 +308,13 @@ PROBES_HEADER = """# Decisions of the default experiment's exported router ({fol
 """
 
 
-def _meets(p, d) -> bool:
-    if p["expect"] == "not_act":
-        return d.kind != "act"
-    if p["expect"] == "action":
-        return d.kind in ("act", "ask") and d.tool == p["tool"]
-    if p["expect"] == "ask":
-        return d.kind == "ask" and d.tool == p["tool"]
-    return d.kind == p["route"]
-
-
 @pytest.mark.parametrize("folder,pins", [("P1", "router_probes.yaml"), ("selected", "router_probes_selected.yaml")])
 def test_router_probes(folder, pins):
     """../shared/probes through both exported routers: P1 never `act`s on content-free text; every decision pinned."""
     import yaml
 
     from toolgate import Router
+    from toolgate.router.evaluation import probe_meets
 
     router = Router.load(ROOT / "results" / "default" / "router" / folder)
     path = ROOT / "tests" / "expected" / pins
@@ -322,7 +323,7 @@ def test_router_probes(folder, pins):
         probes[name] = [json.loads(x) for x in (ROOT.parent / "shared" / "probes" / f"router-{name}.jsonl").open()]
         decided = router.decide_many([p["text"] for p in probes[name]])
         now[name] = [{"text": p["text"], "decision": f"{d.kind} {d.tool}" if d.tool else d.kind, "reason": d.reason,
-                      "meets_probe": _meets(p, d)} for p, d in zip(probes[name], decided)]
+                      "meets_probe": probe_meets(p, d)} for p, d in zip(probes[name], decided)]
     for name in ("content-free", "vague"):
         assert not [x["text"] for x in now[name] if x["decision"].startswith("act")], name
     detail = list(zip(probes["missing-detail"], now["missing-detail"]))

@@ -141,6 +141,12 @@ ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.
 }
 
 
+def probe_files():
+    """The probe files router_eval reads (router.probes), so a changed probe reruns it; none where the folder is absent."""
+    folder = Path(config["router"]["probes"]) if config["router"]["probes"] else None
+    return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
+
+
 def router_inputs(wildcards):
     """The inputs of every export (the selection's latencies are declared, never the cost benchmark's timings)."""
     return {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",

@@ -57,12 +57,14 @@ rule router_eval:
         utterances=utterances_path(),
         signals=f"{RES}/gate/signals.csv",
         scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        probes=probe_files(),
     output:
         table=f"{RES}/tables/router_eval.csv",
         md=f"{RES}/tables/router_eval.md",
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,
+        probes=config["router"]["probes"],
     benchmark:
         f"benchmarks/{EXP}/router_eval.tsv"
     log:

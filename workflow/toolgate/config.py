@@ -150,7 +150,7 @@ def utterances_path(cfg: dict) -> str:
 
 
 PATH_KEYS = ("catalog", "utterances.file", "utterances.templates", "utterances.annotations", "report.reported",
-             "report.expected", "external.mirror", "router.latency_table")
+             "report.expected", "external.mirror", "router.latency_table", "router.probes")
 
 
 def rebase(config: dict, files) -> dict:

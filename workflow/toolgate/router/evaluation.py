@@ -49,9 +49,14 @@ NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.
         "(external: delegate). auc: P(in catalog) (within: the gate's out-of-fold value), in- against "
         "out-of-catalog requests; empty when a set has only one kind. danger_rate: share of all requests that are "
         "gold-delegate and executed; ask_rate: share asked. low/high: 95% percentile intervals over cluster-bootstrap "
-        "resamples. refused: requests over router.max_chars, counted as delegated.")
+        "resamples. refused: requests over router.max_chars, counted as delegated. probes: the artifact on each file "
+        "of router.probes (requests with the decision they need: an action as act or ask with its tool, ask with it, "
+        "a route, or not_act: anything but act); right / wrong / wrong_act (wrong and executed) count its requests, "
+        "accuracy = right / n.")
 COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
-           "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high"]
+           "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
+           "right", "wrong", "wrong_act"]
+PROBE_EXPECTS = ("action", "ask", "not_act", "no_action")
 
 
 def label(manifest: dict) -> str:
@@ -164,14 +169,53 @@ def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_
                                            router.manifest["seed"])}
 
 
-def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None):
-    """tables/router_eval.csv: the within row, then one row per external set (``external``: None when off).
+def probe_meets(probe: dict, decision) -> bool:
+    """Does a decision (act / ask / delegate / chat with its tool) give what a probe expects: ``action`` its tool,
+    executed or asked; ``ask`` its tool, asked; ``not_act`` anything but an execution; ``no_action`` its route?"""
+    if probe["expect"] == "not_act":
+        return decision.kind != "act"
+    if probe["expect"] in ("action", "ask"):
+        return decision.kind in (("act", "ask") if probe["expect"] == "action" else ("ask",)) and \
+            decision.tool == probe["tool"]
+    return decision.kind == probe["route"]
+
+
+def probe_rows(router: Router, folder) -> list[dict]:
+    """One row per ``router-<name>.jsonl`` file of ``folder`` (none when the folder is absent, or a probe names a tool
+    the router's catalog lacks: the probes were written for another catalog)."""
+    files = sorted(Path(folder).glob("router-*.jsonl")) if folder and Path(folder).is_dir() else []
+    probes = {}
+    for f in files:
+        for lineno, p in io.read_jsonl(f):
+            if p.get("expect") not in PROBE_EXPECTS or not isinstance(p.get("text"), str):
+                raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}",
+                                 lineno, "expect" if "text" in p else "text")
+            probes.setdefault(f, []).append(p)
+    tools = {t["id"] for t in router.catalog}
+    if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
+        log.info("probes in %s name tools outside the router's catalog: no probe rows", folder)
+        return []
+    recs = []
+    for f, rows in probes.items():
+        ds = router.decide_many([p["text"] for p in rows])
+        right = [probe_meets(p, d) for p, d in zip(rows, ds)]
+        recs.append({"set": f"probes:{f.stem.removeprefix('router-')}", "mode": "probes", "n": len(rows),
+                     "accuracy": sum(right) / len(rows), "right": sum(right), "wrong": right.count(False),
+                     "wrong_act": sum(not r and d.kind == "act" for r, d in zip(right, ds))})
+    return recs
+
+
+def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None,
+                      probes: str = ""):
+    """tables/router_eval.csv: the within row, one row per external set (``external``: None when off), one row per
+    probe file of the folder ``probes`` (:func:`probe_rows`).
 
     ``inputs``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``."""
     router = Router.load(Path(inputs.router).parent)
     recs = [within_row(router, inputs, score_paths, study, lexical)]
     recs += external_rows(router, external, study) if external is not None else []
-    table = pd.DataFrame([{**r, "router": label(router.manifest)} for r in recs])[COLUMNS]
+    recs += probe_rows(router, probes)
+    table = pd.DataFrame([{**r, "router": label(router.manifest)} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, out_csv, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)
     return table
