@@ -64,9 +64,9 @@ def gate_signals():
 TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "gate_auc", "bootstrap",
           "calibration", "operating_points", "routing_baselines", "pipelines", "pipeline_cost", "signal_diversity",
           "candidate_ablation", "crossover", "gate_by_overlap", "gate_overlap_map", "gate_by_subtype",
-          "annotation_agreement", "gate_comparison", "gate_transfer"]
+          "annotation_agreement", "gate_comparison", "gate_transfer", "gate_loco"]
 FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation", "fig_gate_by_overlap",
-           "fig_gate_overlap_map", "fig_gate_transfer"]
+           "fig_gate_overlap_map", "fig_gate_transfer", "fig_gate_loco"]
 
 
 def compared_tables():

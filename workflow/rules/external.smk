@@ -16,6 +16,7 @@ rule external:
         jaccard=f"{RES}/tables/jaccard_external.csv",
         jaccard_md=f"{RES}/tables/jaccard_external.md",
         jaccard_items=f"{RES}/tables/jaccard_items.csv",
+        signals=f"{RES}/external/gate_signals.csv",
     params:
         rankers=config["rankers"],
         run=RUN,

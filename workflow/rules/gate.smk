@@ -279,6 +279,47 @@ rule gate_transfer:
         "../scripts/gate_transfer.py"
 
 
+rule gate_loco:
+    # leave one catalog out: every gate fitted on one set, applied unchanged to each other (toolgate.gate.loco)
+    input:
+        signals=f"{RES}/gate/signals.csv",
+        external=[f"{RES}/external/gate_signals.csv"] if config["external"]["enabled"] else [],
+    output:
+        table=f"{RES}/tables/gate_loco.csv",
+        md=f"{RES}/tables/gate_loco.md",
+    params:
+        signals=SIGNALS,
+        experiment=EXP,
+        gate=config["gate"],
+        run=RUN,
+    benchmark:
+        f"benchmarks/{EXP}/gate_loco.tsv"
+    log:
+        f"{LOGS}/gate_loco.log",
+    conda:
+        ENV
+    script:
+        "../scripts/gate_loco.py"
+
+
+rule fig_gate_loco:
+    input:
+        table=f"{RES}/tables/gate_loco.csv",
+    output:
+        png=report(f"{FIG}/fig_gate_loco.png", caption="../report/fig_gate_loco.rst", category="Figures"),
+        pdf=f"{FIG}/fig_gate_loco.pdf",
+    params:
+        signals=SIGNALS,
+    benchmark:
+        f"benchmarks/{EXP}/fig_gate_loco.tsv"
+    log:
+        f"{LOGS}/fig_gate_loco.log",
+    conda:
+        ENV
+    script:
+        "../scripts/fig_gate_loco.py"
+
+
 rule fig_gate_transfer:
     input:
         table=f"{RES}/tables/gate_transfer.csv",

@@ -81,8 +81,10 @@ def _auc_row(dataset: str, column: str, meta: tuple[str, str], sig, y, w) -> dic
 
 
 def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
-                  bfcl_2plus: bool = True, differences: list[tuple[str, str]] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(AUCs, differences): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap intervals.
+                  bfcl_2plus: bool = True, differences: list[tuple[str, str]] = ()
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(AUCs, differences, signals): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap
+    intervals; the per-row signals of every set with a ``dataset`` column (what leave-one-catalog-out fits on).
 
     FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
     live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
@@ -107,12 +109,13 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
     jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
     if "bfcl" in sets and bfcl_2plus:
         jobs.append(("bfcl_2plus", "bfcl"))
-    recs, diffs = [], []
+    recs, diffs, frames = [], [], []
     for dataset, key in jobs:
         ext = sets[key]
         if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
             ext = ext.subset([len(c) >= 2 for c in ext.candidates])
         df, meta = gate_signals(ext, rankers, lexical, fits, gate, run)
+        frames.append(df.drop(columns=[c for c, m in meta.items() if m[1] == "transfer"]).assign(dataset=dataset))
         y = df["in_catalog"].to_numpy()
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():
@@ -122,4 +125,5 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
             d = paired_differences(df, y, np.array(ext.clusters), pairs, gate.resamples, run.seed, LEVEL)
             diffs.append(d.assign(dataset=dataset, cluster_unit="cluster", slice=NO_SLICE, resamples=gate.resamples))
     diff = pd.concat(diffs, ignore_index=True)[DIFF_COLUMNS] if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
-    return pd.DataFrame(recs, columns=AUC_COLUMNS), diff
+    signals = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["dataset"])
+    return pd.DataFrame(recs, columns=AUC_COLUMNS), diff, signals

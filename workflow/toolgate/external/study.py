@@ -118,7 +118,8 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
                    external: External, roles: Roles) -> None:
     """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
 
-    ``outputs``: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard`` and ``jaccard_items``.
+    ``outputs``: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard``, ``jaccard_items`` and
+    ``signals`` (every set's per-row gate signals, what gate_loco fits on).
     """
     rankers = single_rankers(rankers)  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
@@ -126,7 +127,7 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)
     sel = external_selection(rankers, sets, run)
     log.info("selection done after %.1f s", time.perf_counter() - t0)
-    gates, diffs = external_gate(rankers, roles.lexical, gates_path, sets, gate, run,
+    gates, diffs, signals = external_gate(rankers, roles.lexical, gates_path, sets, gate, run,
                                  differences=default_differences(roles.encoder, roles.second_encoder))
     log.info("gate done after %.1f s", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
@@ -154,3 +155,4 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
                        "jaccard.korean_match.median", "jaccard.korean_mismatch.median",
                        "jaccard.mobile_actions.median"))
     io.write_atomic(outputs.jaccard_items, items.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+    io.write_atomic(outputs.signals, signals.to_csv(index=False, float_format="%.10g", lineterminator="\n"))

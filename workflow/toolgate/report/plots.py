@@ -265,3 +265,46 @@ def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:
                  "(under each: index size, median single-query latency)", fontsize=10)
     fig.tight_layout()
     save(fig, stem)
+
+
+def gate_loco_figure(table: pd.DataFrame, signals: dict[str, Signal]):
+    """gate_loco.csv: per test set, each gate within the set (or raw) against the same gate fitted on each other set
+    and on all of them pooled; the top BM25 score's AUC (the single-pool ladder's signal) as a dashed line."""
+    sets = list(dict.fromkeys(table["test_set"]))
+    gates = list(dict.fromkeys(table["gate"]))
+    fits = [f for f in dict.fromkeys(table.loc[table["mode"] == "transfer", "fit_set"])]
+    colors = {f: f"C{3 + i}" for i, f in enumerate(fits)}
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.32 * len(gates) + 1.8), squeeze=False,
+                             sharex=True, sharey=True, layout="constrained")
+    for ax, name in zip(axes[0], sets):
+        d = table[table["test_set"] == name]
+        for mode, marker, color, offset in (("within", "o", "C0", -0.2), ("raw", "s", "C2", -0.2),
+                                            ("pooled", "^", "C1", 0.25)):
+            m = d[d["mode"] == mode]
+            if not m.empty:
+                ax.errorbar(m["auc"], [gates.index(g) + offset for g in m["gate"]],
+                            xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4, color=color,
+                            capsize=2, lw=1, label={"pooled": "fitted on the other sets pooled"}.get(mode, mode))
+        for fit, m in d[d["mode"] == "transfer"].groupby("fit_set", sort=False):
+            ax.plot(m["auc"], [gates.index(g) + 0.05 for g in m["gate"]], "D", ms=4, color=colors[fit],
+                    label=f"fitted on {fit}")
+        ladder = d[d["gate"] == "top_score"]
+        if not ladder.empty:
+            ax.axvline(float(ladder["auc"].iloc[0]), color="C2", ls="--", lw=1, label="top BM25 score (ladder)")
+        ax.axvline(0.5, color="grey", ls=":", lw=1)
+        ax.set_title(f"tested on {name}", fontsize=9)
+        ax.set_xlabel("AUROC (in vs out)")
+        ax.grid(alpha=0.3, axis="x")
+    axes[0][0].set_yticks(range(len(gates)))
+    axes[0][0].set_yticklabels([signals[g].short if g in signals else g for g in gates], fontsize=8)
+    axes[0][0].invert_yaxis()
+    legend = {}
+    for ax in axes[0]:
+        legend |= dict(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(len(legend), 4), fontsize=8)
+    fig.suptitle("Leave one catalog out: each gate within a set against fitted elsewhere", fontsize=10)
+    return fig
+
+
+def fig_gate_loco(table_csv, stem, signals: dict[str, Signal]) -> None:
+    save(gate_loco_figure(pd.read_csv(table_csv), signals), stem)

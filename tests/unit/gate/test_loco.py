@@ -1,0 +1,43 @@
+"""Leave one catalog out: a gate fitted on one set, applied unchanged to another (hand-made sets whose answers are
+known: a feature that separates in- from out-of-catalog requests one way on two sets and the other way on a third)."""
+import numpy as np
+import pandas as pd
+
+from toolgate.gate.loco import LabelledSet, loco_frame
+from toolgate.gate.signals import Signal
+
+
+def _set(sign: float, n: int = 40, seed: int = 0) -> LabelledSet:
+    rng = np.random.default_rng(seed)
+    y = np.repeat([1, 0], n // 2)
+    x = sign * (2.0 * y - 1) + 0.1 * rng.standard_normal(n)  # separates perfectly, in the direction of sign
+    raw = 0.5 + 0.3 * y  # a raw signal that fits nothing
+    within = x * sign  # what an out-of-fold fit on the set itself would give (perfect)
+    frame = pd.DataFrame({"x": x, "fit": within, "raw": raw})
+    return LabelledSet(frame, y, np.arange(n).astype(str))
+
+
+REG = {"fit": Signal("fit", "fitted", "a fitted gate", "fitted", inputs=("x",), compared=True),
+       "raw": Signal("raw", "encoder", "a raw gate", "raw", compared=True),
+       "x": Signal("x", "score_feature", "its input", "x")}
+
+
+def test_transfer_keeps_or_flips_the_separation_it_was_fitted_on():
+    sets = {"a": _set(1.0, seed=1), "b": _set(1.0, seed=2), "flip": _set(-1.0, seed=3)}
+    t = loco_frame(sets, REG, 200, 0).set_index(["gate", "test_set", "mode", "fit_set"])["auc"]
+    assert t["fit", "a", "within", "a"] == 1.0 and t["fit", "a", "transfer", "b"] == 1.0
+    assert t["fit", "a", "transfer", "flip"] == 0.0 and t["fit", "flip", "transfer", "a"] == 0.0  # fitted the other way
+    assert t["fit", "flip", "pooled", "a + b"] == 0.0  # the two agreeing sets pooled, applied to the third
+    assert t["raw", "flip", "raw", "none"] == 1.0 and ("raw", "flip", "transfer", "a") not in t.index
+    assert "x" not in t.index.get_level_values("gate")  # an input, not a compared gate
+
+
+def test_a_subset_never_tests_its_superset_and_one_class_sets_are_left_out():
+    full = _set(1.0, seed=4)
+    sub = LabelledSet(full.frame.iloc[10:30].reset_index(drop=True), full.y[10:30], full.clusters[10:30])
+    one = LabelledSet(full.frame.iloc[:20], full.y[:20], full.clusters[:20])  # in-catalog requests only
+    t = loco_frame({"bfcl": full, "bfcl_2plus": sub, "other": _set(1.0, seed=5), "ones": one}, REG, 100, 0)
+    pairs = set(zip(t["test_set"], t["fit_set"]))
+    assert ("bfcl_2plus", "bfcl") not in pairs and ("bfcl", "bfcl_2plus") not in pairs
+    assert ("other", "bfcl + bfcl_2plus") not in pairs and ("other", "ones") not in pairs
+    assert "ones" not in set(t["test_set"]) and (t["ci_low"] <= t["auc"]).all() and (t["auc"] <= t["ci_high"]).all()

@@ -1,0 +1,6 @@
+from toolgate.report.plots import fig_gate_loco
+from toolgate.smk import logged, typed
+
+with logged(snakemake):
+    p = typed(snakemake.params)
+    fig_gate_loco(snakemake.input.table, snakemake.output.png[: -len(".png")], p.signals)

@@ -1,0 +1,116 @@
+"""Leave one catalog out (gate_loco.csv): every compared gate fitted on one set and applied unchanged to each other.
+
+The sets are the experiment's own main set (signals.csv, mismatch_hard left out as in gate_transfer) and every
+external set the external study scored over each row's own candidates (external/gate_signals.csv: FunctionChat
+CallDecision, BFCL, BFCL 2+). Per gate and test set:
+
+* ``within``: a fitted gate out of fold on the test set itself (the study's own out-of-fold values);
+* ``raw``: a raw signal as computed (it fits nothing, so within and transfer are the same number);
+* ``transfer``: the gate fitted on all of another set (``fit_set``) and applied unchanged, standardisation and
+  coefficients included (:func:`toolgate.gate.models.payload`);
+* ``pooled``: fitted on every other set pooled, applied to the one left out.
+
+The question it answers is the paper's argument for spending the encoder on abstention: does a gate of BM25 score
+features keep its separation on a catalog it was not fitted on, and does a frozen encoder's similarity? AUCs (in vs
+out of catalog) with 95% cluster-bootstrap intervals over the test set's own clusters. ``bfcl_2plus`` is a subset of
+``bfcl``: neither is fitted on to test the other.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..config import Gate, Run
+from ..tables import write_table
+from .bootstrap import auc_interval, cluster_weights
+from .models import payload, payload_scores
+from .signals import Signal, compared_gates
+
+log = logging.getLogger(__name__)
+COLUMNS = ["gate", "kind", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high", "n_in", "n_out"]
+LADDER = "top_score"  # the single-pool ladder's signal (a raw BM25 feature), a row of every set for reference
+SUBSETS = {"bfcl_2plus": "bfcl"}  # a set and the set it is a subset of: never fitted on to test each other
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """One set's signals (raw columns and out-of-fold fitted gates), in-catalog labels and bootstrap clusters."""
+    frame: pd.DataFrame
+    y: np.ndarray
+    clusters: np.ndarray
+
+
+def own_set(signals: pd.DataFrame, gate: Gate) -> LabelledSet:
+    """The experiment's main set as the gate study scored it (mismatch_hard left out; gate.cluster_units' first)."""
+    main = signals[signals["slice"] != "mismatch_hard"].reset_index(drop=True)
+    unit = "utterance_id" if gate.cluster_units[0] == "utterance" else "pair_id"
+    return LabelledSet(main, main["in_catalog"].to_numpy(), main[unit].to_numpy())
+
+
+def external_sets(frame: pd.DataFrame) -> dict[str, LabelledSet]:
+    """external/gate_signals.csv by dataset."""
+    out = {}
+    for name, d in frame.groupby("dataset", sort=False):
+        d = d.reset_index(drop=True)
+        out[str(name)] = LabelledSet(d, d["in_catalog"].to_numpy(), d["cluster"].astype(str).to_numpy())
+    return out
+
+
+def _row(gate: Signal, test: str, mode: str, fit: str, values, s: LabelledSet, weights) -> dict:
+    auc, lo, hi = auc_interval(values, s.y, weights)
+    return {"gate": gate.name, "kind": "fitted" if gate.inputs else "raw", "test_set": test, "mode": mode,
+            "fit_set": fit, "auc": auc, "ci_low": lo, "ci_high": hi, "n_in": int(s.y.sum()),
+            "n_out": int((s.y == 0).sum())}
+
+
+def _fit(sets: list[LabelledSet], inputs: tuple[str, ...]) -> dict:
+    x = np.vstack([s.frame[list(inputs)].to_numpy(float) for s in sets])
+    return json.loads(payload(x, np.concatenate([s.y for s in sets]), inputs))
+
+
+def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], resamples: int, seed: int) -> pd.DataFrame:
+    """Every compared gate of ``reg`` (and the top BM25 score, the ladder's signal) on every set with both kinds of
+    request: within or raw, then transferred from each other set, then pooled from all the others (module
+    docstring). A gate whose inputs a set lacks is left out there."""
+    usable = {n: s for n, s in sets.items() if 0 < s.y.sum() < len(s.y)}
+    recs = []
+    ladder = [LADDER] if LADDER in reg and LADDER not in compared_gates(reg) else []  # the reference line
+    for name in compared_gates(reg) + ladder:
+        g = reg[name]
+        needs = list(g.inputs) or [name]
+        have = {n: s for n, s in usable.items() if set(needs) <= set(s.frame.columns)}
+        for test, s in have.items():
+            w = cluster_weights(s.clusters, resamples, seed)
+            recs.append(_row(g, test, "within" if g.inputs else "raw", test if g.inputs else "none",
+                             s.frame[name].to_numpy(float), s, w))
+            if not g.inputs:
+                continue
+            others = [n for n in have if n != test and n != SUBSETS.get(test) and SUBSETS.get(n) != test]
+            for fit in others:
+                recs.append(_row(g, test, "transfer", fit, payload_scores(_fit([have[fit]], g.inputs), s.frame), s, w))
+            pool = [n for n in others if SUBSETS.get(n) not in others]  # a subset adds its rows twice
+            if len(pool) > 1:
+                pooled = payload_scores(_fit([have[n] for n in pool], g.inputs), s.frame)
+                recs.append(_row(g, test, "pooled", " + ".join(pool), pooled, s, w))
+    return pd.DataFrame(recs, columns=COLUMNS)
+
+
+def write_gate_loco(signals_csv, external_csv, out_csv, reg: dict[str, Signal], set_name: str, gate: Gate,
+                    run: Run) -> pd.DataFrame:
+    """tables/gate_loco.csv; ``external_csv``: external/gate_signals.csv (None: the external study is off, and the
+    table holds the own set's within and raw rows alone)."""
+    sets = {set_name: own_set(pd.read_csv(signals_csv), gate)}
+    sets |= external_sets(pd.read_csv(external_csv)) if external_csv else {}
+    table = loco_frame(sets, reg, gate.resamples, run.seed)
+    write_table(table, out_csv, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
+                f"Sets: {', '.join(sets)}. within: a fitted gate out of fold on the test set; raw: a signal that fits "
+                "nothing; transfer: fitted on all of fit_set, applied unchanged (standardisation and coefficients); "
+                "pooled: fitted on the other sets together. bfcl_2plus is a subset of bfcl: neither is fitted on to "
+                f"test the other. AUC in vs out of catalog, 95% intervals over {gate.resamples} bootstrap resamples of "
+                f"the test set's clusters ({set_name}: {gate.cluster_units[0]}; external sets: their own).", run.seed)
+    log.info("gate_loco: %d rows over %d sets", len(table), len(sets))
+    return table
