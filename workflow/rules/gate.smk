@@ -283,13 +283,14 @@ rule gate_loco:
     # leave one catalog out: every gate fitted on one set, applied unchanged to each other (toolgate.gate.loco)
     input:
         signals=f"{RES}/gate/signals.csv",
+        catalog=config["catalog"],
         external=[f"{RES}/external/gate_signals.csv"] if config["external"]["enabled"] else [],
     output:
         table=f"{RES}/tables/gate_loco.csv",
         md=f"{RES}/tables/gate_loco.md",
     params:
         signals=SIGNALS,
-        experiment=EXP,
+        own={"name": EXP, "lexical": config["rankers"][config["roles"]["lexical"]]},
         gate=config["gate"],
         run=RUN,
     benchmark:

@@ -2,5 +2,5 @@ from toolgate.gate.loco import write_gate_loco
 from toolgate.smk import logged, typed
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_gate_loco(i.signals, i.external[0] if i.external else None, o.table, p.signals, p.experiment, p.gate, p.run)
+    p = typed(snakemake.params)
+    write_gate_loco(snakemake.input, snakemake.output.table, p.signals, p.own, p.gate, p.run)

@@ -3,6 +3,7 @@ known: a feature that separates in- from out-of-catalog requests one way on two 
 import numpy as np
 import pandas as pd
 
+from toolgate.config import section
 from toolgate.gate.loco import LabelledSet, loco_frame
 from toolgate.gate.signals import Signal
 
@@ -24,7 +25,7 @@ REG = {"fit": Signal("fit", "fitted", "a fitted gate", "fitted", inputs=("x",), 
 
 def test_transfer_keeps_or_flips_the_separation_it_was_fitted_on():
     sets = {"a": _set(1.0, seed=1), "b": _set(1.0, seed=2), "flip": _set(-1.0, seed=3)}
-    t = loco_frame(sets, REG, 200, 0).set_index(["gate", "test_set", "mode", "fit_set"])["auc"]
+    t = loco_frame(sets, REG, section("gate", {"resamples": 200}), 0).set_index(["gate", "test_set", "mode", "fit_set"])["auc"]
     assert t["fit", "a", "within", "a"] == 1.0 and t["fit", "a", "transfer", "b"] == 1.0
     assert t["fit", "a", "transfer", "flip"] == 0.0 and t["fit", "flip", "transfer", "a"] == 0.0  # fitted the other way
     assert t["fit", "flip", "pooled", "a + b"] == 0.0  # the two agreeing sets pooled, applied to the third
@@ -36,8 +37,40 @@ def test_a_subset_never_tests_its_superset_and_one_class_sets_are_left_out():
     full = _set(1.0, seed=4)
     sub = LabelledSet(full.frame.iloc[10:30].reset_index(drop=True), full.y[10:30], full.clusters[10:30])
     one = LabelledSet(full.frame.iloc[:20], full.y[:20], full.clusters[:20])  # in-catalog requests only
-    t = loco_frame({"bfcl": full, "bfcl_2plus": sub, "other": _set(1.0, seed=5), "ones": one}, REG, 100, 0)
+    t = loco_frame({"bfcl": full, "bfcl_2plus": sub, "other": _set(1.0, seed=5), "ones": one}, REG, section("gate", {"resamples": 100}), 0)
     pairs = set(zip(t["test_set"], t["fit_set"]))
     assert ("bfcl_2plus", "bfcl") not in pairs and ("bfcl", "bfcl_2plus") not in pairs
     assert ("other", "bfcl + bfcl_2plus") not in pairs and ("other", "ones") not in pairs
     assert "ones" not in set(t["test_set"]) and (t["ci_low"] <= t["auc"]).all() and (t["auc"] <= t["ci_high"]).all()
+
+
+def test_catalog_relative_g3_joins_when_every_set_has_its_scale():
+    """G3-rel divides the scale-bearing score features by the catalog's own scale: within one set that is a constant,
+    so it separates as G3 does there; across sets it is what a catalog's score scale no longer shifts."""
+    from toolgate.gate.loco import G3_REL, SCALED
+    from toolgate.gate.signals import FEATURES
+
+    def scored(scale, seed):
+        rng = np.random.default_rng(seed)
+        y = np.repeat([1, 0], 30)
+        f = {name: rng.standard_normal(60) for name in FEATURES}
+        for name in SCALED:  # in catalog: a higher score, in the catalog's own units
+            f[name] = scale * (1.0 + y + 0.3 * rng.standard_normal(60))
+        return LabelledSet(pd.DataFrame({**f, "catalog_scale": scale}), y, np.arange(60).astype(str))
+
+    sets = {"small": scored(1.0, 1), "large": scored(10.0, 2)}
+    t = loco_frame(sets, {G3_REL.name: G3_REL}, section("gate", {"resamples": 100}), 0)
+    assert set(t["gate"]) == {"g3_rel"} and set(t["mode"]) == {"within", "transfer"}
+    assert (t["auc"] > 0.9).all()  # fitted on one scale, it separates on the other as well
+
+
+def test_catalog_scale_is_the_median_self_score_of_its_actions():
+    from conftest import tool
+    from toolgate.config import run
+    from toolgate.gate.loco import catalog_scale
+    from toolgate.retrieval.rankers import fit_ranker
+    cat = [tool("set_alarm"), tool("make_call"), tool("chat", required=(), kind="route", mutating=False)]
+    r = run(0, ("en",))
+    ranker = fit_ranker({"type": "bm25", "variant": "E1"}, cat, ("en",), r.text.ngram, r.text.pad)
+    by_hand = np.median([np.max(ranker.score(f"{t['names']['en']} {t['descriptions']['en']}")) for t in cat[:2]])
+    assert catalog_scale(cat, {"type": "bm25", "variant": "E1"}, ("en",), r.text) == by_hand > 0

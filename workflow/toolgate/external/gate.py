@@ -21,6 +21,7 @@ import pandas as pd
 from ..config import Gate, Run
 from ..gate.bootstrap import NO_SLICE, auc_interval, cluster_weights, paired_differences
 from ..gate.inputs import query_lengths, raw_signals
+from ..gate.loco import catalog_scale
 from ..gate.models import fit_signals, folds, load_payloads, payload_scores
 from ..gate.signals import registry
 from ..retrieval.rankers import encoder_rankers
@@ -115,7 +116,8 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
         if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
             ext = ext.subset([len(c) >= 2 for c in ext.candidates])
         df, meta = gate_signals(ext, rankers, lexical, fits, gate, run)
-        frames.append(df.drop(columns=[c for c, m in meta.items() if m[1] == "transfer"]).assign(dataset=dataset))
+        frames.append(df.drop(columns=[c for c, m in meta.items() if m[1] == "transfer"]).assign(
+            dataset=dataset, catalog_scale=catalog_scale(ext.catalog, rankers[lexical], (ext.lang,), run.text)))
         y = df["in_catalog"].to_numpy()
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():

@@ -10,6 +10,11 @@ CallDecision, BFCL, BFCL 2+). Per gate and test set:
   coefficients included (:func:`toolgate.gate.models.payload`);
 * ``pooled``: fitted on every other set pooled, applied to the one left out.
 
+Beside the registry's gates, one gate built to transfer: **G3-rel**, G3 with its scale-bearing score features
+(top score, raw margin, score per term) divided by the catalog's own scale (:func:`catalog_scale`: the median top
+BM25 score its actions' names and descriptions reach as queries against it), which needs no label of the new
+catalog, only its tool texts.
+
 The question it answers is the paper's argument for spending the encoder on abstention: does a gate of BM25 score
 features keep its separation on a catalog it was not fitted on, and does a frozen encoder's similarity? AUCs (in vs
 out of catalog) with 95% cluster-bootstrap intervals over the test set's own clusters. ``bfcl_2plus`` is a subset of
@@ -24,16 +29,37 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import io
 from ..config import Gate, Run
+from ..retrieval.rankers import fit_ranker
 from ..tables import write_table
 from .bootstrap import auc_interval, cluster_weights
 from .models import payload, payload_scores
-from .signals import Signal, compared_gates
+from .signals import FEATURES, Signal, compared_gates
 
 log = logging.getLogger(__name__)
 COLUMNS = ["gate", "kind", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 LADDER = "top_score"  # the single-pool ladder's signal (a raw BM25 feature), a row of every set for reference
-SUBSETS = {"bfcl_2plus": "bfcl"}  # a set and the set it is a subset of: never fitted on to test each other
+SUBSETS = {"bfcl_2plus": "bfcl"}
+SCALED = ("top_score", "raw_margin", "score_per_term")  # BM25 score features in the catalog's own score units
+SCALE = "catalog_scale"  # the column of each set's catalog_scale
+G3_REL = Signal("g3_rel", "fitted", "G3 with score features relative to the catalog's own scale (out of fold)",
+                "G3-rel (catalog-relative)", True, None, tuple(f"{f}_rel" if f in SCALED else f for f in FEATURES),
+                compared=True)
+
+
+def catalog_scale(catalog: list[dict], spec: dict, langs, text) -> float:
+    """The median top BM25 score a catalog's actions reach as queries against it (each action's name and description
+    in each language: what a request to it paraphrases). It needs no labelled request, only the catalog."""
+    ranker = fit_ranker(spec, catalog, tuple(langs), text.ngram, text.pad)
+    queries = [f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
+               for t in catalog if t["kind"] == "action" for lang in langs]
+    return float(np.median([np.max(ranker.score(q)) for q in queries if q]))
+
+
+def relative(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the catalog-relative score features (``<feature>_rel``) and G3-rel's inputs."""
+    return frame.assign(**{f"{f}_rel": frame[f] / frame[SCALE] for f in SCALED if f in frame})  # a set and the set it is a subset of: never fitted on to test each other
 
 
 @dataclass(frozen=True)
@@ -67,16 +93,26 @@ def _row(gate: Signal, test: str, mode: str, fit: str, values, s: LabelledSet, w
             "n_out": int((s.y == 0).sum())}
 
 
+def _oof(s: LabelledSet, inputs: tuple[str, ...], n_folds: int, seed: int) -> pd.Series:
+    """A gate the study did not fit (G3-rel) out of fold on the set, folds grouped by its clusters."""
+    from .models import folds, oof_scores
+    return pd.Series(oof_scores(s.frame[list(inputs)].to_numpy(float), s.y, folds(s.y, s.clusters, n_folds, seed)))
+
+
 def _fit(sets: list[LabelledSet], inputs: tuple[str, ...]) -> dict:
     x = np.vstack([s.frame[list(inputs)].to_numpy(float) for s in sets])
     return json.loads(payload(x, np.concatenate([s.y for s in sets]), inputs))
 
 
-def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], resamples: int, seed: int) -> pd.DataFrame:
+def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], gate: Gate, seed: int) -> pd.DataFrame:
     """Every compared gate of ``reg`` (and the top BM25 score, the ladder's signal) on every set with both kinds of
     request: within or raw, then transferred from each other set, then pooled from all the others (module
-    docstring). A gate whose inputs a set lacks is left out there."""
+    docstring), ``gate.resamples`` bootstrap resamples. A gate whose inputs a set lacks is left out there; G3-rel
+    joins when every set carries its catalog's scale."""
     usable = {n: s for n, s in sets.items() if 0 < s.y.sum() < len(s.y)}
+    if all(SCALE in s.frame for s in usable.values()):
+        reg = {**reg, G3_REL.name: G3_REL}
+        usable = {n: LabelledSet(relative(s.frame), s.y, s.clusters) for n, s in usable.items()}
     recs = []
     ladder = [LADDER] if LADDER in reg and LADDER not in compared_gates(reg) else []  # the reference line
     for name in compared_gates(reg) + ladder:
@@ -84,9 +120,10 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], resamples: 
         needs = list(g.inputs) or [name]
         have = {n: s for n, s in usable.items() if set(needs) <= set(s.frame.columns)}
         for test, s in have.items():
-            w = cluster_weights(s.clusters, resamples, seed)
+            w = cluster_weights(s.clusters, gate.resamples, seed)
+            within = s.frame[name] if name in s.frame else _oof(s, g.inputs, gate.folds, seed)
             recs.append(_row(g, test, "within" if g.inputs else "raw", test if g.inputs else "none",
-                             s.frame[name].to_numpy(float), s, w))
+                             within.to_numpy(float), s, w))
             if not g.inputs:
                 continue
             others = [n for n in have if n != test and n != SUBSETS.get(test) and SUBSETS.get(n) != test]
@@ -99,18 +136,25 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], resamples: 
     return pd.DataFrame(recs, columns=COLUMNS)
 
 
-def write_gate_loco(signals_csv, external_csv, out_csv, reg: dict[str, Signal], set_name: str, gate: Gate,
-                    run: Run) -> pd.DataFrame:
-    """tables/gate_loco.csv; ``external_csv``: external/gate_signals.csv (None: the external study is off, and the
-    table holds the own set's within and raw rows alone)."""
-    sets = {set_name: own_set(pd.read_csv(signals_csv), gate)}
+def write_gate_loco(inputs, out_csv, reg: dict[str, Signal], own: dict, gate: Gate, run: Run) -> pd.DataFrame:
+    """tables/gate_loco.csv. ``inputs``: named ``signals`` (gate/signals.csv), ``catalog`` (the experiment's, for its
+    scale) and ``external`` (a list: external/gate_signals.csv, or empty when the external study is off and the
+    table holds the own set's rows alone); ``own``: the experiment's ``name`` and its ``lexical`` ranker's entry."""
+    set_name = own["name"]
+    scale = catalog_scale(io.load_catalog(inputs.catalog, run.langs), own["lexical"], run.langs, run.text)
+    own = own_set(pd.read_csv(inputs.signals), gate)
+    sets = {set_name: LabelledSet(own.frame.assign(**{SCALE: scale}), own.y, own.clusters)}
+    external_csv = inputs.external[0] if inputs.external else None
     sets |= external_sets(pd.read_csv(external_csv)) if external_csv else {}
-    table = loco_frame(sets, reg, gate.resamples, run.seed)
+    table = loco_frame(sets, reg, gate, run.seed)
     write_table(table, out_csv, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
                 f"Sets: {', '.join(sets)}. within: a fitted gate out of fold on the test set; raw: a signal that fits "
                 "nothing; transfer: fitted on all of fit_set, applied unchanged (standardisation and coefficients); "
                 "pooled: fitted on the other sets together. bfcl_2plus is a subset of bfcl: neither is fitted on to "
                 f"test the other. AUC in vs out of catalog, 95% intervals over {gate.resamples} bootstrap resamples of "
-                f"the test set's clusters ({set_name}: {gate.cluster_units[0]}; external sets: their own).", run.seed)
+                f"the test set's clusters ({set_name}: {gate.cluster_units[0]}; external sets: their own). g3_rel: G3 "
+                "with top score, raw margin and score per term divided by the catalog's own scale (the median top "
+                "BM25 score of its actions' names and descriptions as queries), fitted like every other gate.",
+                run.seed)
     log.info("gate_loco: %d rows over %d sets", len(table), len(sets))
     return table
