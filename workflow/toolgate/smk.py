@@ -19,10 +19,17 @@ def logged(snakemake):
         handler = logging.StreamHandler(fh)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         terminal = logging.StreamHandler(sys.__stderr__)
-        terminal.setFormatter(logging.Formatter(f"[{snakemake.rule}] %(message)s"))
+        # a rule's jobs differ by their wildcards (scores of ranker=e5 beside ranker=bm25): they name the job
+        wildcards = "".join(f" {k}={v}" for k, v in getattr(snakemake, "wildcards", {}).items())
+        prefix = f"[{snakemake.rule}{wildcards}]".replace("%", "%%")
+        terminal.setFormatter(logging.Formatter(prefix + " %(message)s"))
         root, console = logging.getLogger(), logging.getLogger("toolgate.console")
         root.addHandler(handler)
         root.setLevel(logging.INFO)
+        # the console logger's own level: its INFO lines pass even where a library raises the root logger's level
+        # (a propagated record meets only the handlers' levels on the way up, so they reach the log file too)
+        level = console.level
+        console.setLevel(logging.INFO)
         console.addHandler(terminal)
         try:
             yield
@@ -32,6 +39,7 @@ def logged(snakemake):
         finally:
             root.removeHandler(handler)
             console.removeHandler(terminal)
+            console.setLevel(level)
 
 
 def typed(params) -> SimpleNamespace:

@@ -1,4 +1,5 @@
 """The scaling benchmark: seeded catalog growth, the jobs it plans, paired ratios, and its figure."""
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
@@ -12,7 +13,7 @@ from toolgate.bench.scaling import (
     with_ratios,
 )
 from toolgate.config import run, section
-from toolgate.report.plots import fig_scaling, scaling_figure
+from toolgate.report.plots import fig_scaling, scaling_figure, timing_source
 
 BASE = [tool(f"base_{i}") for i in range(5)]
 POOL = [tool(f"ext_{i}") for i in range(7)]
@@ -93,3 +94,23 @@ def test_frame_measures_every_job_in_its_own_interpreter():
         (5, "toolgate"), (5, "bm25s"), (5, "rank_bm25"), (12, "toolgate"), (12, "bm25s")]
     assert (df["index_bytes"] > 0).all() and (df["peak_rss_mb"] > 0).all() and (df["queries_timed"] == 4).all()
     assert df["layout"].iloc[0] == "dense" and df["ours_over_bm25s"].notna().tolist() == [True, False, False, True, False]
+
+
+def test_figure_names_its_run_and_a_latency_that_drops(tmp_path):
+    """The subtitle names the table the timings come from and that they are one run's; a median below the smaller
+    catalog's (noise: a larger catalog is not faster) is drawn hollow and said so."""
+    recs = [{"size": s, "ranker": r, "implementation": i, "build_s": 0.1, "index_bytes": s, "median_ms": ms,
+             "peak_rss_mb": 100, "queries_timed": 3 if i == "encoder" else 10,
+             "ours_over_bm25s": 0.8 if i == "toolgate" else None, "ours_over_rank_bm25": None}
+            for s, e5 in ((70, 21.3), (300, 17.1)) for r, i, ms in (("bm25", "toolgate", s / 1e3), ("bm25", "bm25s", s / 5e2),
+                                                                   ("e5", "encoder", e5))]
+    fig = scaling_figure(pd.DataFrame(recs), "results/x/tables/scaling.csv")
+    title = fig.get_suptitle()
+    assert "Timings from results/x/tables/scaling.csv: one run's measurement on this machine" in title
+    assert "load not recorded; timings vary with machine load" in title and "Queries timed per point: 3, 10" in title
+    assert "e5 (encoder) at 300 tools, 17.1 ms against 21.3 ms at 70" in title.replace("\n", " ")
+    hollow = [line for line in fig.axes[0].get_lines() if line.get_markerfacecolor() == "white" and len(line.get_xdata())]
+    assert [(list(h.get_xdata()), list(h.get_ydata())) for h in hollow] == [([300], [17.1])]
+    plt.close(fig)
+    # a table that records its load says it instead
+    assert "load_1m 0.5" in timing_source("t.csv", pd.DataFrame({"load_1m": [0.5, 0.5]}))

@@ -5,7 +5,13 @@ import pytest
 from matplotlib.text import Text
 
 from toolgate.gate.signals import registry
-from toolgate.report.plots import fig_operating_points, fig_reliability, reliability_figure
+from toolgate.report.plots import (
+    fig_candidate_ablation,
+    fig_jaccard,
+    fig_operating_points,
+    fig_reliability,
+    reliability_figure,
+)
 
 REG = registry("bm25", ["e5"])
 
@@ -43,4 +49,64 @@ def test_reliability_legend_overlaps_no_labels(gates):
     others += [t.get_window_extent(renderer) for ax in fig.axes for t in ax.get_xticklabels() + [ax.xaxis.label]]
     assert not any(box.overlaps(o) for o in others)
     assert fig.bbox.contains(box.x0, box.y0) and fig.bbox.contains(box.x1, box.y1)  # on the canvas, not cut off
+    plt.close(fig)
+
+
+def _label_boxes(ax):
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    return [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+
+
+def _kept(monkeypatch):
+    """The figure a fig_* function draws, kept open (it saves and closes its own)."""
+    import toolgate.report.plots as plots
+    kept = {}
+    monkeypatch.setattr(plots, "save", lambda fig, stem: kept.setdefault("fig", fig))
+    return kept
+
+
+def test_jaccard_tick_labels_do_not_run_together(tmp_path, monkeypatch):
+    names = ["synthetic match", "synthetic mismatch", "bfcl", "synthetic mismatch_hard", "functionchat"]
+    items = pd.DataFrame([{"dataset": n, "lang": lang, "jaccard": j / 10} for n in names for lang in ("en", "ko")
+                          for j in range(5)])
+    items.to_csv(tmp_path / "items.csv", index=False)
+    kept = _kept(monkeypatch)
+    fig_jaccard(tmp_path / "items.csv", tmp_path / "fig4")
+    for ax in kept["fig"].axes:
+        boxes = _label_boxes(ax)
+        assert len(boxes) == len(names)
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    plt.close(kept["fig"])
+
+
+def test_coinciding_ablation_curves_stay_visible(tmp_path, monkeypatch):
+    recs = [{"ranker": r, "k": k, "lang": "all", "slice": s, "top1_mean": top, "top1_std": 0.01}
+            for r in ("bm25", "usem3", "convex") for s in ("match", "mismatch") for k in (7, 20, 70)
+            for top in [(0.9 if s == "match" else 0.7) - k / 1000 + (0.05 if r == "bm25" else 0)]]
+    pd.DataFrame(recs).to_csv(tmp_path / "a.csv", index=False)
+    kept = _kept(monkeypatch)
+    fig_candidate_ablation(tmp_path / "a.csv", tmp_path / "fig")
+    ax = kept["fig"].axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    usem3, convex = lines["usem3, mismatch"], lines["convex, mismatch (= usem3 within 0.005)"]
+    # the same values, drawn side by side with their own markers: neither hides the other
+    assert list(usem3.get_ydata()) == list(convex.get_ydata())
+    assert all(a < b for a, b in zip(usem3.get_xdata(), convex.get_xdata()))
+    assert usem3.get_marker() != convex.get_marker() and convex.get_markerfacecolor() == "none"
+    plt.close(kept["fig"])
+
+
+def test_reliability_shows_the_items_in_each_bin():
+    curves = _reliability(("g3", "e5_maxcos"))
+    curves.loc[curves["bin"] == 9, "n"] = 300
+    fig = reliability_figure(curves, REG)
+    counts = [ax for ax in fig.axes if ax.get_yscale() == "log"]
+    assert len(counts) == 2  # a counts panel under each gate's panel
+    for ax in counts:  # a stem and a marker per (method, bin), at the bin's count
+        ys = sorted(y for line in ax.get_lines() for y in line.get_ydata())
+        assert ys.count(300) == 3 and ys.count(5) == 27
+    small = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert small.count("5") == 2 * 27  # bins of under 20 items are labelled with their count
+    assert "300" not in small
     plt.close(fig)

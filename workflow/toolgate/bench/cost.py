@@ -25,6 +25,7 @@ from ..tables import write_table
 from .timing import measure, reference, run_jobs
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 def _bench(job: dict, turn=None) -> dict:
@@ -96,6 +97,7 @@ def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outpu
     """``outputs``: named ``table`` and ``index`` (the serialised lexical index)."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
+    console.info("timing %d rankers and two reference BM25s, one process each", len(rankers))
     df = cost_frame(catalog, rows, rankers, lexical, run, cost, outputs.index)
     write_table(df, outputs.table, "Cost per ranker (one query, whole catalog, CPU)",
                 "median/p95: single-query latency in ms (scoring + the top-10 shortlist, model loaded, after warm-up). "

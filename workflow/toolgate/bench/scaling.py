@@ -39,6 +39,7 @@ from ..tables import write_table
 from .timing import measure, reference, run_jobs
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 EXTERNAL = {"functionchat": (adapters.functionchat_singlecall, adapters.functionchat_calldecision),
             "bfcl": (adapters.bfcl,)}
@@ -161,8 +162,8 @@ def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, ou
     base, pool = actions(catalog), external_tools(external)
     tools = tool_sequence(base, pool, max(scaling.sizes), run.seed)
     real = len(base) + len(pool)
-    log.info("scaling catalogs: %d actions, %d external tools, %d recombined", len(base), len(pool),
-             max(0, len(tools) - real))
+    console.info("scaling catalogs: %d actions, %d external tools, %d recombined; sizes %s", len(base), len(pool),
+                 max(0, len(tools) - real), ", ".join(map(str, sorted(scaling.sizes))))
     df = scaling_frame(tools, sample_queries(io.main_set(rows), scaling.queries, run.seed), rankers, lexical, run,
                        scaling)
     df.insert(1, "recombined", (df["size"] - real).clip(lower=0))

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from ..retrieval.scores import top_order
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 TURN_QUERIES = 10  # timed queries per turn of jobs that take turns (run_jobs)
@@ -153,7 +154,7 @@ def run_jobs(jobs: list[dict], module: str) -> list[dict]:
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
     groups = [list(g) for _, g in itertools.groupby(jobs, key=lambda j: j.get("turns") or id(j))]
-    recs = []
+    recs, t0 = [], time.perf_counter()
     with _exit_on_stop_signals(), tempfile.TemporaryFile("w+") as err, \
             tqdm(total=len(jobs), desc="benchmarks", unit="job", file=sys.stderr) as progress:
         server = subprocess.Popen([sys.executable, "-m", __name__, module], stdin=subprocess.PIPE,
@@ -162,6 +163,11 @@ def run_jobs(jobs: list[dict], module: str) -> list[dict]:
             for group in groups:
                 for job in group:
                     log.info("benchmarking %s (%s)", job["name"], job.get("impl", module))
+                # the terminal gets a line per group (the tqdm bar goes to the log), written between measurements
+                first, last = len(recs) + 1, len(recs) + len(group)
+                console.info("benchmark %s/%d: %s (%s)%s", first if first == last else f"{first}-{last}", len(jobs),
+                             group[0]["name"], ", ".join(j.get("impl", module) for j in group),
+                             f" at {group[0]['size']} tools" if "size" in group[0] else "")
                 server.stdin.write(json.dumps(group) + "\n")
                 server.stdin.flush()
                 for job in group:
@@ -172,6 +178,8 @@ def run_jobs(jobs: list[dict], module: str) -> list[dict]:
                                            f"{err.read()[-3000:]}")
                     recs.append(json.loads(line))
                 progress.update(len(group))
+            if len(groups) > 1:
+                console.info("benchmarks: %d jobs in %.1f s", len(jobs), time.perf_counter() - t0)
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(server.pid, signal.SIGKILL)  # the server and a job it is running

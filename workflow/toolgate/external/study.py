@@ -24,6 +24,7 @@ from .gate import external_gate
 from .scoring import row_scores, top1
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 ITEM_COLUMNS = ["dataset", "subset", "lang", "utterance_id", "jaccard"]
 
@@ -124,12 +125,13 @@ def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: 
     rankers = single_rankers(rankers)  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
     sets = load_all(external, run.seed)
-    log.info("adapted %s in %.1f s", {k: len(v.utterances) for k, v in sets.items()}, time.perf_counter() - t0)
+    console.info("adapted %s in %.1f s; selection with %s", {k: len(v.utterances) for k, v in sets.items()},
+                 time.perf_counter() - t0, ", ".join(rankers))
     sel = external_selection(rankers, sets, run)
-    log.info("selection done after %.1f s", time.perf_counter() - t0)
+    console.info("selection done after %.1f s; gate AUCs", time.perf_counter() - t0)
     gates, diffs, signals = external_gate(rankers, roles.lexical, gates_path, sets, gate, run,
                                  differences=default_differences(roles.encoder, roles.second_encoder))
-    log.info("gate done after %.1f s", time.perf_counter() - t0)
+    console.info("gate done after %.1f s; Jaccard overlap", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
     items = pd.concat([_synthetic_items(catalog_path, utterances_path, run), items], ignore_index=True)
     write_table(sel, outputs.selection, "External selection: top-1 among each row's own candidates",

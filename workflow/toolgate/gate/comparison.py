@@ -16,6 +16,8 @@ gate with the best point value (highest AUROC or coverage, lowest FPR).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 
@@ -29,6 +31,7 @@ from .operating import best_coverage, outcomes, weighted_sweep
 from .signals import Signal, compared_gates, of_kind, signal_rows
 from .study import study_masks
 
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 HIGHER_IS_BETTER = {"auroc": True, "fpr_at_95tpr": False, "best_coverage": True}
 
 
@@ -83,6 +86,8 @@ def comparison_frame(rows, lexical: Scores, signals: pd.DataFrame, reg: dict[str
         for sl, m in masks.items():
             if len(np.unique(y[m])) < 2:  # e.g. a catalog without mismatch items: nothing to separate
                 continue
+            console.info("%s clusters, slice %s: %d gates, paired differences (%d resamples)", unit, sl, len(gates),
+                         gate.resamples)
             sub, clusters = sig[m], sig.loc[m, "utterance_id" if unit == "utterance" else "pair_id"].to_numpy()
             for measure, (name, fn) in measures(tuple(p[m] for p in parts), gate.danger_budget).items():
                 higher = HIGHER_IS_BETTER[measure]

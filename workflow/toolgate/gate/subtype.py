@@ -11,6 +11,8 @@ cluster-bootstrap intervals per cluster unit.
 """
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 
 from .. import io
@@ -20,6 +22,7 @@ from ..tables import write_table
 from .bootstrap import NO_SLICE, auc_measures, difference_label, slice_title
 from .signals import Signal, of_kind
 
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 LEVEL = 0.95
 IN_SLICES = ("match", "mismatch", "mismatch_hard")
 
@@ -47,6 +50,7 @@ def subtype_frame(signals: pd.DataFrame, subtype: dict[str, str], reg: dict[str,
     recs = []
     for unit in gate.cluster_units:
         for label, ins in in_groups(inside).items():
+            console.info("%s clusters, %s in against each out subtype (%d resamples)", unit, label, gate.resamples)
             for st in out_subtypes(out["subtype"]):
                 sub = pd.concat([ins, out[out["subtype"] == st]], ignore_index=True)
                 y = sub["in_catalog"].to_numpy()

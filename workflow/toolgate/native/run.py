@@ -31,6 +31,7 @@ from .protocol import (
 from .server import serving
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 LANG_MODES = ("utterance", "both")
 
@@ -168,8 +169,10 @@ def deploy(entry: dict, native: Native, server_log, work, **fields) -> tuple[dic
            "protocol_check": bool(entry.get("protocol_check")), **fields, "deployed": False, "stage": "",
            "error": "", "environment": environment()}
     records: list[dict] = []
+    console.info("%s: starting %s", name, dep["server"])
     try:
         with serving(entry, server_log, native.readiness_timeout_s, native.endpoint, server=native.server) as server:
+            console.info("%s: server ready after %.1f s", name, server.ready_s)
             model, owner = served_model(server.base_url, entry["model"])
             dep.update(deployed=True, stage="ok", ready_s=round(server.ready_s, 2), command=server.command,
                        served_model=model, models_owned_by=owner)
@@ -217,9 +220,10 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
             for j in jobs[cond]:
                 j["request"]["tool_choice"] = used
             t0 = time.perf_counter()
+            console.info("%s/%s: %d requests", name, cond, len(jobs[cond]))
             recs = run_requests(base_url, jobs[cond], native.concurrency, native.request_timeout_s)
-            log.info("%s/%s: %d requests in %.1f s, %d errors", name, cond, len(recs), time.perf_counter() - t0,
-                     sum(bool(r["error"]) for r in recs))
+            console.info("%s/%s: %d requests in %.1f s, %d errors", name, cond, len(recs), time.perf_counter() - t0,
+                         sum(bool(r["error"]) for r in recs))
             records += recs
         return records
 

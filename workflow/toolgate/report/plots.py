@@ -1,6 +1,7 @@
 """Figures. Every function reads result tables (CSV) only, never raw data."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +23,19 @@ def save(fig, stem) -> None:
     fig.savefig(stem.with_suffix(".png"), dpi=150, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight", metadata={"CreationDate": None, "ModDate": None})
     plt.close(fig)
+
+
+def timing_source(table_csv, df: pd.DataFrame | None = None) -> str:
+    """The line under a figure that plots timings: the table it reads and how far its timings hold. Uses the
+    table's own load or time columns where it records them (``load*``, ``measured_at``, ``timestamp``)."""
+    recorded = []
+    for col in [] if df is None else [c for c in df.columns if c.startswith("load") or c in ("measured_at", "timestamp")]:
+        values = df[col].dropna().unique()
+        if len(values):
+            recorded.append(f"{col} {values[0]}" if len(values) == 1 else f"{col} {min(values)} to {max(values)}")
+    where = f"Timings from {table_csv}: one run's measurement on this machine"
+    return (f"{where} ({', '.join(recorded)})." if recorded
+            else f"{where}, load not recorded; timings vary with machine load.")
 
 
 def fig_operating_points(curves_csv, points_csv, stem, signals: dict[str, Signal]) -> None:
@@ -50,22 +64,36 @@ def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_n
     """Figure 3 from reliability.csv's rows: one panel per gate, before and after calibration."""
     curves = curves[curves["slice"] == slice_name]
     gates = list(dict.fromkeys(curves["gate"]))
-    # constrained layout reserves room for an "outside" legend, so it sits below the x-axis labels, not on them
-    fig, axes = plt.subplots(1, len(gates), figsize=(3.4 * len(gates), 3.6), squeeze=False, sharey=True,
-                             layout="constrained")
-    for ax, gate in zip(axes[0], gates):
-        for method, df in curves[curves["gate"] == gate].groupby("method", sort=False):
-            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method)
+    # constrained layout reserves room for an "outside" legend, so it sits below the x-axis labels, not on them;
+    # under each panel, the items in each bin (a point of a few items is noise, one of hundreds is not)
+    fig, grid = plt.subplots(2, len(gates), figsize=(3.4 * len(gates), 4.9), squeeze=False, sharey="row",
+                             sharex=True, layout="constrained", height_ratios=[3, 1.1])
+    axes, counts = grid[:1], grid[1]
+    top = max(1, int(curves["n"].max()))
+    for ax, low, gate in zip(axes[0], counts, gates):
+        for i, (method, df) in enumerate(curves[curves["gate"] == gate].groupby("method", sort=False)):
+            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method, color=f"C{i}")
+            low.vlines(df["mean_predicted"], 0.8, df["n"], color=f"C{i}", lw=1.2)
+            low.plot(df["mean_predicted"], df["n"], "o", ms=2.5, color=f"C{i}")
+            for x, y, n in zip(df["mean_predicted"], df["fraction_in_catalog"], df["n"]):
+                if n < 20:  # few items: say how few, beside the point
+                    ax.annotate(f"{int(n)}", (x, y), textcoords="offset points", xytext=(3, -7), fontsize=6,
+                                color=f"C{i}")
         ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="perfect")
         ax.set_title(signals[gate].short, fontsize=9)
-        ax.set_xlabel("mean predicted P(in catalog)")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
+        low.set_yscale("log")
+        low.set_ylim(0.8, top * 1.6)
+        low.set_xlabel("mean predicted P(in catalog)")
+        low.grid(alpha=0.3)
     axes[0][0].set_ylabel("observed fraction in catalog")
+    counts[0].set_ylabel("items in bin", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
-    fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration)", fontsize=10)
+    fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration; "
+                 "a bin of under 20 items has its count beside its point)", fontsize=10)
     return fig
 
 
@@ -78,19 +106,27 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
     slices = ["match", "mismatch"] if df["slice"].isin(["match", "mismatch"]).any() else ["all"]
     df = df[(df["lang"] == lang) & (df["slice"].isin(slices))]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    colors = {}
-    for (ranker, slc), d in df.groupby(["ranker", "slice"], sort=False):
-        d = d.sort_values("k")
-        color = colors.setdefault(ranker, f"C{len(colors)}")
-        ls = "--" if slc == "mismatch" else "-"
-        ax.plot(d["k"], d["top1_mean"], ls, marker="o", ms=3, color=color, label=f"{ranker}, {slc}")
-        ax.fill_between(d["k"], d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.15)
+    rankers = list(dict.fromkeys(df["ranker"]))
+    curves = {key: d.sort_values("k") for key, d in df.groupby(["ranker", "slice"], sort=False)}
+    markers = "osD^vP*X"
+    for (ranker, slc), d in curves.items():
+        i = rankers.index(ranker)
+        color, ls = f"C{i}", "--" if slc == "mismatch" else "-"
+        # rankers whose curves coincide would hide each other: each gets its own marker and a small sideways shift
+        # (log axis), and the legend names the ranker a curve lies on
+        x = d["k"] * 10 ** ((i - (len(rankers) - 1) / 2) * 0.006)
+        same = [r for r in rankers[:i] if (r, slc) in curves and len(curves[r, slc]) == len(d)
+                and np.allclose(curves[r, slc]["top1_mean"].to_numpy(), d["top1_mean"].to_numpy(), atol=0.005)]
+        label = f"{ranker}, {slc}" + (f" (= {same[0]} within 0.005)" if same else "")
+        ax.plot(x, d["top1_mean"], ls, marker=markers[i % len(markers)], ms=6 if same else 4, mfc="none" if same else color,
+                color=color, label=label, zorder=3 + (1 if same else 0))
+        ax.fill_between(x, d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.12)
     ax.set_xscale("log")
     ax.minorticks_off()
     ks = sorted(df["k"].unique())
     ax.set_xticks(ks)
     ax.set_xticklabels([str(k) for k in ks])
-    ax.set_xlabel("candidates offered (gold + uniform distractors)")
+    ax.set_xlabel("candidates offered (gold + uniform distractors; rankers' markers shifted apart)")
     ax.set_ylabel("top-1 accuracy (mean over seeds, band = 1 sd)")
     ax.set_title("Selection accuracy against candidate count")
     ax.set_ylim(0, 1.02)
@@ -103,14 +139,17 @@ def fig_jaccard(items_csv, stem) -> None:
     """Figure 4: Jaccard distributions, one panel per language."""
     items = pd.read_csv(items_csv)
     langs = sorted(items["lang"].unique())
-    fig, axes = plt.subplots(1, len(langs), figsize=(4.2 * len(langs), 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(langs), figsize=(4.6 * len(langs), 3.8), squeeze=False, sharey=True,
+                             layout="constrained")
     for ax, lang in zip(axes[0], langs):
         d = items[items["lang"] == lang]
         order = {"synthetic match": 0, "synthetic mismatch": 1, "synthetic in": 2}
         names = sorted(dict.fromkeys(d["dataset"]), key=lambda n: (order.get(n, 3), n))
         ax.boxplot([d[d["dataset"] == n]["jaccard"] for n in names], showfliers=False)
         ax.set_xticks(range(1, len(names) + 1))
-        ax.set_xticklabels([f"{n}\n(n={int((d['dataset'] == n).sum())})" for n in names], fontsize=7)
+        # one word a line ("synthetic" over "match"): side by side the names of neighbouring boxes ran together
+        ax.set_xticklabels([f"{n.replace(' ', chr(10))}\n(n={int((d['dataset'] == n).sum())})" for n in names],
+                           fontsize=7)
         ax.set_title(LANG_NAMES.get(lang, lang))
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
@@ -187,19 +226,29 @@ def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal]) -> None:
     save(gate_transfer_figure(pd.read_csv(table_csv), signals), stem)
 
 
-def scaling_figure(df: pd.DataFrame):
+def scaling_figure(df: pd.DataFrame, source="the scaling table"):
     """Latency, our paired latency ratios, build time, index size and peak RSS against catalog size (a tick at
-    every size of the table)."""
+    every size of the table); under the title, the table the timings come from (``source``) and how far they hold.
+    A latency lower than at the next smaller size (one run's noise: a larger catalog is not faster) is drawn hollow and
+    said so under the title."""
     df = df.assign(line=[f"{r} ({i})" if i == "encoder" else {"toolgate": f"{r}: ours"}.get(i, i)
                          for r, i in zip(df["ranker"], df["implementation"])])
     colors = {line: f"C{i}" for i, line in enumerate(dict.fromkeys(df["line"]))}
     sizes = sorted(df["size"].unique())
     fig, axes = plt.subplots(2, 3, figsize=(13, 7.4))
+    faster = []
     panels = [("median_ms", "single-query latency, median (ms)", "log"), ("build_s", "build: index / embed (s)", "log"),
               ("index_bytes", "index size (bytes)", "log"), ("peak_rss_mb", "peak RSS of the process (MB)", "linear")]
     for ax, (col, title, yscale) in zip([axes[0][0], axes[0][2], axes[1][0], axes[1][1]], panels):
         for line, d in df.groupby("line", sort=False):
             ax.plot(d["size"], d[col], marker="o", ms=4, lw=1.6, color=colors[line], label=line)
+            if col == "median_ms":
+                drop = d[d["median_ms"].diff() < 0]
+                ax.plot(drop["size"], drop["median_ms"], "o", ms=7, mfc="white", color=colors[line])
+                before = d.shift()
+                faster += [f"{line} at {s} tools, {a:.3g} ms against {b:.3g} ms at {int(p)}" for s, a, p, b in
+                           zip(drop["size"], drop["median_ms"], before.loc[drop.index, "size"],
+                               before.loc[drop.index, "median_ms"])]
         ax.set_yscale(yscale)
         ax.set_title(title, fontsize=10)
     axes[1][1].axhline(1024, color="grey", ls="--", lw=1)
@@ -227,14 +276,22 @@ def scaling_figure(df: pd.DataFrame):
     handles, labels = axes[0][0].get_legend_handles_labels()
     axes[1][2].axis("off")
     axes[1][2].legend(handles, labels, loc="center", fontsize=10, title="implementation")
-    fig.suptitle("Cost against catalog size (CPU, one fresh process per point; encoders and rank_bm25 capped)",
-                 fontsize=11)
+    timed = sorted({int(q) for q in df.get("queries_timed", pd.Series(dtype=float)).dropna()})
+    note = timing_source(source, df)
+    if timed:
+        note += f" Queries timed per point: {', '.join(map(str, timed))}."
+    if faster:
+        note += "\n" + textwrap.fill("Hollow: a median latency below the next smaller catalog's, which the larger "
+                                     "catalog cannot cause (run-to-run noise of this run): " + "; ".join(faster) + ".",
+                                     170)
+    fig.suptitle("Cost against catalog size (CPU, one fresh process per point; encoders and rank_bm25 capped)\n"
+                 + note, fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def fig_scaling(table_csv, stem) -> None:
-    save(scaling_figure(pd.read_csv(table_csv)), stem)
+    save(scaling_figure(pd.read_csv(table_csv), table_csv), stem)
 
 
 def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:
@@ -262,7 +319,7 @@ def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:
     axes[0][0].set_ylabel("top-1 of the gold action (95% pair-cluster bootstrap interval)", fontsize=8)
     axes[0][0].legend(fontsize=8, loc="lower left")
     fig.suptitle(f"{LANG_NAMES.get(lang, lang)} requests: top-1 by BM25 unit "
-                 "(under each: index size, median single-query latency)", fontsize=10)
+                 "(under each: index size, median single-query latency)\n" + timing_source(table_csv, df), fontsize=10)
     fig.tight_layout()
     save(fig, stem)
 

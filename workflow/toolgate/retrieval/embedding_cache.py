@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 class CachedEncoder:
@@ -24,6 +25,7 @@ class CachedEncoder:
         if path.exists():
             log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
             return np.load(path)
+        console.info("%s: encoding %d %s texts (not in the cache)", self.encoder.backend, len(texts), role)
         emb = fn(list(texts))
         log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
         self.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,7 @@ from .rankers import encoder_kwargs, encoder_rankers
 from .scores import candidate_mask, gold_rank, mode_note
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 def quantize_int8(x: np.ndarray) -> np.ndarray:
@@ -83,6 +84,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     recs = []
     for name in encoder_rankers(rankers):
         spec = rankers[name]
+        console.info("%s: float32 vectors against int8 and binary", name)
         enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"]), cache_dir), cache_dir)
         d = enc.encode_documents([index_text(t, spec["variant"], langs) for t in catalog])[d_cols]
         q = enc.encode_queries([r["text"] for r in rows])[q_rows]
@@ -96,6 +98,8 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
             docs = [index_text(t, "E1", langs) for t in acts]
             out = {}
             for int8 in (False, True):
+                console.info("ONNX %s %s: %d queries, %d documents", onnx_model, "int8" if int8 else "fp32",
+                             len(texts), len(docs))
                 enc = make_encoder({"backend": "onnx", "model": onnx_model, "int8": int8}, cache_dir)
                 out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
             (q32, d32), (q8, d8) = out[False], out[True]

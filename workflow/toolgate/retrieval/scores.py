@@ -25,6 +25,7 @@ from ..config import Run
 from .rankers import fit_ranker
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 @dataclass
@@ -102,11 +103,13 @@ def load_scores(path) -> Scores:
 def compute_scores(catalog_path, utterances_path, spec: dict, out_path, run: Run) -> Scores:
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     t0 = time.perf_counter()
+    console.info("indexing %d catalog entries", len(catalog))
     ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache)
-    log.info("indexed %d catalog entries in %.2f s", len(catalog), time.perf_counter() - t0)
+    console.info("indexed %d catalog entries in %.2f s; scoring %d utterances", len(catalog), time.perf_counter() - t0,
+                 len(rows))
     t0 = time.perf_counter()
     s = scores_of(ranker, catalog, rows)
-    log.info("scored %d utterances in %.2f s", len(rows), time.perf_counter() - t0)
+    console.info("scored %d utterances in %.2f s", len(rows), time.perf_counter() - t0)
     save_scores(out_path, s)
     return s
 

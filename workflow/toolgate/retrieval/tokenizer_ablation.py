@@ -37,6 +37,7 @@ from .rankers import RankerSpec, fit_ranker
 from .scores import mode_note, scores_of
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 LEVEL = 0.95
 
@@ -83,7 +84,7 @@ def tokenizer_frame(catalog, rows, spec: dict, run: Run, cfg: TokenizerAblation)
         a = scores_of(ranker, catalog, rows).for_rows(inrows).action_scores()
         ranks[v] = {k: seeded_ranks(a, gold, k, cfg.seeds, run.seed) for k in ks}
         cost[v] = variant_cost(ranker, queries, cfg.warmup)
-        log.info("%s: %d index bytes, median %.3f ms", v, cost[v]["index_bytes"], cost[v]["median_ms"])
+        console.info("%s: %d index bytes, median %.3f ms", v, cost[v]["index_bytes"], cost[v]["median_ms"])
     pairs = np.array([r["pair_id"] for r in inrows])
     recs = []
     for k in ks:

@@ -7,6 +7,7 @@ route step. Thresholds come out of fold as in :mod:`toolgate.routing.baselines`.
 from __future__ import annotations
 
 import itertools
+import logging
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,8 @@ from .baselines import (
     quantile_grid,
     study_ladder,
 )
+
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
 def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
@@ -138,6 +141,8 @@ def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: 
     lk, lt, _ = study_ladder(scores[lexical], rows, g, signals, study)
     recs, decisions = [], {}
     for name, p in rt.pipelines.items():
+        console.info("pipeline %s (ranker %s, gate %s): band thresholds out of fold, ladder guard", name, p["ranker"],
+                     p["gate"])
         gate = gate_probability(signals, rows, gate_signal(study.signals, p["gate"]))
         kind, tool, chosen, gold_in_band, chat_ok = band_pipeline(scores[p["ranker"]], scores[lexical], rows, g, gate,
                                                                  rt, budget)
@@ -160,12 +165,14 @@ def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: 
                 "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
                 f"{resamples} utterance-cluster bootstrap resamples. "
                 f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
+    console.info("timing %d pipelines", len(rt.pipelines))
     costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
     write_table(costs, outputs.cost, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
                 "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
                 "A measurement: it varies run to run.", seed,
                 paper=("cost.p3", "intro.neural_ranker"))
+    console.info("signal diversity (%d resamples)", resamples)
     div = signal_diversity(decisions, g, resamples, seed, clusters)
     write_table(div, outputs.diversity, "Signal diversity: shared minus split pipelines (MCC)",
                 "MCC of the pre-confirmation decision (tool for local decisions, else outcome) against gold. Shared: "
