@@ -1,5 +1,9 @@
 # Stage 6: the report (paper vs reproduced, claims ledger, figures) and the headline regression check.
 
+from toolgate.report.sets import compared_inputs
+
+PAPER_CONFIG = "config/paper.yaml"  # the paper's models: the report names it as what removes each encoder stand-in
+
 
 rule report:
     input:
@@ -8,7 +12,12 @@ rule report:
         reported=config["report"]["reported"],
         catalog=config["catalog"],
         utterances=utterances_path(),
-        compared=compared_tables(),
+        # each report.compare experiment's config and its tables that exist now (toolgate.report.sets.compared_inputs)
+        compared=compared_inputs(config["report"]["compare"]),
+        # the selected router's manifest (why, passed over) and its tables
+        router=[f"{RES}/router/{SELECTED}/router.json"] + [f"{RES}/tables/{t}.csv" for t in ("router_selection", "router_eval")]
+        if config["router"]["enabled"] else [],
+        paper=[PAPER_CONFIG] if Path(PAPER_CONFIG).exists() else [],
     output:
         md=f"{RES}/report.md",
         html=report(f"{RES}/report.html", caption="../report/report.rst", category="Report"),

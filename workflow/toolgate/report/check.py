@@ -4,22 +4,43 @@
 value, tol}``; each is looked up in ``results/<experiment>/tables/`` with the
 report's lookup and must lie within ``tol`` of ``value`` (``tol: 0`` for the
 deterministic lexical quantities). The check prints a readable diff.
+
+The paper's values (``data/paper/reported.yaml``, a list of entries with
+``ours``) are an expected file too: each entry that names its table cell must
+lie within the paper value's tolerance (:func:`.tables.bounds`), the count the
+report's side-by-side table calls reproduced.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import yaml
 
 from .. import io, schemas
 from ..config import Roles
 from ..errors import InputError
-from .tables import load_tables, lookup
+from .tables import bounds, load_tables, lookup, within
+
+
+def paper_entries(reported: list[dict]) -> list[dict]:
+    """The entries of a paper-values file that name their table cell, as expected entries (``low``/``high``: the
+    bounds of :func:`.tables.bounds`, ``tol`` in words)."""
+    out = []
+    for e in reported:
+        if e.get("ours"):
+            low, high, words = bounds(e)
+            out.append({"name": e["key"], **e["ours"], "value": math.nan if e["value"] is None else e["value"],
+                        "low": low, "high": high, "tol_words": words})
+    return out
 
 
 def load_expected(path) -> dict:
-    """An expected-values file, validated against ``workflow/schemas/expected.schema.yaml``."""
+    """An expected-values file, validated against ``workflow/schemas/expected.schema.yaml``; or a paper-values file
+    (``data/paper/reported.yaml``: a list), whose entries with ``ours`` become expected entries (experiment: none)."""
     expected = io.read_yaml(path) or {}
+    if isinstance(expected, list):
+        return {"experiment": None, "entries": paper_entries(expected), "paper": True}
     schemas.check_schema(path, None, expected, "expected")
     return expected
 
@@ -30,7 +51,8 @@ def check(tables_dir, expected_path, roles: Roles) -> tuple[list[str], list[str]
     tables = load_tables(tables_dir)
     failures, passes = [], []
     for e in expected["entries"]:
-        where = ", ".join(f"{k}={v}" for k, v in (e.get("where") or {}).items())
+        where = ", ".join(f"{k}={v.format(**asdict(roles)) if isinstance(v, str) else v}"
+                          for k, v in (e.get("where") or {}).items())
         label = f"{e['name']}: {e['table']}.csv {e['column']}" + (f" [{where}]" if where else "")
         try:
             got = lookup(tables, e, roles)
@@ -40,9 +62,14 @@ def check(tables_dir, expected_path, roles: Roles) -> tuple[list[str], list[str]
         if isinstance(e["value"], bool) or isinstance(e["value"], str):
             ok = str(got) == str(e["value"])
             line = f"{label}: expected {e['value']}, got {got}"
+        elif "low" in e:  # a paper value: within its tolerance (tables.bounds)
+            ok = within(got, e["low"], e["high"])
+            line = (f"{label}: paper none, got {float(got):.4f}" if math.isnan(float(e["value"])) else
+                    f"{label}: paper {float(e['value']):.4f} {e['tol_words']}, got {float(got):.4f} "
+                    f"(diff {float(got) - float(e['value']):+.4f})")
         else:
-            both_nan = math.isnan(float(got)) and math.isnan(float(e["value"]))  # e.g. "no crossover" stays so
-            ok = both_nan or abs(float(got) - float(e["value"])) <= float(e.get("tol", 0)) + 1e-9
+            value, tol = float(e["value"]), float(e.get("tol", 0))  # e.g. "no crossover" (NaN) stays so
+            ok = within(got, value - tol, value + tol)
             line = f"{label}: expected {e['value']:.4f} +- {e.get('tol', 0)}, got {float(got):.4f} (diff {float(got) - float(e['value']):+.4f})"
         (passes if ok else failures).append(("  " if ok else "- ") + line)
     return failures, passes
@@ -61,6 +88,9 @@ def run_check(tables_dir, expected_path, roles: Roles, out_path=None) -> bool:
 def write_expected(tables_dir, expected_path, roles: Roles) -> None:
     """Refresh the values of an expected file from current results, keeping names, lookups and tolerances."""
     expected = load_expected(expected_path)
+    if expected.get("paper"):
+        raise InputError(expected_path, "a paper-values file holds the paper's numbers; --write refreshes only an "
+                                        "expected-values file such as tests/expected/default.yaml")
     tables = load_tables(tables_dir)
     for e in expected["entries"]:
         try:

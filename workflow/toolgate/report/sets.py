@@ -5,7 +5,9 @@ The sets are the experiment's own utterances, each external cross-check set the 
 ``report.compare`` names (its config; its tables read from ``results/<experiment>/tables``). An external set
 has gate AUCs with paired differences over all in- vs out-of-catalog rows and top-1 selection per candidate
 condition, so the claims that need a match/mismatch split, routes, reranking or the candidate ablation are
-"not testable" there, each with the reason the test itself gives.
+"not testable" there, each with the reason the test itself gives. The wide matrix states each claim's test once,
+gives each testable cell its verdict mark and deciding number, and numbers the reasons for "not testable" as
+footnotes, one per reason.
 """
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ import pandas as pd
 from .. import config as cfgmod
 from ..gate.signals import Signal, registry
 from ..retrieval.rankers import encoder_rankers
-from .claims import FAMILY, NOT_TESTABLE, ledger
+from .claims import FAMILY, MARK, NOT_TESTABLE, ledger
 from .tables import load_tables
 
 GATE_SETS = {"functionchat": "functionchat_calldecision", "bfcl": "bfcl", "bfcl_2plus": "bfcl_2plus"}
 SELECTION_SETS = {"functionchat": "functionchat_singlecall", "bfcl": "bfcl"}
+EXTERNAL_ONLY = ("an external set has only the external study's tables (gate AUCs with paired differences on "
+                 "CallDecision and BFCL, top-1 selection on Singlecall and BFCL), not the one this claim reads")
 
 
 def external_sets(tables: dict) -> dict[str, dict]:
@@ -45,6 +49,22 @@ def external_sets(tables: dict) -> dict[str, dict]:
     return out
 
 
+def compared_folder(path) -> Path:
+    """The tables folder of the experiment a ``report.compare`` config names."""
+    return Path("results") / cfgmod.load(path)["experiment"] / "tables"
+
+
+def compared_inputs(paths) -> list[str]:
+    """The report rule's inputs for ``report.compare``: each config and every table of its experiment that exists now,
+    when the DAG is built.
+
+    Another experiment's tables come from its own run (its config, its results folder): no rule of this workflow can
+    make them, and an input nothing can make must exist. So the report depends on the tables that are there: a rerun
+    of the other experiment rewrites them and this report reruns; one not run yet has a "not run yet" column, and its
+    first run adds tables, new inputs for which Snakemake reruns the report."""
+    return [p for path in paths for p in [str(path), *sorted(str(t) for t in compared_folder(path).glob("*.csv"))]]
+
+
 def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object, str]]:
     """(tables, registry, roles, config path) of each experiment a ``report.compare`` config names; tables {} if
     the experiment has not run yet."""
@@ -52,7 +72,7 @@ def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object, str
     for path in paths:
         cfg = cfgmod.load(path)
         roles = cfgmod.section("roles", cfg["roles"])
-        folder = Path("results") / cfg["experiment"] / "tables"
+        folder = compared_folder(path)
         out[cfg["experiment"]] = (load_tables(folder) if folder.is_dir() else {},
                                   registry(roles.lexical, encoder_rankers(cfg["rankers"])), roles, path)
     return out
@@ -67,20 +87,46 @@ def claims_matrix(own: str, tables: dict, signals: dict[str, Signal], roles, com
     for name, (t, reg, rl, path) in sets.items():
         led = ledger(t, reg, rl)
         if name.endswith("(external)"):  # the external study measures gate AUCs and selection only
-            led["evidence"] = led["evidence"].str.replace(r"^table (\w+)\.csv was not produced$",
-                                                          r"an external set has no \1 table", regex=True)
+            led["evidence"] = led["evidence"].str.replace(r"^table (\w+)\.csv was not produced$", EXTERNAL_ONLY,
+                                                          regex=True)
         if not t:
             led["evidence"] = f"not run yet: snakemake --configfile {path} --cores 2, then rerun this report"
         frames.append(led.assign(set=name))
-    return pd.concat(frames, ignore_index=True)[["claim", "family", "set", "verdict", "evidence"]]
+    return pd.concat(frames, ignore_index=True)[["claim", "family", "test", "set", "verdict", "deciding", "evidence"]]
+
+
+def footnotes(matrix: pd.DataFrame) -> dict[str, int]:
+    """Each distinct reason a cell is not testable, numbered in the order the wide matrix meets it (row by row)."""
+    untested = matrix[matrix["verdict"] == NOT_TESTABLE].set_index(["claim", "set"])["evidence"]
+    reasons = [untested[(c, s)] for c in dict.fromkeys(matrix["claim"]) for s in dict.fromkeys(matrix["set"])
+               if (c, s) in untested.index]
+    return {reason: i + 1 for i, reason in enumerate(dict.fromkeys(reasons))}
+
+
+def cell(verdict: str, deciding: str, note: int | None = None) -> str:
+    """A matrix cell: the verdict's mark and the deciding number against its threshold, or 'not testable [n]'."""
+    return f"{NOT_TESTABLE} [{note}]" if verdict == NOT_TESTABLE else f"{MARK[verdict]} {deciding}"
 
 
 def matrix_table(matrix: pd.DataFrame) -> pd.DataFrame:
-    """Claims as rows, sets as columns, each cell ``verdict: evidence``."""
-    cells = matrix.assign(cell=matrix["verdict"] + ": " + matrix["evidence"])
+    """Claims as rows with their test in words, sets as columns, each cell :func:`cell` (notes: :func:`footnotes`)."""
+    notes = footnotes(matrix)
+    cells = matrix.assign(cell=[cell(r.verdict, r.deciding, notes.get(r.evidence)) for r in matrix.itertuples()])
     wide = cells.pivot(index="claim", columns="set", values="cell")
     order = list(dict.fromkeys(matrix["claim"]))
-    return wide.loc[order, list(dict.fromkeys(matrix["set"]))].reset_index()
+    tests = matrix.drop_duplicates("claim").set_index("claim")["test"]
+    wide = wide.loc[order, list(dict.fromkeys(matrix["set"]))]
+    wide.insert(0, "test", tests.loc[order])
+    return wide.reset_index()
+
+
+def footnote_lines(matrix: pd.DataFrame) -> list[str]:
+    """'[n] reason' for each footnote of :func:`matrix_table`, with the sets it applies to."""
+    out = []
+    for reason, n in footnotes(matrix).items():
+        sets = list(dict.fromkeys(matrix.loc[(matrix["verdict"] == NOT_TESTABLE) & (matrix["evidence"] == reason), "set"]))
+        out.append(f"[{n}] {reason} ({', '.join(sets)}).")
+    return out
 
 
 def family_sentences(matrix: pd.DataFrame) -> list[str]:

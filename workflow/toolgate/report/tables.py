@@ -4,8 +4,22 @@ Paper values live in ``data/paper/reported.yaml``. An entry that this pipeline
 reproduces names where its value is, with ``ours: {table, where, column}``:
 the CSV ``results/{experiment}/tables/<table>.csv``, the row whose columns
 equal ``where``, and the column; ``scale`` multiplies (e.g. 100 for percent,
-N for counts). Entries without ``ours`` carry ``why`` (not computable here).
-The same lookup serves the regression check (``tests/expected/*.yaml``).
+N for counts) and ``complement: true`` reads 1 - the value (an AUC whose
+table orients the other class as positive). Entries without ``ours`` carry
+``why`` (not computable here). The same lookup serves the regression check
+(``tests/expected/*.yaml``).
+
+A reproduced value counts as reproduced when it lies within the paper value's
+tolerance (:func:`bounds`): the entry's own ``tol`` if it has one; else, for
+a difference the paper gives with its bootstrap interval (``ci`` of an
+``auc_difference`` or ``mcc_difference``; a Jaccard entry's ``ci`` is its
+interquartile range, no interval of the estimate), inside that interval; else
+by unit: 0.03 on
+probability-like scales (AUCs, fractions, their differences, crossover shares;
+the tolerance the data check holds the set's design targets to), 3 points in
+percent, 3% of the denominator for counts "of" a total, the count itself for
+other counts, and 25% of the value for sizes and timings of another machine.
+``toolgate check --expected data/paper/reported.yaml`` applies the same bounds.
 """
 from __future__ import annotations
 
@@ -18,6 +32,43 @@ import pandas as pd
 
 from ..config import Roles
 from ..errors import InputError
+
+ABSOLUTE = {"auc": 0.03, "auc_difference": 0.03, "mcc_difference": 0.03, "fraction": 0.03, "crossover": 0.03,
+            "percent": 3.0, "count": 0.0}
+RELATIVE = {"kilobytes": 0.25, "megabytes": 0.25, "bytes": 0.25, "ms": 0.25, "ratio": 0.25}
+INTERVAL_UNITS = ("auc_difference", "mcc_difference")  # units whose `ci` is a bootstrap interval of the estimate
+COUNT_OF_SHARE = 0.03  # a count out of a denominator: 3% of that denominator, as a fraction's 0.03
+
+
+def bounds(entry: dict) -> tuple[float, float, str]:
+    """(low, high, in words) of the values that reproduce a paper entry (module docstring); NaN bounds for a paper
+    value of none (it is reproduced only by none)."""
+    value = entry["value"]
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return math.nan, math.nan, "none"
+    value = float(value)
+    if "tol" in entry:
+        tol, words = float(entry["tol"]), f"+- {entry['tol']:g}"
+    elif entry.get("ci") and entry.get("unit") in INTERVAL_UNITS:
+        lo, hi = entry["ci"]
+        return float(lo), float(hi), f"in the paper's [{lo:g}, {hi:g}]"
+    elif entry.get("unit") == "count" and entry.get("of"):
+        tol = COUNT_OF_SHARE * float(entry["of"])
+        words = f"+- {tol:g} (3% of {entry['of']})"
+    elif entry.get("unit") in RELATIVE:
+        tol, words = RELATIVE[entry["unit"]] * abs(value), "+- 25%"
+    else:
+        tol = ABSOLUTE.get(entry.get("unit"), 0.0)
+        words = f"+- {tol:g}" if tol else "exact"
+    return value - tol, value + tol, words
+
+
+def within(got, low: float, high: float) -> bool:
+    """``got`` inside [low, high] (float rounding forgiven); NaN bounds take only NaN."""
+    got = float(got)
+    if math.isnan(low):
+        return math.isnan(got)
+    return low - 1e-9 <= got <= high + 1e-9
 
 
 def load_tables(tables_dir) -> dict[str, pd.DataFrame]:
@@ -52,7 +103,8 @@ def lookup(tables: dict, spec: dict, roles: Roles):
     if pd.isna(value) and isinstance(note, str) and note.startswith("not available"):
         raise KeyError(f"table '{name}': {note}")
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-        return float(value) * spec.get("scale", 1)
+        value = 1 - float(value) if spec.get("complement") else float(value)
+        return value * spec.get("scale", 1)
     return value
 
 
@@ -68,26 +120,29 @@ def side_by_side(reported: list[dict], tables: dict, roles: Roles) -> pd.DataFra
     recs = []
     for e in reported:
         paper = e["value"]
-        paper_s = _fmt(float(paper)) if isinstance(paper, (int, float)) else str(paper)
+        paper_s = "none" if paper is None else _fmt(float(paper)) if isinstance(paper, (int, float)) else str(paper)
         if e.get("of"):
             paper_s += f" / {e['of']}"
         if e.get("ci"):
             paper_s += f" [{e['ci'][0]}, {e['ci'][1]}]"
         rec = {"key": e["key"], "where in paper": e.get("ref", ""), "paper": paper_s, "reproduced": "", "difference": "",
-               "source": "", "note": ""}
+               "tolerance": "", "within": "", "source": "", "note": ""}
         spec = e.get("ours")
         if spec is None:
             rec["note"] = e.get("why", "not computed by this pipeline")
         else:
             try:
                 ours = lookup(tables, spec, roles)
-                rec["reproduced"] = _fmt(ours)
+                rec["reproduced"] = "none" if isinstance(ours, float) and math.isnan(ours) else _fmt(ours)
                 if isinstance(ours, float) and isinstance(paper, (int, float)):
                     rec["difference"] = _fmt(ours - float(paper))
+                if isinstance(ours, float):
+                    low, high, rec["tolerance"] = bounds(e)
+                    rec["within"] = "yes" if within(ours, low, high) else "no"
                 where = {k: v.format(**asdict(roles)) if isinstance(v, str) else v
                          for k, v in (spec.get("where") or {}).items()}
-                rec["source"] = f"tables/{spec['table']}.csv: {spec['column']}" + (
-                    f" where {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
+                rec["source"] = (("1 - " if spec.get("complement") else "") + f"tables/{spec['table']}.csv: {spec['column']}"
+                                 + (f" where {', '.join(f'{k}={v}' for k, v in where.items())}" if where else ""))
             except KeyError as exc:
                 rec["note"] = f"not computable: {exc}"
         recs.append(rec)

