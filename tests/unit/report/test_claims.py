@@ -168,3 +168,43 @@ def test_a_crossover_that_exists_at_no_k_cannot_move():
 def test_every_claim_states_a_threshold_in_its_test():
     for text, test, _ in CLAIMS:
         assert ":" in test and re.search(r"(>=|<=|<|>|=) ?([-+]?\d|all)", test), (text, test)
+
+
+def _loco(rows):
+    cols = ["gate", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high"]
+    return {"gate_loco": pd.DataFrame(rows, columns=cols)}
+
+
+def test_the_bm25_gate_transfer_claim_is_decided_by_the_smallest_loss():
+    lost = _loco([("g3", "a", "within", "a", 0.90, 0.85, 0.95), ("g3", "a", "transfer", "b", 0.60, 0.5, 0.7),
+                  ("g3", "a", "transfer", "c", 0.80, 0.7, 0.9)])
+    assert _verdict(lost, "bm25_gate_does_not_transfer", "deciding") == (
+        "holds", "fitted on c 0.800 [0.700, 0.900] vs 0.900 within: loss +0.100 > 0.05")
+    kept = _loco([("g3", "a", "within", "a", 0.90, 0.85, 0.95), ("g3", "a", "transfer", "b", 0.87, 0.8, 0.9)])
+    assert _verdict(kept, "bm25_gate_does_not_transfer")[0] == "does not hold"
+    alone = _loco([("g3", "a", "within", "a", 0.90, 0.85, 0.95)])
+    assert _verdict(alone, "bm25_gate_does_not_transfer") == (
+        "not testable", "gate_loco.csv has no G3 transferred to this set from another (one set, or the external "
+                        "study off)")
+
+
+def test_the_encoder_transfer_claim_needs_every_encoder_above_chance():
+    both = [("e5_maxcos", "a", "raw", "none", 0.80, 0.70, 0.90), ("usem3_maxcos", "a", "raw", "none", 0.60, 0.52, 0.68)]
+    assert _verdict(_loco(both), "encoder_similarity_transfers", "deciding") == (
+        "holds", "usem3_maxcos 0.600 [0.520, 0.680]: lower end > 0.5")
+    weak = both[:1] + [("usem3_maxcos", "a", "raw", "none", 0.55, 0.45, 0.65)]
+    assert _verdict(_loco(weak), "encoder_similarity_transfers")[0] == "does not hold"
+
+
+def test_the_thesis_sentence_says_within_across_both_or_neither():
+    from toolgate.report.sets import ACROSS_CLAIMS, WITHIN_CLAIM, thesis_sentence
+    rows = [(WITHIN_CLAIM, "own", "holds", "x"), (ACROSS_CLAIMS[0], "own", "holds", "y"),
+            (ACROSS_CLAIMS[1], "own", "holds", "z"), (ACROSS_CLAIMS[0], "ext", "does not hold", "w"),
+            (ACROSS_CLAIMS[1], "ext", "holds", "v"), (ACROSS_CLAIMS[0], "one", "not testable", "")]
+    m = pd.DataFrame(rows, columns=["claim", "set", "verdict", "deciding"])
+    assert "holds within this catalog but not across catalogs (sets testing both transfer claims: own, ext)" in \
+        thesis_sentence(m, "own")
+    m.loc[3, "verdict"] = "holds"
+    assert "both within this catalog and across catalogs" in thesis_sentence(m, "own")
+    m.loc[0, "verdict"] = "does not hold"
+    assert "across catalogs but not within this catalog" in thesis_sentence(m, "own")

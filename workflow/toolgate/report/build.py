@@ -22,7 +22,7 @@ from ..retrieval.scores import has_routes, mode_note
 from ..retrieval.tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
 from .claims import FAMILY, MARK, USES
-from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table
+from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table, thesis_sentence
 from .tables import load_tables, side_by_side
 
 # (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
@@ -139,6 +139,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               "experiment's own utterances, each external cross-check set, and the experiments report.compare "
               "lists. A verdict on one synthetic set says as much about that set as about the paper: read a claim "
               "across the columns. " + " ".join(family_sentences(matrix))),
+        ("p", thesis_sentence(matrix, experiment)),
         ("p", f"Each claim's test states its threshold once; a cell gives the verdict ({MARK['holds']} holds, "
               f"{MARK['does not hold']} does not hold) and the number that decides it, with its 95% interval where "
               "the table has one, against that threshold. A bracketed number is the footnote saying why the set "

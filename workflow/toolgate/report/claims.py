@@ -324,6 +324,49 @@ def split_not_better(t, c: Context):
         f"shared - split MCC {r['mcc']:+.3f} {_iv(r['ci_low'], r['ci_high'])}")
 
 
+# Transfer (gate_loco.csv, the rows tested on this set): the paper's argument for spending the encoder on
+# abstention is that a BM25-score gate is a property of one catalog while a frozen encoder's similarity carries over.
+TRANSFER_LOSS = 0.05  # "loses its separation": a transferred AUC more than this below the gate's within-set AUC
+
+
+def _loco(t) -> pd.DataFrame:
+    return _table(t, "gate_loco", "gate", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high")
+
+
+@claim('A gate of BM25 score features fitted on another catalog loses its separation on this one',
+       f'loses: G3 within the set minus G3 fitted on another set and applied unchanged > {TRANSFER_LOSS}, for every '
+       'other set (gate_loco)', "transfer")
+def bm25_gate_does_not_transfer(t, c: Context):
+    rows = _loco(t)
+    g3 = rows[rows["gate"] == "g3"]
+    within, moved = g3[g3["mode"] == "within"], g3[g3["mode"] == "transfer"]
+    if within.empty or moved.empty:
+        raise Missing("gate_loco.csv has no G3 transferred to this set from another (one set, or the external "
+                      "study off)")
+    w = float(within["auc"].iloc[0])
+    best = moved.loc[moved["auc"].idxmax()]  # the smallest loss decides
+    ok = bool(w - best["auc"] > TRANSFER_LOSS)
+    return _verdict(ok), (f"fitted on {best['fit_set']} {best['auc']:.3f} {_iv(best['ci_low'], best['ci_high'])} vs "
+                          f"{w:.3f} within: loss {w - best['auc']:+.3f} {'>' if ok else '<='} {TRANSFER_LOSS}"), (
+        f"G3 within {w:.3f}; " + "; ".join(f"from {r.fit_set} {r.auc:.3f} {_iv(r.ci_low, r.ci_high)}"
+                                          for r in moved.itertuples()))
+
+
+@claim("A frozen encoder's similarity keeps its separation on a catalog it was never fitted on",
+       'keeps: the lower end of every encoder max-cosine AUC interval on this set > 0.5, chance (it fits nothing, '
+       'so every set is a new catalog to it; gate_loco)', "transfer", ("encoder", "second_encoder"))
+def encoder_similarity_transfers(t, c: Context):
+    rows = _loco(t)
+    enc = rows[rows["gate"].isin(of_kind(c.signals, "encoder")) & (rows["mode"] == "raw")]
+    if enc.empty:
+        raise Missing("gate_loco.csv has no encoder max-cosine row on this set")
+    low = enc.loc[enc["ci_low"].idxmin()]  # the weakest encoder decides
+    ok = bool((enc["ci_low"] > 0.5).all())
+    return _verdict(ok), (f"{low['gate']} {low['auc']:.3f} {_iv(low['ci_low'], low['ci_high'])}: lower end "
+                          f"{'>' if ok else '<='} 0.5"), "; ".join(
+        f"{r.gate} {r.auc:.3f} {_iv(r.ci_low, r.ci_high)}" for r in enc.itertuples())
+
+
 def _reason(exc: Exception) -> str:
     """Why a claim is not computable, in words: Missing says it; anything else is named, never shown as a repr."""
     if isinstance(exc, Missing):

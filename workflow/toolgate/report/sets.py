@@ -40,6 +40,8 @@ def external_sets(tables: dict) -> dict[str, dict]:
             out.setdefault(name, {})["gate_auc"] = pd.DataFrame(
                 {"signal": g["signal"], "auc_overall": g["auc"], "auc_match": np.nan, "auc_mismatch": np.nan})
             out[name]["bootstrap"] = boot[boot["dataset"] == dataset].drop(columns="dataset")
+            if "gate_loco" in tables:
+                out[name]["gate_loco"] = tested_on(tables, dataset)["gate_loco"]
     if "external_selection" in tables:
         sel = tables["external_selection"]
         for dataset, name in SELECTION_SETS.items():
@@ -47,6 +49,13 @@ def external_sets(tables: dict) -> dict[str, dict]:
             if not s.empty:  # candidate conditions, not vocabulary slices
                 out.setdefault(name, {})["selection"] = s.assign(lang="all", slice=s["condition"])
     return out
+
+
+def tested_on(tables: dict, name: str) -> dict:
+    """``tables`` with gate_loco.csv cut to the rows tested on set ``name`` (a set's transfer claims read those)."""
+    if "gate_loco" not in tables:
+        return tables
+    return {**tables, "gate_loco": tables["gate_loco"][tables["gate_loco"]["test_set"] == name]}
 
 
 def compared_folder(path) -> Path:
@@ -73,14 +82,14 @@ def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object, str
         cfg = cfgmod.load(path)
         roles = cfgmod.section("roles", cfg["roles"])
         folder = compared_folder(path)
-        out[cfg["experiment"]] = (load_tables(folder) if folder.is_dir() else {},
+        out[cfg["experiment"]] = (tested_on(load_tables(folder), cfg["experiment"]) if folder.is_dir() else {},
                                   registry(roles.lexical, encoder_rankers(cfg["rankers"])), roles, path)
     return out
 
 
 def claims_matrix(own: str, tables: dict, signals: dict[str, Signal], roles, compare=()) -> pd.DataFrame:
     """One row per (claim, set): family, verdict, evidence. ``own``: this experiment's name."""
-    sets = {own: (tables, signals, roles, "")}
+    sets = {own: (tested_on(tables, own), signals, roles, "")}
     sets.update({f"{name} (external)": (t, signals, roles, "") for name, t in external_sets(tables).items()})
     sets.update(compared_sets(compare))
     frames = []
@@ -144,3 +153,30 @@ def family_sentences(matrix: pd.DataFrame) -> list[str]:
         sentence = head + ("holds " + ", ".join(parts) if parts else "no set can test them")
         out.append(sentence + (f"; none testable on {', '.join(untested)}." if untested else "."))
     return out
+
+
+WITHIN_CLAIM = "Each encoder gate beats G3 on mismatch-in vs out"
+ACROSS_CLAIMS = ("A gate of BM25 score features fitted on another catalog loses its separation on this one",
+                 "A frozen encoder's similarity keeps its separation on a catalog it was never fitted on")
+
+
+def thesis_sentence(matrix: pd.DataFrame, own: str) -> str:
+    """Whether the paper's case for spending the encoder on abstention holds within this catalog (encoder gates beat
+    G3 on its own set), across catalogs (G3 loses its separation when transferred and encoder similarity keeps it on
+    every set that can test both), both, or neither, computed from the matrix."""
+    cells = matrix.set_index(["claim", "set"])
+    within = cells.loc[(WITHIN_CLAIM, own)] if (WITHIN_CLAIM, own) in cells.index else None
+    across = matrix[matrix["claim"].isin(ACROSS_CLAIMS) & (matrix["verdict"] != NOT_TESTABLE)]
+    tested = [n for n, g in across.groupby("set", sort=False) if g["claim"].nunique() == len(ACROSS_CLAIMS)]
+    holds_in = within is not None and within["verdict"] == "holds"
+    holds_across = bool(tested) and (across[across["set"].isin(tested)]["verdict"] == "holds").all()
+    word = {(True, True): "both within this catalog and across catalogs",
+            (True, False): "within this catalog but not across catalogs",
+            (False, True): "across catalogs but not within this catalog",
+            (False, False): "neither within this catalog nor across catalogs"}[holds_in, holds_across]
+    detail = [f"within: {within['deciding']}" if within is not None and within["verdict"] != NOT_TESTABLE
+              else "within: not testable"]
+    detail += [f"{r.set}: {MARK[r.verdict]} {r.deciding}" for r in across[across["set"].isin(tested)].itertuples()]
+    return (f"The paper's case for spending the encoder on abstention (a BM25-score gate belongs to one catalog, an "
+            f"encoder's similarity carries over) holds {word} (sets testing both transfer claims: "
+            f"{', '.join(tested) or 'none'}). " + "; ".join(detail) + ".")
