@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import check_inputs, config_hash, load, rebase, resolve
+from toolgate.config import check_inputs, config_hash, rebase, resolve
 from toolgate.config import utterances_path as config_utterances
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
@@ -67,12 +67,6 @@ TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "gate_auc", "
           "annotation_agreement", "gate_comparison", "gate_transfer", "gate_loco"]
 FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation", "fig_gate_by_overlap",
            "fig_gate_overlap_map", "fig_gate_transfer", "fig_gate_loco"]
-
-
-def compared_tables():
-    """The claims tables of the report.compare experiments that have run (a report rereads them when they change)."""
-    names = [load(path)["experiment"] for path in config["report"]["compare"]]
-    return [t for t in (f"results/{n}/tables/gate_auc.csv" for n in names) if Path(t).exists()]
 
 
 def optional_tables():

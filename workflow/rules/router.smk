@@ -64,7 +64,6 @@ rule router_eval:
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,
-        probes=config["router"]["probes"],
     benchmark:
         f"benchmarks/{EXP}/router_eval.tsv"
     log:

@@ -115,15 +115,16 @@ def test_probe_rows_count_right_wrong_and_wrong_acts(artifact, tmp_path):
     write_jsonl(folder / "router-everyday.jsonl", [{"text": "alarm at 7", "expect": "action", "tool": "set_alarm"},
                                                     {"text": "alarm at 7", "expect": "ask", "tool": "set_alarm"},
                                                     {"text": "tell me a joke", "expect": "no_action", "route": "chat"}])
-    got = {x["set"]: x for x in probe_rows(r, folder)}
+    files = lambda: sorted(folder.glob("router-*.jsonl"))  # noqa: E731  (the rule's input: router.probes' files)
+    got = {x["set"]: x for x in probe_rows(r, files())}
     decided = [r.decide(t) for t in ("call mom now", "alarm at 7", "tell me a joke")]
     assert decided[0].kind == "act" and decided[1].kind == "act"  # what the counts below rest on
     assert (got["probes:vague"]["right"], got["probes:vague"]["wrong"], got["probes:vague"]["wrong_act"]) == (1, 1, 1)
     everyday = got["probes:everyday"]
     assert (everyday["n"], everyday["right"], everyday["wrong_act"]) == (3, 1 + (decided[2].kind == "chat"), 1)
-    assert probe_rows(r, tmp_path / "absent") == [] and probe_rows(r, "") == []
+    assert probe_rows(r, []) == []
     write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "action", "tool": "not_in_this_catalog"}])
-    assert probe_rows(r, folder) == []  # probes of another catalog
+    assert probe_rows(r, files()) == []  # probes of another catalog
     write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "maybe"}])
     with pytest.raises(InputError, match="router-other.jsonl:1: field 'expect'"):
-        probe_rows(r, folder)
+        probe_rows(r, files())

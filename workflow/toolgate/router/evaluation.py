@@ -180,12 +180,11 @@ def probe_meets(probe: dict, decision) -> bool:
     return decision.kind == probe["route"]
 
 
-def probe_rows(router: Router, folder) -> list[dict]:
-    """One row per ``router-<name>.jsonl`` file of ``folder`` (none when the folder is absent, or a probe names a tool
-    the router's catalog lacks: the probes were written for another catalog)."""
-    files = sorted(Path(folder).glob("router-*.jsonl")) if folder and Path(folder).is_dir() else []
+def probe_rows(router: Router, files) -> list[dict]:
+    """One row per probe file ``router-<name>.jsonl`` of ``files`` (none when a probe names a tool the router's
+    catalog lacks: the probes were written for another catalog)."""
     probes = {}
-    for f in files:
+    for f in map(Path, files):
         for lineno, p in io.read_jsonl(f):
             if p.get("expect") not in PROBE_EXPECTS or not isinstance(p.get("text"), str):
                 raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}",
@@ -193,7 +192,7 @@ def probe_rows(router: Router, folder) -> list[dict]:
             probes.setdefault(f, []).append(p)
     tools = {t["id"] for t in router.catalog}
     if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
-        log.info("probes in %s name tools outside the router's catalog: no probe rows", folder)
+        log.info("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
         return []
     recs = []
     for f, rows in probes.items():
@@ -205,16 +204,16 @@ def probe_rows(router: Router, folder) -> list[dict]:
     return recs
 
 
-def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None,
-                      probes: str = ""):
+def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None):
     """tables/router_eval.csv: the within row, one row per external set (``external``: None when off), one row per
-    probe file of the folder ``probes`` (:func:`probe_rows`).
+    probe file (:func:`probe_rows`).
 
-    ``inputs``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``."""
+    ``inputs``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals`` and
+    ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
     router = Router.load(Path(inputs.router).parent)
     recs = [within_row(router, inputs, score_paths, study, lexical)]
     recs += external_rows(router, external, study) if external is not None else []
-    recs += probe_rows(router, probes)
+    recs += probe_rows(router, getattr(inputs, "probes", []))
     table = pd.DataFrame([{**r, "router": label(router.manifest)} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, out_csv, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)
