@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 
 NATIVE_EXTRAS ?= test,native-cpu
 
-.PHONY: reproduce test test-native lint profile clean
+.PHONY: reproduce test test-fast test-native lint profile clean
 
 # Re-install whenever the project's dependencies change (one marker per set of extras). uv installs the same
 # releases as pip in half its time (50 s against 1:45 for the default extras on 2 cores), bytecode compiled up front
@@ -45,6 +45,11 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 # taken, 22 ms on one), and one thread gives the same embeddings bit for bit (tests/models/test_encoders.py).
 test: $(VENV)/.installed-$(EXTRAS)
 	OMP_NUM_THREADS=1 python -m pytest -q -n $(CORES) --dist loadfile
+
+# The developer's loop: tests/unit only (in-process, no workflow run, no model beyond the bundled small encoders),
+# one worker per core; about 57 s on 2 cores. `make test` (CI) runs every tier.
+test-fast: $(VENV)/.installed-$(EXTRAS)
+	OMP_NUM_THREADS=1 python -m pytest -q -n $(CORES) -m unit
 
 # tests/native_real against llama-cpp-python's server (the native-cpu extra: llama-cpp-python builds from source,
 # about 10 minutes on 2 cores the first time); `make test` deselects this tier. The build is portable (AVX2, no

@@ -1,4 +1,4 @@
-"""The complete default workflow in the checkout, then the headline regression check.
+"""The complete default workflow in a copy of the project, then the headline regression check.
 
 This is what `make reproduce` runs, with the benchmarks cut to fewer sizes and timed queries
 (tests/e2e/benchmarks_cut.yaml, laid over config.yaml: their timings are measured by `make reproduce`, not
@@ -6,16 +6,19 @@ tested); a rerun after it has nothing to do. The
 `check` rule is part of the default target (config.yaml sets report.expected),
 so a drift in any headline number fails this test with the check's diff. The
 tables' consistency with each other is checked on the same run (the suite runs
-each workflow once).
+each workflow once). The copy sits beside a link to ../shared, so nothing is written into the checkout's
+results/ and any test of this file can run alone (the module's fixture runs the workflow when first asked).
 """
 import json
 import os
+import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, copy_repo
 from smk import UNTIMED, snakemake
 from toolgate.gate.signals import registry
 
@@ -25,21 +28,32 @@ pytestmark = pytest.mark.slow
 CONFIG = ("--configfile", "config.yaml", "tests/e2e/benchmarks_cut.yaml")
 
 
-def test_default_workflow_and_check(tmp_path):
-    proc = snakemake("--cores", "2", *CONFIG, *UNTIMED, cwd=ROOT, check=False)
-    log = (ROOT / "logs" / "default" / "check.log")
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """(root, proc): the workflow's files copied beside a link to ../shared, and the default workflow run there."""
+    base = tmp_path_factory.mktemp("default")
+    (base / "shared").symlink_to(ROOT.parent / "shared")
+    root = copy_repo(base / "main")
+    (root / CONFIG[2]).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / CONFIG[2], root / CONFIG[2])
+    return SimpleNamespace(root=root, proc=snakemake("--cores", "2", *CONFIG, *UNTIMED, cwd=root, check=False))
+
+
+def test_default_workflow_and_check(tmp_path, project):
+    root, proc = project.root, project.proc
+    log = (root / "logs" / "default" / "check.log")
     assert proc.returncode == 0, (log.read_text() if log.exists() else "") + proc.stderr[-4000:]
-    res = ROOT / "results" / "default"
+    res = root / "results" / "default"
     assert "0 differ" in (res / "check.txt").read_text()
     html = (res / "report.html").read_text()
     assert "Claims ledger" in html and "data:image/png;base64," in html and "http" not in html.split("<body>")[1][:200]
-    assert "Nothing to be done" in snakemake("-n", *CONFIG, cwd=ROOT).stdout
-    snakemake("--report", str(tmp_path / "report.zip"), *CONFIG, cwd=ROOT)
+    assert "Nothing to be done" in snakemake("-n", *CONFIG, cwd=root).stdout
+    snakemake("--report", str(tmp_path / "report.zip"), *CONFIG, cwd=root)
     assert (tmp_path / "report.zip").stat().st_size > 100_000
 
 
-def test_outputs_exist_and_are_consistent():
-    res = ROOT / "results" / "default"
+def test_outputs_exist_and_are_consistent(project):
+    res = project.root / "results" / "default"
     ok = json.loads((res / "inputs_ok.json").read_text())
     assert ok["utterances"] == 2 * (210 + 45 + 30 + 15 + 50)  # 50 mismatch_hard pairs beside the main set
     assert ok["by_gold_outcome"]["ask"] == 40
@@ -83,7 +97,7 @@ def test_outputs_exist_and_are_consistent():
     for fig in ("fig2_operating_points", "fig3_reliability", "fig_gate_by_overlap", "fig_gate_overlap_map",
                 "fig_gate_transfer"):
         for ext in ("png", "pdf"):
-            assert (ROOT / "figures" / "default" / f"{fig}.{ext}").stat().st_size > 10_000
+            assert (project.root / "figures" / "default" / f"{fig}.{ext}").stat().st_size > 10_000
     pipes, base = pd.read_csv(res / "tables/pipelines.csv"), pd.read_csv(res / "tables/routing_baselines.csv")
     ladder = base.set_index("metric").loc["accuracy", "single_pool_ladder"]
     assert (pipes["ladder_accuracy"] - ladder).abs().max() < 1e-4  # the guard's ladder is routing_baselines' own
@@ -93,7 +107,7 @@ def test_outputs_exist_and_are_consistent():
     cost = pd.read_csv(res / "tables/cost.csv")
     assert set(cost["implementation"]) == {"toolgate", "rank_bm25", "bm25s"}
     assert {"rrf", "convex"} <= set(cost["ranker"])
-    assert (ROOT / "logs" / "default" / "generate_utterances.log").exists()
+    assert (project.root / "logs" / "default" / "generate_utterances.log").exists()
 
 
 def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample: int = 8):
@@ -129,7 +143,7 @@ def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample:
     return make
 
 
-def test_exported_router_decides_as_the_pipeline_does(monkeypatch):
+def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router, io
     from toolgate.config import load
@@ -139,8 +153,8 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch):
     from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
-    monkeypatch.chdir(ROOT)
-    res = ROOT / "results" / "default"
+    monkeypatch.chdir(project.root)
+    res = project.root / "results" / "default"
     folder = res / "router" / "P1"
     m = json.loads((folder / "router.json").read_text())
     rows = [json.loads(line) for line in (res / "data" / "utterances.jsonl").read_text().splitlines()]
@@ -172,11 +186,11 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch):
     assert cost[0].startswith("pipeline,") and len(cost) == 5  # P1 and the selected router, default and one thread
 
 
-def test_the_evaluation_card_restates_the_selection_and_covers_every_external_set():
+def test_the_evaluation_card_restates_the_selection_and_covers_every_external_set(project):
     """router_eval.csv's within row is router_selection.csv's chosen candidate; every external set has a row."""
     import pandas as pd
 
-    tables = ROOT / "results" / "default" / "tables"
+    tables = project.root / "results" / "default" / "tables"
     card, sel = pd.read_csv(tables / "router_eval.csv"), pd.read_csv(tables / "router_selection.csv")
     chosen = sel[sel["chosen"].astype(str) == "True"].iloc[0]
     within = card[card["mode"] == "within (out of fold)"].iloc[0]
@@ -194,7 +208,7 @@ def test_the_evaluation_card_restates_the_selection_and_covers_every_external_se
         assert row["wrong_act"] == sum(not x["meets_probe"] and x["decision"].startswith("act ") for x in decisions)
     rated = card[card["mode"] != "probes"]
     assert (rated["accuracy_low"] <= rated["accuracy"]).all() and (rated["accuracy"] <= rated["accuracy_high"]).all()
-    m = json.loads((ROOT / "results" / "default" / "router" / "selected" / "router.json").read_text())
+    m = json.loads((project.root / "results" / "default" / "router" / "selected" / "router.json").read_text())
     assert m["selection"]["evaluation"] == "tables/router_eval.csv"
 
 
@@ -202,7 +216,7 @@ GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr"
               "g3_enc", "rank_agreement")  # every kind: fitted on BM25, encoder, agreement, exemplar, fitted on those
 
 
-def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch):
+def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_path, monkeypatch, project):
     """Each gate kind exported and run on the 420 main-set requests: its raw signals are gate/signals.csv's, its
     value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
     by design (a deployed router sees every exemplar); with the exemplar index cut to each fold's training
@@ -218,7 +232,7 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(project.root)
     cfg = load("config.yaml")
     inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
     _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
@@ -262,7 +276,7 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
         assert {n: len(e) for n, e in full.items()} == {n: len(exemplar_ids) if "knn" in gate else 0 for n in full}
 
 
-def test_readme_decide_examples():
+def test_readme_decide_examples(project):
     """Every `toolgate decide "..."` line of the README prints the decision its comment names."""
     import re
     import subprocess
@@ -273,7 +287,7 @@ def test_readme_decide_examples():
     assert len(examples) == len(lines) >= 5 and any(k == "delegate" for _, k, _ in examples)
     assert {_lang(t) for t, _, _ in examples} == {"ko", "en"}
     for text, kind, tool in examples:
-        out = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", text], cwd=ROOT, capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", text], cwd=project.root, capture_output=True,
                              text=True, check=True).stdout.split()
         assert out[0] == kind and (out[1] == tool.strip() if tool else out[1].startswith("(")), (text, out[:2])
 
@@ -282,15 +296,15 @@ def _lang(text):
     return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
 
 
-def test_decide_on_the_command_line():
+def test_decide_on_the_command_line(project):
     import subprocess
     import sys
 
-    one = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", "내일 아침 7시에 깨워 줘"], cwd=ROOT,
+    one = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", "내일 아침 7시에 깨워 줘"], cwd=project.root,
                          capture_output=True, text=True)
     assert one.returncode == 0 and one.stdout.split()[0] in {"act", "ask", "delegate", "chat"}
     assert "P(in catalog)" in one.stdout and " ms)" in one.stdout
-    many = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", "--jsonl"], cwd=ROOT, capture_output=True,
+    many = subprocess.run([sys.executable, "-m", "toolgate.cli", "decide", "--jsonl"], cwd=project.root, capture_output=True,
                           input='{"text": "Turn on Wi-Fi"}\n{"text": "Tell me a joke"}\nplain text line\n{"text": " "}\n'
                           .encode() + b'{"text": "\xff"}\n', env={**os.environ, "LANG": "en_US.UTF-8"})
     lines = [json.loads(x) for x in many.stdout.decode().splitlines()]
@@ -309,14 +323,14 @@ PROBES_HEADER = """# Decisions of the default experiment's exported router ({fol
 
 
 @pytest.mark.parametrize("folder,pins", [("P1", "router_probes.yaml"), ("selected", "router_probes_selected.yaml")])
-def test_router_probes(folder, pins):
+def test_router_probes(folder, pins, project):
     """../shared/probes through both exported routers: P1 never `act`s on content-free text; every decision pinned."""
     import yaml
 
     from toolgate import Router
     from toolgate.router.evaluation import probe_meets
 
-    router = Router.load(ROOT / "results" / "default" / "router" / folder)
+    router = Router.load(project.root / "results" / "default" / "router" / folder)
     path = ROOT / "tests" / "expected" / pins
     now, probes = {}, {}
     for name in ("content-free", "vague", "missing-detail", "realistic"):
@@ -350,7 +364,7 @@ CHECK_SCRIPT = """<script>window.addEventListener('load', () => {
 });</script>"""
 
 
-def test_report_renders_in_chromium(tmp_path):
+def test_report_renders_in_chromium(tmp_path, project):
     """report.html in headless Chromium: every figure decodes and the claims matrix is on the page."""
     import re
     import shutil
@@ -360,7 +374,7 @@ def test_report_renders_in_chromium(tmp_path):
     if browser is None:
         pytest.skip("headless Chromium is not installed (Debian package chromium)")
     page = tmp_path / "report.html"
-    page.write_text((ROOT / "results" / "default" / "report.html").read_text().replace("</body>", CHECK_SCRIPT + "</body>"))
+    page.write_text((project.root / "results" / "default" / "report.html").read_text().replace("</body>", CHECK_SCRIPT + "</body>"))
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
              "--disable-background-networking", "--disable-component-update", f"--user-data-dir={tmp_path / 'profile'}",
              "--virtual-time-budget=10000"]
