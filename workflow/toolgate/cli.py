@@ -138,6 +138,24 @@ def _export(args) -> int:
     return 0
 
 
+def _adapt(args) -> int:
+    from .router.export import adapt_router
+    from .router.runtime import RouterError
+
+    try:
+        m, written = adapt_router(args.router, args.catalog, args.out, args.force)
+    except RouterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    p, th = m["pipeline"], m["thresholds"]
+    print(f"adapted {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {args.catalog}: {m['catalog']['actions']} "
+          f"actions, written to {args.out}" + (" (replacing the earlier router's files)" if written == "replaced" else "")
+          + f"; thresholds and gate as fitted on {m['adapted_from']['catalog']['source']} (execute at "
+          f"{th['execute']:.3f}): a gate of BM25 score features may not transfer (tables/gate_loco.csv), evaluate it "
+          "with `toolgate decide --router DIR --eval FILE` on labelled requests of the new catalog")
+    return 0
+
+
 def _decide(args) -> int:
     from .config import load
     from .importers.command import eval_options
@@ -256,6 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the unchanged "
                    "files toolgate recorded writing there) or write beside other files when no name clashes")
     p.set_defaults(func=_export)
+    p = sub.add_parser("adapt", help="write an exported router for another catalog, without labels: index and catalog "
+                       "embeddings made for the new tools, nothing refitted")
+    p.add_argument("router", help="an exported router's folder")
+    p.add_argument("--catalog", required=True, help="the catalog JSONL to re-target the router to")
+    p.add_argument("--out", required=True, help="the new router's folder (new or empty)")
+    p.add_argument("--force", action="store_true", help="replace a router written there earlier (only the unchanged "
+                   "files toolgate recorded writing there)")
+    p.set_defaults(func=_adapt)
     p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
     p.add_argument("--router", help="router folder (default: results/<experiment>/router/selected)")

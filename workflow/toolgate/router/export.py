@@ -29,7 +29,7 @@ from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
 from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
 from ..routing.pipelines import band_decisions, fit_band
-from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes
+from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
 from .evidence import tie_margin
 from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 
@@ -121,6 +121,25 @@ def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row,
     return entries, arrays
 
 
+def catalog_entry(catalog: list[dict], data: bytes, source) -> dict:
+    """The manifest's ``catalog``: the file's sha256 and where it came from, its action count and route entries."""
+    return {"sha256": sha256(data), "source": str(source), "actions": sum(t["kind"] == "action" for t in catalog),
+            "routes": [t["id"] for t in catalog if t["kind"] == "route"]}
+
+
+def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool = False) -> str:
+    """Write ``blobs`` (file name -> bytes) and ``manifest`` (its ``files`` filled from them) into ``out_dir``
+    (:func:`toolgate.outdir.write_folder`: an existing folder is refused unless ``force``); how it was written."""
+    manifest["files"] = {name: file_entry(data) for name, data in blobs.items()}
+
+    def write(tmp: Path) -> None:
+        for name, data in blobs.items():
+            (tmp / name).write_bytes(data)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+    return write_folder(Path(out_dir), MANIFEST, write, force, allowed_output="router")
+
+
 def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dict, study: Study,
                   provenance: dict, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
     """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl, embeddings.npz} (:func:`toolgate.outdir.write_folder`,
@@ -139,8 +158,7 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
             if route.gate else None)
     encoders, arrays = encoder_parts(route, rankers, study, catalog, every_row, rows, run)
     index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
-    cat_bytes, emb_bytes = Path(inputs.catalog).read_bytes(), npz_bytes(arrays)
-    files = {"bm25.index": file_entry(index), "catalog.jsonl": file_entry(cat_bytes), EMBEDDINGS: file_entry(emb_bytes)}
+    blobs = {"bm25.index": index, "catalog.jsonl": Path(inputs.catalog).read_bytes(), EMBEDDINGS: npz_bytes(arrays)}
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
@@ -150,23 +168,37 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         "gate": gate, "encoders": encoders, **fit,
         **({"selection": selection} if selection else {}),
-        "catalog": {"sha256": files["catalog.jsonl"]["sha256"], "source": str(inputs.catalog),
-                    "actions": sum(t["kind"] == "action" for t in catalog),
-                    "routes": [t["id"] for t in catalog if t["kind"] == "route"]},
+        "catalog": catalog_entry(catalog, blobs["catalog.jsonl"], inputs.catalog),
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
-        "limits": limits(provenance, rows, catalog, scores[route.ranker], kind, signals), "files": files,
+        "limits": limits(provenance, rows, catalog, scores[route.ranker], kind, signals),
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
-    out = Path(out_dir)
-
-    def write(tmp: Path) -> None:
-        (tmp / "bm25.index").write_bytes(index)
-        (tmp / "catalog.jsonl").write_bytes(cat_bytes)
-        (tmp / EMBEDDINGS).write_bytes(emb_bytes)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-
-    written = write_folder(out, MANIFEST, write, force, allowed_output="router")
-    log.info("exported %s (%s + %s) to %s: BM25 index %d bytes, embeddings %d bytes, manifest %d bytes",
-             route.name, route.ranker, route.gate or "ladder", out, len(index), len(emb_bytes),
-             (out / MANIFEST).stat().st_size)
+    written = write_artifact(out_dir, manifest, blobs, force)
+    log.info("exported %s (%s + %s) to %s", route.name, route.ranker, route.gate or "ladder", out_dir)
     return manifest, written
+
+
+def adapt_router(router_dir, catalog_path, out_dir, force: bool = False) -> tuple[dict, str]:
+    """The router of ``router_dir`` re-targeted to the catalog ``catalog_path``, written to ``out_dir`` (``toolgate
+    adapt``): its BM25 index fitted and its encoders' catalog embeddings made for the new tools, nothing fitted on the
+    new catalog's requests (ranker, gate payload, calibrator, thresholds, limits and exemplar index as shipped:
+    :meth:`toolgate.router.runtime.Router.on_catalog`). (manifest, how the folder was written)."""
+    from .runtime import Router
+
+    router = Router.load(router_dir)
+    langs = tuple(router.manifest["langs"])
+    catalog = io.load_catalog(catalog_path, langs)
+    over = router.on_catalog(catalog, langs)
+    m = json.loads(json.dumps(router.manifest))  # a copy, then only what the catalog changes
+    cat_bytes = Path(catalog_path).read_bytes()
+    arrays = {}
+    for name, entry in m["encoders"].items():
+        arrays[f"catalog__{name}"], arrays[f"exemplars__{name}"] = over.docs[name], router.exemplars[name]
+        entry["texts_sha256"] = texts_sha256(catalog, entry["spec"]["variant"], langs)
+    source = m["catalog"]
+    m["catalog"] = catalog_entry(catalog, cat_bytes, catalog_path)
+    m["adapted_from"] = {"catalog": source, "router": str(router_dir)}
+    blobs = {"bm25.index": over.lexical.index.to_bytes(), "catalog.jsonl": cat_bytes}
+    if m["encoders"]:
+        blobs[EMBEDDINGS] = npz_bytes(arrays)
+    return m, write_artifact(out_dir, m, blobs, force)
