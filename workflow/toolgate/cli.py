@@ -175,7 +175,7 @@ def _decide(args) -> int:
         cfg = load(args.config)
         folder = Path("results") / cfg["experiment"] / "router" / SELECTED
     try:
-        router = Router.load(folder, catalog=args.catalog, threads=args.threads)
+        router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads)
         if args.eval:
             return _evaluated(router, args, options)
         if not args.jsonl:
@@ -199,25 +199,47 @@ def _decide(args) -> int:
     return 2 if failed else 0
 
 
+def _eval_catalog(args) -> str | None:
+    """``decide --eval``'s catalog: --catalog, else the catalog.jsonl an import wrote beside a single utterances
+    file (None: the router's own)."""
+    folder = Path(args.eval[0]).parent
+    if args.catalog or args.eval_format or len(args.eval) != 1 or not (folder / "import.json").is_file():
+        return args.catalog
+    return str(folder / "catalog.jsonl")
+
+
 def _evaluated(router, args, options) -> int:
     from .importers.command import eval_lines
-    from .router.evaluation import eval_rows, file_row
+    from .router.evaluation import eval_rows, file_row, on_catalog, reference_rows
 
-    rows, info = eval_rows(router, args.eval, args.eval_format, options, args.lang)
+    catalog = _eval_catalog(args)
+    over = router if catalog is None else on_catalog(router, catalog)
+    rows, info = eval_rows(over, args.eval, args.eval_format, options, args.lang)
     for line in eval_lines(info):
         print(line, file=sys.stderr)
-    row = file_row(router, rows, " ".join(args.eval))
+    name = " ".join(args.eval)
+    row = file_row(over, rows, name, mode="file (unchanged)" if over is router else f"file (re-targeted to {catalog})")
+    refs = reference_rows(over, rows, name)
     if args.json:
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps({**row, "references": refs}, ensure_ascii=False))
         return 0
-    auc = "n/a (one kind only)" if math.isnan(row["auc"]) else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
     print(f"{row['set']}: {row['n']} requests ({row['n_in']} in catalog, {row['n_out']} out, {row['refused']} refused) "
-          f"through {row['router']}")
+          f"through {row['router']}" + ("" if over is router else f", re-targeted to {catalog}"))
+    print("\n".join(_card_lines(row)))
+    for ref in refs:
+        print(f"reference on the same requests: {ref['router']}")
+        print("\n".join(_card_lines(ref)))
+    return 0
+
+
+def _card_lines(row: dict) -> list[str]:
+    """An evaluation row's rates and AUC with their intervals, one a line."""
+    lines = []
     for name, col in (("routed accuracy", "accuracy"), ("danger rate", "danger"), ("ask rate", "ask")):
         value = row[col if col == "accuracy" else f"{col}_rate"]
-        print(f"  {name:<16} {value:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]")
-    print(f"  {'abstention AUC':<16} {auc}")
-    return 0
+        lines.append(f"  {name:<16} {value:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]")
+    auc = "n/a (one kind only)" if math.isnan(row["auc"]) else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
+    return lines + [f"  {'abstention AUC':<16} {auc}"]
 
 
 def _lang(text: str) -> str:
@@ -286,12 +308,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
     p.add_argument("--router", help="router folder (default: results/<experiment>/router/selected)")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
-    p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file")
+    p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file; with --eval: "
+                   "evaluate the router re-targeted to this catalog (its BM25 index and catalog embeddings made for "
+                   "it, nothing refitted; default: the catalog.jsonl an import wrote beside the --eval file, else the "
+                   "router's own)")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")
     p.add_argument("--eval", metavar="FILE", nargs="+", help="evaluate the router on labelled requests: an "
                    "utterances JSONL file (the project's format, gold labels over the router's catalog) or the files "
                    "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "
-                   "with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples); with --json one JSON object")
+                   "with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples), and the single-pool ladder and always-delegate "
+                   "on the same requests as references; with --json one JSON object (references: their rows)")
     _eval_parser(p)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from conftest import utterance, write_jsonl
+from conftest import tool, utterance, write_jsonl
 from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
 from toolgate.cli import main
-from toolgate.router.evaluation import PIPELINE_KINDS, card_row, eval_rows, file_row
+from toolgate.router.evaluation import PIPELINE_KINDS, card_row, eval_rows, file_row, on_catalog, reference_rows, routed
 from toolgate.router.runtime import Router, RouterError
 from toolgate.routing.baselines import Gold, correct
 
@@ -56,9 +56,60 @@ def test_decide_eval_reports_the_decisions_it_makes(artifact, tmp_path, capsys):
     kind = np.array([PIPELINE_KINDS[d.kind] for d in ds])
     tool = np.array([d.tool or "" for d in ds])
     assert got["n"] == len(rows()) and got["accuracy"] == correct(kind, tool, Gold(rows(), r.catalog)).mean()
+    assert got.pop("references") == reference_rows(r, rows(), str(path))
     assert got == file_row(r, eval_rows(r, [path])[0], str(path))
     assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 0
     assert "routed accuracy" in capsys.readouterr().out
+
+
+def other_catalog():
+    """An imported catalog the tiny router was not exported from: three tools of its own and the two routes."""
+    return [tool("water_plants"), tool("feed_cat"), tool("lock_door"), *catalog()[-2:]]
+
+
+OTHER = [("water the plants en", "water_plants"), ("feed the cat en", "feed_cat"), ("lock the door en", "lock_door"),
+         ("water my garden plants en", "water_plants"), ("water for the cat en", "feed_cat"),
+         ("book a table for four tonight en", None), ("what is the weather in Paris en", None),
+         ("order a pizza en", None), ("find a plumber en", None)]
+
+
+def other_rows(candidates=False):
+    out = []
+    for i, (text, gold) in enumerate(OTHER):
+        u = {**utterance(i, gold, "action" if gold else "delegate", "in" if gold else "out"), "text": text}
+        if candidates:  # its tool (if any) and another
+            u["candidates"] = [gold or "water_plants", "lock_door" if gold != "lock_door" else "feed_cat"]
+        out.append(u)
+    return out
+
+
+def test_decide_eval_on_another_catalog_retargets_the_router_with_references(artifact, tmp_path, capsys):
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    cat = write_jsonl(folder / "catalog.jsonl", other_catalog())
+    plain, offered = write_jsonl(folder / "u.jsonl", other_rows()), write_jsonl(tmp_path / "c.jsonl", other_rows(True))
+    argv = ["decide", "--router", str(artifact), "--json", "--catalog", str(cat), "--eval"]
+    assert main([*argv, str(plain)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    over = on_catalog(Router.load(artifact), cat)
+    assert over.ids.tolist() == [t["id"] for t in other_catalog()] and got["mode"].startswith("file (re-targeted")
+    refs = {r["router"]: r for r in got.pop("references")}
+    delegate = refs["always delegate"]
+    assert (delegate["accuracy"], delegate["danger_rate"], delegate["ask_rate"]) == (4 / 9, 0, 0)
+    assert refs["single-pool ladder (BM25, thresholds out of fold)"]["n"] == got["n"] == 9
+    assert got == {**file_row(over, other_rows(), str(plain)), "mode": got["mode"]}
+    assert main([*argv, str(offered)]) == 0  # each request over its own candidates: the card's numbers
+    with_lists = json.loads(capsys.readouterr().out)
+    kind, tool_, p, _ = routed(over, [u["text"] for u in other_rows(True)],
+                               [u.get("candidates") for u in other_rows(True)])
+    card = card_row(kind, tool_, p, Gold(other_rows(), other_catalog()), [u["pair_id"] for u in other_rows()], 2000,
+                    Router.load(artifact).manifest["seed"])
+    assert {k: with_lists[k] for k in card} == card and with_lists["accuracy"] != got["accuracy"]
+    (folder / "import.json").write_text("{}")  # an import's utterances: its catalog.jsonl beside them is the default
+    assert main(["decide", "--router", str(artifact), "--eval", str(plain)]) == 0
+    printed = capsys.readouterr().out
+    assert f"re-targeted to {cat}" in printed and "reference on the same requests: always delegate" in printed
+    assert "reference on the same requests: single-pool ladder" in printed
 
 
 def test_decide_eval_names_a_bad_file_in_one_line(artifact, tmp_path, capsys):

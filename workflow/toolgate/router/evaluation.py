@@ -6,9 +6,11 @@ labelled requests, within the experiment and on every external set.
 * **external**: the exported artifact applied unchanged (:meth:`toolgate.router.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
   set's tools, nothing refitted), each request over its own candidate tools.
-* **file** (``decide --eval``): the artifact unchanged over its own catalog on an utterances file, or on the files
-  of an import format read as ``toolgate import`` reads them (:func:`eval_rows`); each request over its own
-  candidates where it has a list.
+* **file** (``decide --eval``): the artifact unchanged over its own catalog, or re-targeted to another one
+  (:func:`on_catalog`, as the external rows are), on an utterances file, or on the files of an import format read as
+  ``toolgate import`` reads them (:func:`eval_rows`); each request over its own candidates where it has a list (an
+  empty list: it sees no tool); with the single-pool ladder and always-delegate on the same requests as reference
+  rows (:func:`reference_rows`).
 
 Routed accuracy is routing_baselines' (:func:`toolgate.routing.baselines.correct`): an in-catalog request to its
 gold tool (executed or asked), an out-of-catalog one to its gold route (the external sets' out-of-catalog requests
@@ -26,15 +28,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io
+from .. import io, schemas
 from ..config import External
 from ..errors import InputError
 from ..gate.bootstrap import auc_interval, cluster_weights, percentile_interval, resampled_means
+from ..gate.models import folds
 from ..gate.signals import signal_rows
-from ..retrieval.scores import load_scores
-from ..routing.baselines import Gold, Study, correct
+from ..retrieval.scores import Scores, load_scores
+from ..routing.baselines import Gold, Study, correct, ladder
 from ..tables import write_table
-from .artifact import RouterError
+from .artifact import RouterError, sha256
 from .runtime import KIND_WORDS, Router
 from .select import Candidate, outcomes
 
@@ -42,6 +45,9 @@ log = logging.getLogger(__name__)
 PIPELINE_KINDS = {word: kind for kind, word in KIND_WORDS.items()}  # a Decision's act -> action, ...
 LEVEL = 0.95
 FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experiment's gate.resamples
+REFERENCE_FOLDS = 5    # decide --eval's ladder: thresholds chosen out of fold over the file's pairs
+REFERENCE_GRID = schemas.schema("config")["properties"]["routing"]["properties"]["grid"]["default"]
+BUDGET = schemas.schema("config")["properties"]["gate"]["properties"]["danger_budget"]["default"]  # a manifest without its own
 NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
         "exported artifact unchanged (ranker, gate, calibrator, thresholds, evidence rules), its BM25 index and "
         "catalog embeddings made for the set's tools, each request over its own candidates. accuracy: an "
@@ -155,18 +161,71 @@ def eval_rows(router: Router, sources, fmt: str | None = None, options=None, lan
     return rows, info
 
 
-def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES) -> dict:
-    """``decide --eval``: the artifact over its own catalog on labelled ``rows`` (:func:`eval_rows`) named ``name``,
-    each request over its own candidates where it has a list (clusters: pair_id)."""
+def on_catalog(router: Router, path) -> Router:
+    """``decide --eval --catalog FILE``: the router itself when it was exported from that catalog file, else the
+    artifact re-targeted to it (:meth:`Router.on_catalog`, as the external rows are) in the languages the router
+    reads that the file's tools are named in."""
+    if sha256(Path(path).read_bytes()) == router.manifest["catalog"]["sha256"]:
+        return router
+    catalog = io.load_catalog(path)
+    langs = [lang for lang in router.manifest["langs"] if any(lang in t["names"] for t in catalog)]
+    if not langs:
+        raise InputError(path, f"no tool is named in a language the router reads ({', '.join(router.manifest['langs'])})",
+                         field="names")
+    return router.on_catalog(catalog, langs)
+
+
+def _candidates(router: Router, rows: list[dict]) -> list | None:
+    """Each request's candidate ids (the catalog's actions where it has no list; an empty list: none), or None
+    when no request has a list."""
+    actions = [t["id"] for t in router.catalog if t["kind"] == "action"]
+    return [r.get("candidates", actions) for r in rows] if any("candidates" in r for r in rows) else None
+
+
+def _card(rows: list[dict], router: Router, decided: tuple, resamples: int) -> dict:
+    """:func:`card_row` of ``decided`` (kind, tool, P(in catalog)) on a file's rows, clustered by pair_id."""
+    return card_row(*decided, Gold(rows, router.catalog), [r.get("pair_id") or r["utterance_id"] for r in rows],
+                    resamples, router.manifest["seed"])
+
+
+def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES,
+             mode: str = "file (unchanged)") -> dict:
+    """``decide --eval``: the artifact (over its own catalog, or re-targeted by :func:`on_catalog`: ``mode`` says
+    which) on labelled ``rows`` (:func:`eval_rows`) named ``name``, each request over its own candidates where it
+    has a list (clusters: pair_id)."""
     if not rows:
         raise RouterError(f"{name}: no utterances to evaluate")
-    actions = [t["id"] for t in router.catalog if t["kind"] == "action"]
-    cands = [r.get("candidates", actions) for r in rows] if any("candidates" in r for r in rows) else None
-    kind, tool, p, refused = routed(router, [r["text"] for r in rows], cands)
-    return {"set": name, "mode": "file (unchanged)", "router": label(router.manifest),
-            "refused": refused, **card_row(kind, tool, p, Gold(rows, router.catalog),
-                                           [r.get("pair_id") or r["utterance_id"] for r in rows], resamples,
-                                           router.manifest["seed"])}
+    kind, tool, p, refused = routed(router, [r["text"] for r in rows], _candidates(router, rows))
+    return {"set": name, "mode": mode, "router": label(router.manifest), "refused": refused,
+            **_card(rows, router, (kind, tool, p), resamples)}
+
+
+def reference_rows(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES) -> list[dict]:
+    """``decide --eval``'s reference rows on the same requests, each over its own candidates: the single-pool ladder
+    on the router's BM25 scores (thresholds chosen out of fold over the file's pairs, under the router's danger
+    budget: it has seen the file's labels, so it is an optimistic reference) and always-delegate (P(in catalog) 0)."""
+    g, n = Gold(rows, router.catalog), len(rows)
+    recs = [{"set": name, "mode": "reference", "router": "always delegate", "refused": 0,
+             **_card(rows, router, (np.full(n, "delegate"), np.full(n, ""), np.zeros(n)), resamples)}]
+    groups = np.array([r.get("pair_id") or r["utterance_id"] for r in rows])
+    k = min(REFERENCE_FOLDS, len(set(groups[g.in_catalog])), len(set(groups[~g.in_catalog])))
+    if k < 2:  # out-of-fold thresholds need two groups of each kind
+        log.info("%s: fewer than 2 in- or out-of-catalog pairs: no ladder reference row", name)
+        return recs
+    pool = np.asarray(router.lexical.score_many([r["text"] for r in rows]), float)
+    cands = _candidates(router, rows)
+    if cands is not None:  # as the router masks (an empty list hides every action), not as the study's rows do
+        pool = np.where(router.visible(cands, n), pool, -np.inf)
+    fold = np.zeros(n, int)
+    for f, (_, test) in enumerate(folds(g.in_catalog.astype(int), groups, k, router.manifest["seed"])):
+        fold[test] = f
+    lex = Scores(np.array([r["utterance_id"] for r in rows]), router.ids, router.kinds, pool)
+    plain = [{"utterance_id": r["utterance_id"]} for r in rows]  # the candidates are in the pool already
+    kind, tool, _ = ladder(lex, plain, g, fold, router.manifest["thresholds"].get("danger_budget", BUDGET),
+                           REFERENCE_GRID)
+    recs.append({"set": name, "mode": "reference", "router": "single-pool ladder (BM25, thresholds out of fold)",
+                 "refused": 0, **_card(rows, router, (kind, tool, pool.max(1)), resamples)})
+    return recs
 
 
 def probe_meets(probe: dict, decision) -> bool:
