@@ -11,6 +11,7 @@ from toolgate import io, schemas
 from toolgate.cli import build_parser, main
 from toolgate.config import load
 from toolgate.importers import Options, import_set
+from toolgate.importers.build import NO_TOOLS
 from toolgate.importers.toolrows import fields
 
 
@@ -50,6 +51,7 @@ def test_labelled_rows_keep_their_tools_and_count_every_decision(tmp_path, capsy
     assert d["label 'call' -> action"] == 15 and d["label 'cannot_answer' -> delegate"] == 7
     assert d["gold call from 'answers'"] == 2 and d["gold call from the assistant message after the request"] == 1
     assert d["offered no tools: sees the whole catalog (--empty-candidates catalog)"] == 1
+    assert info["ambiguous_gold"] == 1  # refuse-empty: 'cannot answer' offered nothing, now seeing every tool
     assert d["repeated requests (text, earlier turns and candidates of an earlier row) kept (--duplicates drop drops "
              "them)"] == 1
     assert d["language ko: read from the script"] == 5
@@ -63,10 +65,11 @@ def test_duplicates_dropped_and_empty_lists_delegated(tmp_path):
     opt = Options(duplicates="drop", empty_candidates="delegate", fields=fields("labelled"))
     info = import_set("tool-rows", [labelled_rows(tmp_path)], tmp_path / "out", opt)
     _, rows, _, _ = _read(tmp_path / "out")
-    assert info["requests"] == 25 and "call-0-again" not in rows and "call-0" in rows
+    assert info["requests"] == 24 and "call-0-again" not in rows and "call-0" in rows
     assert info["decisions"]["repeated requests (text, earlier turns and candidates of an earlier row) dropped"] == 1
-    assert info["decisions"]["offered no tools: delegate (--empty-candidates delegate)"] == 1
-    assert rows["refuse-empty"]["gold_outcome"] == "delegate" and "candidates" not in rows["refuse-empty"]
+    assert info["decisions"]["offered no tools: delegate, seeing no tool (--empty-candidates delegate)"] == 1
+    # it sees no tool: utterances.jsonl (candidate lists never empty) leaves it out, counted; nothing is ambiguous
+    assert "refuse-empty" not in rows and info["dropped"][NO_TOOLS] == 1 and info["ambiguous_gold"] == 0
 
 
 def test_bfcl_live_preset(tmp_path):
@@ -74,7 +77,7 @@ def test_bfcl_live_preset(tmp_path):
     assert _tool_rows(bfcl_live_rows(tmp_path), "--preset", "bfcl-live", "--empty-candidates", "delegate",
                       "--out", out) == 0
     catalog, rows, info, _ = _read(out)
-    assert (info["in_catalog"], info["out_of_catalog"]) == (12, 8)
+    assert (info["in_catalog"], info["out_of_catalog"]) == (12, 7) and info["dropped"][NO_TOOLS] == 1  # sees none
     assert rows["live_multiple_4-4-0"]["gold_tool"] == "http_get" and rows["live_multiple_5-5-0"]["gold_tool"] == \
         "http_get_2"  # BFCL's dotted names in snake_case; the second definition of http.get renamed
     assert info["renamed_tools"] == {"http_get_2": "http.get"}

@@ -179,3 +179,22 @@ def test_probe_rows_count_right_wrong_and_wrong_acts(artifact, tmp_path):
     write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "maybe"}])
     with pytest.raises(InputError, match="router-other.jsonl:1: field 'expect'"):
         probe_rows(r, files())
+
+
+def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifact, tmp_path):
+    from tool_rows_fixtures import labelled_rows
+    from toolgate.importers import Options
+    from toolgate.importers.toolrows import fields
+
+    r, src = Router.load(artifact), labelled_rows(tmp_path)
+    rows, info = eval_rows(r, [src], "tool-rows", Options(routes=False, empty_candidates="delegate",
+                                                          fields=fields("labelled")))
+    empty = next(u for u in rows if u["utterance_id"] == "refuse-empty")
+    assert empty["candidates"] == [] and empty["gold_outcome"] == "delegate" and info["ambiguous_gold"] == 0
+    (d,) = r.decide_many([empty["text"]], [[]])
+    kind, *_ = routed(r, [u["text"] for u in rows], [u.get("candidates", list(r.ids)) for u in rows])
+    assert d.reason == "no_candidates" and kind[rows.index(empty)] == PIPELINE_KINDS[d.kind]
+    assert file_row(r, rows, "labelled")["n"] == len(rows)
+    _, seen_all = eval_rows(r, [src], "tool-rows", Options(routes=False, empty_candidates="catalog",
+                                                           fields=fields("labelled")))
+    assert seen_all["ambiguous_gold"] == 1

@@ -42,6 +42,8 @@ HEADER = """# Written by `toolgate import` ({command}); import.json beside this 
 PROJECT = Path(__file__).resolve().parents[3]  # the workflow's root when toolgate runs from a checkout
 DUPLICATES = ("keep", "drop")
 SEED = schemas.schema("config")["properties"]["seed"]["default"]
+NO_TOOLS = ("offered no tools (--empty-candidates delegate): utterances.jsonl cannot show a request that sees no "
+            "tool (decide --eval --eval-format routes it so)")
 REFUSED = "the text holds a control character the router refuses (C0/C1 other than tab, newline, CR; first: {})"
 
 
@@ -89,12 +91,15 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
 def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
             removed: set | None = None) -> tuple[list[dict], list[dict], dict]:
     """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided;
-    ``removed``: the tools to split off (default: ``opt.holdout``'s draw)."""
+    ``removed``: the tools to split off (default: ``opt.holdout``'s draw; given: ``decide --eval``, where a request
+    offered no tools keeps its empty list and the router sees it so, while utterances.jsonl, whose candidate lists
+    are never empty, leaves it out, counted)."""
     notes = notes or Decisions(None)
     refused = [io.control_character(u["text"]) is not None for u in ext.utterances]  # the router would refuse them
     first = next((u["utterance_id"] for u, r in zip(ext.utterances, refused) if r), None)
     dropped = Counter({REFUSED.format(first): sum(refused)} if first else {})
     ext = _choose(ext.subset([not r for r in refused]), opt, notes)
+    empty_lists = removed is not None
     if removed is None:
         removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
     lists = all(ext.candidates)  # every request has its own list: the catalog is the union of the kept lists
@@ -112,8 +117,12 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
         if own and not cands:
             dropped["no candidate left after the tool split"] += 1
             continue
+        sees_none = u["utterance_id"] in notes.sees_none
+        if sees_none and not empty_lists:
+            dropped[NO_TOOLS] += 1
+            continue
         u["pair_id"] = pair_of.setdefault(cluster, u["utterance_id"])
-        if opt.candidates and cands:
+        if (opt.candidates and cands) or sees_none:
             u["candidates"] = cands
         used.update(cands)
         rows.append(u)

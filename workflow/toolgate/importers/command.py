@@ -99,7 +99,9 @@ def add_reading_flags(p) -> None:
     p.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read from its "
                    "script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
     p.add_argument("--empty-candidates", choices=EMPTY_CANDIDATES, default="", help="what a request offered no tools "
-                   "means: it sees the whole catalog, or it is an out-of-catalog request (default: an error)")
+                   "means: it sees the whole catalog (a gold delegate is then counted as ambiguous), or it sees no tool "
+                   "and its gold is delegate (left out of an import, whose candidate lists are never empty; routed so "
+                   "by decide --eval) (default: an error)")
     p.add_argument("--no-candidates", action="store_true",
                    help="pool every request's tools into one catalog instead of keeping each request's own list")
 
@@ -154,7 +156,7 @@ def summary_lines(info: dict) -> list[str]:
              + (" (mixed: the tables split by language)" if sum(n > 0 for n in langs.values()) > 1 else "")]
     lines += [f"warning: {line}" for line in info["language_warnings"]]
     lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
-    lines += _dropped(info)
+    lines += _dropped(info) + _ambiguous(info)
     if info["meta_fields"]:
         lines.append("kept in meta: " + ", ".join(f"{k} ({n} rows)" for k, n in info["meta_fields"].items()))
     renamed = list(info["renamed_tools"].items())
@@ -168,6 +170,13 @@ def _dropped(info: dict) -> list[str]:
     return [f"dropped {n} requests: {why}" for why, n in info["dropped"].items()]
 
 
+def _ambiguous(info: dict) -> list[str]:
+    n = info.get("ambiguous_gold", 0)
+    return [f"warning: {n} requests offered no tools are gold delegate but see the whole catalog "
+            "(--empty-candidates catalog): a tool of it may answer them, so their gold is ambiguous "
+            "(import.json: ambiguous_gold; --empty-candidates delegate: they see no tool)"] if n else []
+
+
 def eval_lines(info: dict) -> list[str]:
     """What ``decide --eval`` decided reading the files of an import format (``info``: :func:`~.build.requests_over`'s;
     nothing for an utterances file)."""
@@ -178,4 +187,4 @@ def eval_lines(info: dict) -> list[str]:
     if info["removed_tools"]:
         lines.append(f"{info['removed_tools']} tools of the files are not in the router's catalog (no action of the "
                      "same definition): their requests count as out of it")
-    return lines + _dropped(info)
+    return lines + _dropped(info) + _ambiguous(info)

@@ -4,7 +4,8 @@
   forces one; a tool's from its name and description the same way;
 * fields a reader does not know: kept in the row's ``meta``, each field counted;
 * the conversation before the request: kept in the row's ``context``;
-* an empty candidate list: an error unless ``--empty-candidates`` says what it means;
+* an empty candidate list: an error unless ``--empty-candidates`` says what it means (``delegate``: the request
+  sees no tool, its gold is delegate; ``catalog``: it sees every tool, and a gold delegate becomes ambiguous);
 * tool definitions: identical ones merged, another definition under a known name renamed ``_2``, ``_3`` ...
 
 :class:`Decisions` counts them; ``import.json`` and the printed summary list every count.
@@ -30,10 +31,30 @@ def script_lang(text: str) -> str | None:
 class Decisions:
     """The counts of one import's decisions (import.json lists them sorted by what was decided)."""
 
-    def __init__(self, lang: str | None):
-        self.forced = lang
+    def __init__(self, lang: str | None, empty: str = ""):
+        self.forced, self.empty = lang, empty  # empty: the --empty-candidates policy
         self.counts: dict[str, int] = {}
         self.meta_fields: Counter = Counter()
+        self.sees_none: set[str] = set()  # utterance ids offered no tools under --empty-candidates delegate
+        self.ambiguous = 0                # gold delegate offered no tools, seeing the whole catalog instead
+
+    def offered_none(self, path, lineno: int, field: str, uid: str, outcome: str) -> str:
+        """The gold outcome of request ``uid`` offered an empty candidate list, by the ``--empty-candidates`` policy
+        (``catalog``: as it was, the request sees the whole catalog, and a gold delegate is counted as ambiguous: a
+        tool of the catalog may answer it; ``delegate``: it sees no tool and an in-catalog outcome becomes
+        ``delegate``); an error when no policy is given."""
+        if self.empty not in EMPTY_CANDIDATES:
+            raise InputError(path, "empty candidate list: --empty-candidates catalog (the request sees the whole "
+                                   "catalog) or delegate (it sees no tool: an out-of-catalog request) says what it "
+                                   "means", lineno, field)
+        if self.empty == "catalog":
+            self.count("offered no tools: sees the whole catalog (--empty-candidates catalog)")
+            self.ambiguous += outcome == "delegate"
+            return outcome
+        outcome = "delegate" if outcome in io.IN_CATALOG else outcome
+        self.count(f"offered no tools: {outcome}, seeing no tool (--empty-candidates delegate)")
+        self.sees_none.add(uid)
+        return outcome
 
     def count(self, what: str, n: int = 1) -> None:
         if n:
@@ -64,7 +85,7 @@ class Decisions:
         self.count("tools renamed: another definition under a name already taken (import.json: renamed_tools)",
                    len(renamed))
         return {"decisions": dict(sorted(self.counts.items())), "meta_fields": dict(sorted(self.meta_fields.items())),
-                "renamed_tools": renamed}
+                "renamed_tools": renamed, "ambiguous_gold": self.ambiguous}
 
 
 def with_extras(utt: dict, context: list, meta: dict) -> dict:
@@ -122,22 +143,6 @@ def request(path, lineno: int, field: str, value) -> tuple[str, list, list]:
         raise InputError(path, "no request text (a non-empty string, or a message list with a user message)",
                          lineno, field)
     return value, [], []
-
-
-def offered_none(policy: str, path, lineno: int, field: str, notes: Decisions, outcome: str) -> str:
-    """The gold outcome of a request offered an empty candidate list, by the ``--empty-candidates`` policy
-    (``catalog``: as it was, the request sees the whole catalog; ``delegate``: an in-catalog outcome becomes
-    ``delegate``); an error when no policy is given."""
-    if policy not in EMPTY_CANDIDATES:
-        raise InputError(path, "empty candidate list: --empty-candidates catalog (the request sees the whole "
-                               "catalog) or delegate (it is an out-of-catalog request) says what it means",
-                         lineno, field)
-    if policy == "catalog":
-        notes.count("offered no tools: sees the whole catalog (--empty-candidates catalog)")
-        return outcome
-    outcome = "delegate" if outcome in io.IN_CATALOG else outcome
-    notes.count(f"offered no tools: {outcome} (--empty-candidates delegate)")
-    return outcome
 
 
 def check_slots(path, lineno: int, field: str, slots: list[str], catalog: list[dict], tool: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
-from .policy import Decisions, Tools, check_slots, offered_none, request, with_extras
+from .policy import Decisions, Tools, check_slots, request, with_extras
 from .toolrows import Fields, tool_rows
 
 FORMATS = ("openai-tools", "tool-rows", "bfcl", "functionchat", "beir")
@@ -39,16 +39,16 @@ def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: st
     ``fields``: where tool-rows keeps each part of a request."""
     if lang and fmt in FIXED_LANGS and lang != FIXED_LANGS[fmt]:
         raise InputError("--lang", f"{fmt} is in '{FIXED_LANGS[fmt]}', not '{lang}'")
-    sources, notes = [Path(s) for s in sources], Decisions(lang)
+    sources, notes = [Path(s) for s in sources], Decisions(lang, empty)
     for s in sources:
         if not s.exists():
             raise InputError(s, "no such file or folder")
     if fmt == "openai-tools":
         if len(sources) != 2:
             raise InputError(" ".join(map(str, sources)), "openai-tools takes two files: TOOLS.json REQUESTS.jsonl")
-        ext = openai_tools(sources[0], sources[1], notes, empty)
+        ext = openai_tools(sources[0], sources[1], notes)
     elif fmt == "tool-rows":
-        ext = tool_rows(sources, fields or Fields(), notes, empty)
+        ext = tool_rows(sources, fields or Fields(), notes)
     elif fmt == "beir":
         ext = beir(*_beir_paths(sources), notes)
     elif fmt == "bfcl":
@@ -111,7 +111,7 @@ def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: 
                          "outcome")
 
 
-def openai_tools(tools_path, requests_path, notes: Decisions, empty: str = "") -> A.ExternalSet:
+def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
     tools, out = Tools(notes, "imported"), A._Rows()
     ids = _tool_names(tools_path, tools)
@@ -125,10 +125,10 @@ def openai_tools(tools_path, requests_path, notes: Decisions, empty: str = "") -
         missing = obj.get("missing_slots") or []
         _check_request(path, lineno, obj, gold, cands, tools)
         outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
-        if obj.get("candidates") == []:
-            outcome = offered_none(empty, path, lineno, "candidates", notes, outcome)
-            gold, missing = (gold, missing) if outcome in io.IN_CATALOG else (None, [])
         uid = str(obj.get("id") or f"r{lineno:05d}")
+        if obj.get("candidates") == []:
+            outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
+            gold, missing = (gold, missing) if outcome in io.IN_CATALOG else (None, [])
         utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
                "lang": notes.lang(path, lineno, text, field), "text": text, "gold_outcome": outcome,
                "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),

@@ -25,7 +25,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
-from .policy import Decisions, Tools, check_slots, json_field, offered_none, request, tool_object, with_extras
+from .policy import Decisions, Tools, check_slots, json_field, request, tool_object, with_extras
 
 OUTCOMES = ("action", "ask", "delegate", "chat", "skip")
 CALL_FIELDS = ("tool_calls", "answers")
@@ -145,7 +145,7 @@ def _outcome(path, lineno: int, obj: dict, fields: Fields, names: list, source: 
     return label, labels[label]
 
 
-def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, empty: str, notes: Decisions, prefix: str):
+def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Decisions, prefix: str):
     """(utterance without its gold tool, candidate ids, gold call name or None) of one row; None when skipped.
     ``prefix``: of the default utterance id ``r<line>`` (the file's name when there are several files)."""
     ids = _tool_ids(path, lineno, obj, fields, tools)
@@ -154,8 +154,9 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, empty: str,
     label, outcome = _outcome(path, lineno, obj, fields, names, source, notes)
     if outcome == "skip":
         return None
+    uid = str(obj.get(fields.id) or f"{prefix}r{lineno:05d}")
     if not ids:
-        given, outcome = outcome, offered_none(empty, path, lineno, fields.tools, notes, outcome)
+        given, outcome = outcome, notes.offered_none(path, lineno, fields.tools, uid, outcome)
         names = names if outcome == given else []
     if (outcome in io.IN_CATALOG) != bool(names):
         raise InputError(path, f"label '{label}' means '{outcome}' but the row has " + (
@@ -165,7 +166,6 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, empty: str,
         notes.count("gold call from " + ("the assistant message after the request" if source == fields.text
                                          else f"'{source}'"))
         notes.count("gold tool = the first of several calls", len(names) > 1)
-    uid = str(obj.get(fields.id) or f"{prefix}r{lineno:05d}")
     calls = (fields.call,) if fields.call else CALL_FIELDS
     known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, *calls}
     utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": notes.lang(path, lineno, text, fields.text),
@@ -175,13 +175,13 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, empty: str,
     return utt, ids, names[0] if names else None
 
 
-def tool_rows(paths, fields: Fields, notes: Decisions, empty: str = "") -> A.ExternalSet:
+def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
     """Tool-rows files as one set: each row's tools are its candidates; gold tools resolved among them (a row
     offered no tools, with ``--empty-candidates catalog``: among every tool of the files, by name)."""
     tools, parsed, seen = Tools(notes, "tool-rows"), [], {}
     for path in paths:
         for lineno, obj in io.read_jsonl(path):
-            row = _row(path, lineno, obj, fields, tools, empty, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
+            row = _row(path, lineno, obj, fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
             if row is None:
                 continue
             uid = row[0]["utterance_id"]
