@@ -17,7 +17,7 @@ from router_fixtures import make_artifact
 from toolgate import outdir
 from toolgate.cli import main
 from toolgate.errors import InputError
-from toolgate.outdir import RECORD, write_folder
+from toolgate.outdir import RECORD, SENTINEL, write_folder
 from toolgate.router.export import export_router
 
 
@@ -295,10 +295,12 @@ def test_git_folders_are_never_written(tmp_path, capsys):
     assert sorted(p.name for p in (bare / "hooks").iterdir()) == [] and not (bare / "objects" / "new").exists()
 
 
-def _partial(folder, name, age=3600.0):
+def _partial(folder, name, age=3600.0, ours=True):
     path = folder / name
     path.mkdir(parents=True)
     (path / "half").write_text("x")
+    if ours:  # toolgate's sentinel: a folder without it is the user's, whatever its name
+        (path / SENTINEL).write_bytes(b"")
     then = time.time() - age
     os.utime(path, (then, then))
     return path
@@ -313,16 +315,19 @@ def test_temporary_folders_of_killed_commands_are_cleaned_and_never_named(tmp_pa
     lock = os.open(live, os.O_RDONLY)
     fcntl.flock(lock, fcntl.LOCK_EX)  # its command still runs
     others = [_partial(tmp_path, ".other.abcd1234.partial"), _partial(tmp_path, ".out.partial"),
-              _partial(tmp_path, ".out.abcd1234.partial.bak")]
+              _partial(tmp_path, ".out.abcd1234.partial.bak"),
+              _partial(tmp_path, ".out.backup12.partial", ours=False)]  # the user's .backup folder of that shape
     try:
         assert _put(out, {"a": "1"}) == "new"  # the killed one inside was cleaned: the folder counted as empty
         assert not any(p.exists() for p in killed) and young.is_dir() and live.is_dir() and all(p.is_dir() for p in others)
         inside = _partial(out, ".sub.live5678.partial")
-        fcntl.flock(os.open(inside, os.O_RDONLY), fcntl.LOCK_EX)  # released when the test's process ends
+        held = os.open(inside, os.O_RDONLY)
+        fcntl.flock(held, fcntl.LOCK_EX)
         (out / RECORD).unlink()
         with pytest.raises(InputError) as e:
             _put(out, {"a": "1"})
         assert "(e.g. a)" in str(e.value) and "partial" not in str(e.value) and inside.is_dir()
+        os.close(held)
     finally:
         os.close(lock)
     assert _put(tmp_path / "new", {"a": "1"}) == "new" and live.is_dir()  # another folder's: not ours to clean

@@ -8,7 +8,7 @@ from toolgate.config import utterances_path as config_utterances
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
-from toolgate.router import LIMITS, SELECTED
+from toolgate.router import LATENCY_TABLE, LIMITS, SELECTED
 
 # Validate the config against workflow/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist

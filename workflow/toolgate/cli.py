@@ -5,6 +5,7 @@ import argparse
 import json
 import math
 import os
+import select
 import shlex
 import sys
 from pathlib import Path
@@ -355,6 +356,16 @@ def _import_parser(sub) -> None:
     add_parser(sub, _at_least(0), _fraction).set_defaults(func=_import)
 
 
+def _stdout_gone() -> bool:
+    """Has the reader of stdout closed its end? (A pipe's write end then polls as an error.)"""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poll.poll(0))
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): assume it was stdout
+        return True
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
@@ -363,7 +374,11 @@ def main(argv=None) -> int:
         code = args.func(args)
         sys.stdout.flush()  # here, not at the interpreter's exit: a reader gone early is caught below
         return code
-    except BrokenPipeError:  # the reader left early (`| head -1`): what it read was written, so end quietly
+    except BrokenPipeError as exc:
+        if not _stdout_gone():  # another pipe broke (a FIFO given as a path): an error like any other
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        # the reader of stdout left early (`| head -1`): what it read was written, so end quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the final flush must not fail again
         return 0
     except InputError as exc:

@@ -44,6 +44,7 @@ OUTPUT_FOLDERS = ("results", "figures")  # a workflow's outputs, beside its Snak
 RECORD = ".toolgate-owned.json"  # what toolgate wrote in a folder: {"format", "marker", "files": {name: [sha256]}}
 RECORD_FORMAT = "toolgate-owned/1"
 PARTIAL = r"\.[a-z0-9_]{8}\.partial"  # after ".<folder name>": tempfile.mkdtemp's random part, then our suffix
+SENTINEL = ".toolgate-partial"  # in every temporary folder while it is written: only such folders are ever cleaned
 ANY_PARTIAL = re.compile(rf"\..+{PARTIAL}")
 STALE_AFTER = 10  # seconds: an unlocked temporary folder younger than this may be one made but not yet locked
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -165,9 +166,10 @@ def _stale(path: Path) -> bool:
 
 
 def _clean_partials(folder: Path, pattern: re.Pattern) -> None:
-    """Remove the temporary folders (names matching ``pattern``) that killed commands left in ``folder``."""
+    """Remove the temporary folders (names matching ``pattern``, holding toolgate's sentinel) that killed commands left
+    in ``folder``; a user's folder of a matching name but without the sentinel is never touched."""
     for path in folder.iterdir():
-        if pattern.fullmatch(path.name) and _stale(path):
+        if pattern.fullmatch(path.name) and (path / SENTINEL).is_file() and _stale(path):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -199,16 +201,18 @@ def write_folder(out, marker: str, write: Callable[[Path], None], force: bool = 
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
     lock = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(lock, fcntl.LOCK_EX)  # in use: no other command takes it for one a killed command left
+    (tmp / SENTINEL).write_bytes(b"")
 
     def record(files: dict) -> None:
         io.write_json(tmp / RECORD, {"format": RECORD_FORMAT, "marker": marker, "files": files})
     try:
         write(tmp)
-        new = {p.name: [_sha256(p)] for p in sorted(tmp.iterdir())}
+        new = {p.name: [_sha256(p)] for p in sorted(tmp.iterdir()) if p.name != SENTINEL}
         if not present:
             record(new)
             if out.is_dir():
                 out.rmdir()
+            (tmp / SENTINEL).unlink()
             os.chmod(tmp, 0o777 & ~io._UMASK)  # private (mkdtemp's 0700) while written; then any folder's mode
             os.rename(tmp, out)  # the folder appears whole or not at all
             return "new"

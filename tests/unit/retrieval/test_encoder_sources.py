@@ -76,9 +76,10 @@ def test_onnx_export_dir_and_experiment_cache_are_honoured(exports):
 def test_onnx_folder_others_may_write_to_is_refused(exports):
     shared = exports / "shared"
     shared.mkdir()
-    shared.chmod(0o777)
-    with pytest.raises(ModelUnavailable, match="shared: an ONNX export folder writable by anyone"):
-        make_encoder({"backend": "onnx", "model": MINILM, "export_dir": str(shared)})
+    for mode in (0o777, 0o770):  # anyone, or the folder's group
+        shared.chmod(mode)
+        with pytest.raises(ModelUnavailable, match="shared: an ONNX export folder writable by others"):
+            make_encoder({"backend": "onnx", "model": MINILM, "export_dir": str(shared)})
     if os.geteuid() == 0:  # only root can give a folder to another user
         theirs = exports / "theirs"
         theirs.mkdir()

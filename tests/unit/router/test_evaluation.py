@@ -176,9 +176,12 @@ def test_probe_rows_count_right_wrong_and_wrong_acts(artifact, tmp_path):
     assert probe_rows(r, []) == []
     write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "action", "tool": "not_in_this_catalog"}])
     assert probe_rows(r, files()) == []  # probes of another catalog
-    write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "maybe"}])
-    with pytest.raises(InputError, match="router-other.jsonl:1: field 'expect'"):
-        probe_rows(r, files())
+    for probe, field in (({"text": "x", "expect": "maybe"}, "expect"), ({"text": "x", "expect": "ask"}, "tool"),
+                         ({"text": "x", "expect": "no_action"}, "route"), ({"expect": "not_act"}, "text"),
+                         ({"text": "x", "expect": "action", "tool": ["a"]}, "tool")):
+        write_jsonl(folder / "router-other.jsonl", [probe])
+        with pytest.raises(InputError, match=f"router-other.jsonl:1: field '{field}'"):
+            probe_rows(r, files())
 
 
 def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifact, tmp_path):

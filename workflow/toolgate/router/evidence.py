@@ -254,10 +254,14 @@ def near_tie(first: float, second: float, margin: float) -> bool:
     return second >= first - margin * abs(first)
 
 
-def tie_margin(acts: np.ndarray, action_ids, kind: np.ndarray, action_gold: np.ndarray, folds, margins, cost: float):
+def tie_margin(acts: np.ndarray, action_ids, decided: tuple, margins, cost: float) -> float:
     """The largest of ``margins`` whose near-tie asks stay within ``cost`` on every fold: of a fold's requests whose
-    gold is an action, the share the band executes (``kind``) that a margin would ask instead (top two of ``acts``,
-    requests x actions, of different effect); 0.0 when even the smallest costs more."""
+    gold is an action, the share the band executes that a margin would ask instead (top two of ``acts``, requests x
+    actions, of different effect); 0.0 when even the smallest costs more, or a catalog has one action.
+    ``decided``: (the band's kind per request, gold-is-an-action per request, fold per request)."""
+    kind, action_gold, folds = decided
+    if acts.shape[1] < 2:
+        return 0.0
     order = top_order(acts, 2)
     first, second = np.take_along_axis(acts, order, 1).T
     ids = np.asarray(action_ids)

@@ -95,8 +95,8 @@ def limits(provenance: dict, rows, catalog, ranker_scores, kind: np.ndarray, sig
     out = {k: lim[k] for k in ("max_chars", "top_k")}
     if lim.get("tie_margins"):
         s = ranker_scores.for_rows(rows)
-        out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, kind, Gold(rows, catalog).outcome == "action",
-                                       signal_rows(signals, rows)["fold"].to_numpy(), lim["tie_margins"], lim["tie_cost"])
+        decided = (kind, Gold(rows, catalog).outcome == "action", signal_rows(signals, rows)["fold"].to_numpy())
+        out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, decided, lim["tie_margins"], lim["tie_cost"])
     return out
 
 

@@ -33,7 +33,7 @@ KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delega
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
            "no_candidates": "no action among the request's candidates: route step",
            "multistep": "two actions in one request: delegated",
-           "tie": "tied top candidates of different effect: asked, not executed",
+           "tie": "tied top candidates, or a runner-up of another effect within the tie margin: asked, not executed",
            "close": "candidates too close to tell apart: asked about the one the request's words name",
            "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked"}

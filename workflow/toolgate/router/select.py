@@ -29,6 +29,7 @@ from ..gate.signals import compared_gates, gate_encoders, signal_rows
 from ..retrieval.rankers import RankerSpec
 from ..routing.baselines import Gold, Study, correct, ladder_setting, study_ladder
 from ..routing.pipelines import band_setting, versus_ladder
+from . import LATENCY_TABLE
 
 TOL = 1e-12
 
@@ -50,9 +51,6 @@ def exportable(rankers: dict) -> list[str]:
     return [n for n, e in rankers.items() if RankerSpec.of(e).lexical or RankerSpec.of(e).encoder_gate]
 
 
-LATENCY_TABLE = Path(__file__).with_name("latency.yaml")  # the shipped table of declared latencies
-
-
 def model_key(entry) -> str:
     """The kind of model a ranker runs, as the latency table names it: ``bm25:<tokenizer>``, an encoder's backend,
     or ``<backend>:<model>`` for a model other than the backend's bundled one."""
@@ -67,17 +65,25 @@ def declared_latency(rankers: dict, settings) -> dict[str, float]:
     """Each exportable ranker's median latency per request in ms, never a timing of this run (the same config and
     seed select the same router on any machine): ``router.latency_ms`` where the config declares it, else the
     latency table's entry for the ranker's kind of model (``router.latency_table``; empty: the shipped one)."""
-    path = Path(settings.latency_table) if settings.latency_table else LATENCY_TABLE
-    table = (io.read_yaml(path) or {}).get("models") or {}
+    path = latency_table(settings)
+    doc = io.read_yaml(path) or {}
+    table = doc.get("models") if isinstance(doc, dict) else None
+    if not isinstance(table, dict):
+        raise InputError(path, "expected a mapping `models: {<model kind>: ms}`", field="models")
     out = {}
     for name in exportable(rankers):
         key = model_key(rankers[name])
         ms = settings.latency_ms.get(name, table.get(key))
         if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not 0 < ms < float("inf"):
-            raise InputError(path, f"no latency for ranker '{name}' (model kind '{key}'): add it to the table or "
-                                   f"declare router.latency_ms.{name} in the config", field=f"models.{key}")
+            raise InputError(path, f"no positive latency for ranker '{name}' (model kind '{key}'): add it to this "
+                                   f"table or declare router.latency_ms.{name} in the config", field=f"models.{key}")
         out[name] = float(ms)
     return out
+
+
+def latency_table(settings) -> Path:
+    """The latency table router.select reads: router.latency_table, else the one toolgate ships."""
+    return Path(settings.latency_table) if settings.latency_table else LATENCY_TABLE
 
 
 def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dict) -> list[Candidate]:
@@ -241,8 +247,8 @@ def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str
 
 
 def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, settings, study: Study) -> list[str]:
-    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget (or the
-    fixed selection) kept it out."""
+    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget kept it
+    out."""
     if chosen is None:
         return []
     out = []
@@ -250,7 +256,7 @@ def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, se
         r, gain = rate[c.name], rate[c.name]["accuracy"] - rate[chosen.name]["accuracy"]
         if c is chosen or gain <= TOL:
             continue
-        why = ["router.select is fixed"] if settings.select == "fixed" else [
+        why = [  # a fixed selection has one candidate: nothing is passed over
             text for failed, text in (
                 (c.p50_ms > settings.latency_budget_ms, f"its declared latency {c.p50_ms:g} ms exceeds the budget of "
                                                         f"{settings.latency_budget_ms:g} ms"),
