@@ -1,4 +1,4 @@
-"""Small source files in each importable format (BFCL, FunctionChat-Bench, BEIR), written into a test's folder."""
+"""Small source files in each importable format (BFCL, FunctionChat-Bench, BEIR, pairs), written into a test's folder."""
 import json
 from pathlib import Path
 
@@ -73,6 +73,37 @@ def beir_folder(root: Path) -> Path:
     lines = ["query-id\tcorpus-id\tscore"] + [f"q{i}\td{i}\t1" for i in range(len(names))] + ["q0\td1\t2"]
     (folder / "qrels.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
+
+
+PAIR_TOOLS = {"alarm_set": "Set an alarm clock for a given time.", "timer_start": "Start a countdown timer.",
+              "weather_now": "Current weather forecast of a city.", "music_play": "Play a song or a playlist.",
+              "lights_dim": "Dim or brighten the room lights.", "camera_snap": "Take a photo with the camera.",
+              "calendar_add": "Add an event to the calendar.", "notes_write": "Write a note down."}
+PAIR_TEXTS = {"alarm_set": ["wake me at seven with an alarm", "set an alarm for 6 am", "alarm clock at noon please"],
+              "timer_start": ["start a ten minute timer", "countdown timer for the pasta", "timer for 30 seconds"],
+              "weather_now": ["what is the weather in Oslo", "forecast for Paris today", "is it raining in Rome"],
+              "music_play": ["play some jazz music", "play my running playlist", "put on a song by Queen"],
+              "lights_dim": ["dim the lights in the room", "brighten the kitchen lights", "lights down low please"],
+              "camera_snap": ["take a photo now", "snap a picture with the camera", "camera, take a selfie"],
+              "calendar_add": ["add lunch to my calendar", "put the meeting on the calendar", "calendar event friday"],
+              "notes_write": ["write a note about milk", "note down the wifi password", "take a note for me"]}
+NO_TOOL = ["order me a pizza", "what is the meaning of life", "book a flight to Tokyo", "translate hello to French"]
+
+
+def pairs_files(root: Path, tools_shape: str = "list") -> tuple[Path, Path]:
+    """(tools file, pairs CSV): 8 tools (a JSON list of {name, description}, or with ``tools_shape`` 'map' a name ->
+    description map), 3 requests each, 4 requests no tool answers (an empty tool cell), one pair repeated and one
+    request with a second tool; columns query, api, source (kept in meta)."""
+    root.mkdir(parents=True, exist_ok=True)
+    tools = root / "tools.json"
+    tools.write_text(json.dumps(PAIR_TOOLS if tools_shape == "map" else
+                                [{"name": k, "description": v} for k, v in PAIR_TOOLS.items()]), encoding="utf-8")
+    rows = [(text, name) for name, texts in PAIR_TEXTS.items() for text in texts] + [(t, "") for t in NO_TOOL]
+    rows += [("set an alarm for 6 am", "alarm_set"), ("start a ten minute timer", "alarm_set")]
+    lines = ["query,api,source"] + [f'"{text}",{name},fixture' for text, name in rows]
+    pairs = root / "pairs.csv"
+    pairs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tools, pairs
 
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "new-catalog.md"

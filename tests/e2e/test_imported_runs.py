@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import copy_repo
-from import_fixtures import FASTER, beir_folder, bfcl_folder, doc_commands, functionchat_folder
+from import_fixtures import FASTER, beir_folder, bfcl_folder, doc_commands, functionchat_folder, pairs_files
 from smk import UNTIMED, snakemake, toolgate
 
 pytestmark = pytest.mark.slow
@@ -54,15 +54,17 @@ def test_docs_two_commands_run_through(repo):
 
 
 @pytest.mark.parametrize("fmt, fixture, flags", [("bfcl", bfcl_folder, []), ("functionchat", functionchat_folder, []),
-                                                 ("beir", beir_folder, ["--holdout-tools", "0.5", "--seed", "3"])])
+                                                 ("beir", beir_folder, ["--holdout-tools", "0.5", "--seed", "3"]),
+                                                 ("pairs", pairs_files, ["--holdout-tools", "0.25"])])
 def test_each_format_exports_from_its_config_and_evaluates_its_files(repo, tmp_path, fmt, fixture, flags):
     # the workflow up to the selected router, what an export reads (the whole workflow on imported sets: above and
-    # tests/e2e/test_imported_tool_rows.py); the beir folder's held-out tools are out of the router's catalog
+    # tests/e2e/test_imported_tool_rows.py); the beir and pairs held-out tools are out of the router's catalog
     src, run = fixture(tmp_path), f"runs/{fmt}_import"
-    toolgate("import", fmt, str(src), *flags, "--out", run, cwd=repo)
+    src = [str(s) for s in (src if isinstance(src, tuple) else [src])]  # pairs: two files
+    toolgate("import", fmt, *src, *flags, "--out", run, cwd=repo)
     config = repo / run / "config.yaml"
     cfg, faster = yaml.safe_load(config.read_text()), yaml.safe_load(FASTER)
     config.write_text(yaml.safe_dump({**cfg, **faster, "gate": {**cfg.get("gate", {}), **faster["gate"]}}))
     snakemake(f"results/{fmt}_import/router/selected/router.json", "--configfile", f"{run}/config.yaml", "--cores",
               "2", *UNTIMED, cwd=repo)
-    exported_and_evaluated(repo, config, src, "--eval-format", fmt)
+    exported_and_evaluated(repo, config, *src, "--eval-format", fmt)

@@ -340,14 +340,16 @@ def build_parser() -> argparse.ArgumentParser:
 def _eval_parser(p) -> None:
     """``decide --eval``'s format and the reading flags of ``import`` (the same names and meanings)."""
     from .importers import FORMATS
-    from .importers.command import add_field_flags, add_reading_flags
+    from .importers.command import add_column_flags, add_field_flags, add_reading_flags
 
     p.add_argument("--eval-format", choices=FORMATS, metavar="FORMAT", help="read the --eval files as `toolgate "
-                   f"import FORMAT` reads them ({', '.join(FORMATS)}; openai-tools: TOOLS.json REQUESTS.jsonl), with "
+                   f"import FORMAT` reads them ({', '.join(FORMATS)}; openai-tools: TOOLS.json REQUESTS.jsonl; pairs: TOOLS.json "
+                   "PAIRS.csv), with "
                    "the flags below (default: one utterances file); a tool is matched to the router's catalog by its "
                    "definition, and the requests of a tool the router lacks count as out of its catalog")
     add_reading_flags(p)
     add_field_flags(p)
+    add_column_flags(p)
 
 
 def _import_parser(sub) -> None:

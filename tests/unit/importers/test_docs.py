@@ -50,6 +50,9 @@ def _sources(fmt: str, tmp: Path):
         answer = re.search(r"`(\{\"id\": \"multiple_0\", \"ground_truth\".*?)`", text).group(1)
         _write(tmp / "bfcl" / "possible_answer" / "BFCL_v4_multiple.json", answer + "\n")
         return [_write(tmp / "bfcl" / "BFCL_v4_multiple.json", b[0]).parent], "", b[1]
+    if fmt == "pairs":
+        pairs = re.search(r"```csv\n(.*?)```", text, re.S).group(1)
+        return [_write(tmp / "tools.json", b[0]), _write(tmp / "pairs.csv", pairs)], "", b[1]
     if fmt == "functionchat":
         return [_write(tmp / "FunctionChat-CallDecision.jsonl", b[0])], "", b[1]
     corpus, query = re.findall(r"`(\{\"_id\".*?\})`", text)
@@ -58,8 +61,8 @@ def _sources(fmt: str, tmp: Path):
     return [_write(tmp / "beir" / "corpus.jsonl", corpus + "\n").parent], "", b[0]
 
 
-@pytest.mark.parametrize("fmt", ["openai-tools", "tool-rows:labelled", "tool-rows:bfcl-live", "bfcl", "functionchat",
-                                 "beir"])
+@pytest.mark.parametrize("fmt", ["openai-tools", "tool-rows:labelled", "tool-rows:bfcl-live", "pairs", "bfcl",
+                                 "functionchat", "beir"])
 def test_worked_example_is_what_the_importer_writes(tmp_path, fmt):
     sources, preset, expected = _sources(fmt, tmp_path)
     written = _written(fmt.split(":")[0], sources, preset)

@@ -2,7 +2,7 @@
 
 Requests whose text the router would refuse (a control character) are dropped first, and counted. Order of the
 options: keep the chosen subsets, drop repeated requests (``--duplicates drop``; counted either
-way), draw the sample, split the tools
+way), cap each gold tool's requests (``--per-tool``), draw the sample, split the tools
 (``--holdout-tools``: the removed tools leave the catalog and every candidate
 list, and their requests become out-of-catalog items, as in the FunctionChat
 experiment), then pool or keep each request's own candidates, and add the route
@@ -51,6 +51,7 @@ REFUSED = "the text holds a control character the router refuses (C0/C1 other th
 class Options:
     """``toolgate import`` options (see ``toolgate import --help``)."""
     sample: int = 0              # at most this many requests, drawn uniformly with seed (0: all)
+    per_tool: int = 0            # before the sample: at most this many requests per gold tool (0: all)
     seed: int = SEED             # the experiments' default seed (config schema)
     holdout: float = 0.0         # share of the gold tools removed from the catalog
     subsets: tuple = ()          # keep only these subsets / conditions of the source
@@ -62,7 +63,8 @@ class Options:
 
 
 def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
-    """The chosen subsets, then repeated requests kept or dropped (counted in ``notes``), then the sample."""
+    """The chosen subsets, then repeated requests kept or dropped (counted in ``notes``), then at most
+    ``per_tool`` requests per gold tool, then the sample."""
     if opt.subsets:
         unknown = sorted(set(opt.subsets) - set(ext.conditions))
         if unknown:
@@ -80,6 +82,15 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
             notes.count("repeated requests with another gold outcome or tool than the earlier row",
                         (u["gold_outcome"], u["gold_tool"]) != (earlier["gold_outcome"], earlier["gold_tool"]))
     ext = ext.subset(keep)
+    if opt.per_tool:  # balanced per tool: a random K of each gold tool's requests; out-of-catalog ones uncapped
+        order = np.random.default_rng(opt.seed).permutation(len(ext.utterances))
+        seen, keep = Counter(), np.ones(len(order), bool)
+        for i in order:
+            tool = ext.utterances[i]["gold_tool"]
+            seen[tool] += tool is not None
+            keep[i] = seen[tool] <= opt.per_tool
+        notes.count(f"requests over --per-tool {opt.per_tool} left out", int((~keep).sum()))
+        ext = ext.subset(keep)
     n = len(ext.utterances)
     if 0 < opt.sample < n:
         keep = np.zeros(n, bool)

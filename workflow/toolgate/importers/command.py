@@ -7,6 +7,7 @@ import argparse
 from .. import io
 from ..errors import InputError
 from .build import DUPLICATES, SEED, Options
+from .pairs import COMMON, Columns
 from .policy import EMPTY_CANDIDATES
 from .readers import FORMATS
 from .toolrows import OUTCOMES, PRESETS, Fields, fields
@@ -38,6 +39,17 @@ SOURCES = {  # format: (SRC, short help, description)
         f"--label-map: call=action (outcomes: {', '.join(OUTCOMES)}); --slots-field: missing_slots (an ask row "
         "without them gets ['unknown']); --id-field: id. Other fields are kept in the row's meta. Presets: "
         f"{_presets()}."),
+    "pairs": (
+        "TOOLS.json PAIRS.csv|PAIRS.jsonl", "a tools file and (request, tool) rows",
+        "TOOLS.json: a JSON list of tool objects (OpenAI schemas or bare {name, description, parameters}), "
+        "{'tools': [...]}, a name -> description map, or JSON Lines of tool objects. PAIRS: CSV or TSV with a "
+        "header row, or JSONL; one (request, tool) pair a row, an empty tool cell a request no tool answers (gold "
+        "delegate). Columns (flag: default, the first the file has): --text-column: "
+        f"{', '.join(COMMON['text'])}; --tool-column: {', '.join(COMMON['tool'])}; --id-column: "
+        f"{', '.join(COMMON['id'])} (none: rows of the same text are one request). Rows of one request: a repeated "
+        "pair is counted, a second tool counted (the first row's is the gold one); other columns are kept in the "
+        "row's meta. One pooled catalog: --holdout-tools FRACTION makes the out-of-catalog requests, --per-tool K "
+        "and --sample N balance the draw."),
     "bfcl": (
         "FOLDER | BFCL_v4_<subset>.json...", "BFCL v4 question and possible-answer files",
         "BFCL v4 question files (English): multiple and live_multiple in catalog (gold: the first call of "
@@ -67,6 +79,8 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
     add_reading_flags(common)
     common.add_argument("--sample", type=count, default=0, metavar="N", help="at most N requests, drawn with --seed "
                         "(0: all)")
+    common.add_argument("--per-tool", type=count, default=0, metavar="K", help="at most K requests per gold tool, "
+                        "drawn with --seed before --sample (out-of-catalog requests uncapped; 0: all)")
     common.add_argument("--seed", type=int, default=SEED, help=f"seed of the sample and the tool split (default "
                         f"{SEED}, the experiments' seed)")
     common.add_argument("--holdout-tools", type=fraction, default=0.0, metavar="FRACTION",
@@ -91,6 +105,7 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
         f = formats.add_parser(name, parents=[common], help=short, description=text)
         f.add_argument("sources", nargs="+", metavar="SRC", help=metavar)
     add_field_flags(formats.choices["tool-rows"])
+    add_column_flags(formats.choices["pairs"])
     return p
 
 
@@ -117,8 +132,17 @@ def add_field_flags(p) -> None:
                    "other=skip)")
 
 
-def _fields(args, fmt: str) -> Fields | None:
-    """tool-rows' field mapping of parsed arguments (None for the other formats)."""
+def add_column_flags(p) -> None:
+    """Where pairs keeps each part of a row: ``import pairs``'s and ``decide --eval``'s."""
+    for name in COMMON:
+        p.add_argument(f"--{name}-column", metavar="COLUMN", help=f"pairs: the column holding the {name} (default: "
+                       f"the first of {', '.join(COMMON[name])} the file has)")
+
+
+def _fields(args, fmt: str) -> Fields | Columns | None:
+    """tool-rows' field mapping or pairs' columns of parsed arguments (None for the other formats)."""
+    if fmt == "pairs":
+        return Columns(**{k: getattr(args, f"{k}_column") or "" for k in COMMON})
     if fmt != "tool-rows":
         return None
     return fields(args.preset, args.label_map, **{k: getattr(args, f"{k}_field") for k in FIELD_FLAGS})
@@ -126,7 +150,7 @@ def _fields(args, fmt: str) -> Fields | None:
 
 def options(args) -> Options:
     """The import options of parsed arguments."""
-    return Options(sample=args.sample, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
+    return Options(sample=args.sample, per_tool=args.per_tool, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
                    candidates=not args.no_candidates, routes=not args.no_routes, duplicates=args.duplicates,
                    empty_candidates=args.empty_candidates, fields=_fields(args, args.format))
 
@@ -137,12 +161,14 @@ def eval_options(args, fmt: str | None) -> Options | None:
     of it), no route entries (the router has its own). A flag the format does not read is an error naming it."""
     rows = [f"--{k.replace('_', '-')}" for k in ("preset", "label_map", *(f"{n}_field" for n in FIELD_FLAGS))
             if getattr(args, k)]
+    cols = [f"--{k}-column" for k in COMMON if getattr(args, f"{k}_column")]
     reading = [f"--{k.replace('_', '-')}" for k in ("lang", "empty_candidates", "no_candidates") if getattr(args, k)]
-    if fmt is None and rows + reading:
-        raise InputError((rows + reading)[0], "applies to the files of an import format (--eval FILE... "
-                                              "--eval-format FORMAT), not to an utterances file or a request")
-    if rows and fmt != "tool-rows":
-        raise InputError(rows[0], f"applies to --eval-format tool-rows only, not {fmt}")
+    if fmt is None and rows + cols + reading:
+        raise InputError((rows + cols + reading)[0], "applies to the files of an import format (--eval FILE... "
+                                                     "--eval-format FORMAT), not to an utterances file or a request")
+    for flags, only in ((rows, "tool-rows"), (cols, "pairs")):
+        if flags and fmt != only:
+            raise InputError(flags[0], f"applies to --eval-format {only} only, not {fmt}")
     if fmt is None:
         return None
     return Options(candidates=not args.no_candidates, routes=False, empty_candidates=args.empty_candidates,

@@ -3,6 +3,7 @@
 * ``openai-tools``: a tools JSON (a list of OpenAI tool schemas, or ``{"tools": [...]}``) and a JSONL of
   requests (``docs/formats.md``, "Import formats"); a request may carry its own ``candidates``.
 * ``tool-rows``: JSONL rows each holding its own tools and conversation (:mod:`.toolrows`).
+* ``pairs``: a tools file and (request, tool) rows in CSV or JSONL (:mod:`.pairs`); one pooled catalog.
 * ``bfcl``: BFCL v4 question files with their ``function`` lists and ``possible_answer`` files
   (:func:`toolgate.external.adapters.bfcl`); every row keeps its own function list as candidates.
 * ``functionchat``: FunctionChat-Bench Singlecall and CallDecision (:mod:`toolgate.external.adapters`);
@@ -20,10 +21,11 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
+from .pairs import Columns, pairs
 from .policy import Decisions, Tools, check_slots, request, with_extras
 from .toolrows import Fields, tool_rows
 
-FORMATS = ("openai-tools", "tool-rows", "bfcl", "functionchat", "beir")
+FORMATS = ("openai-tools", "tool-rows", "pairs", "bfcl", "functionchat", "beir")
 REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype"}
 FIXED_LANGS = {"bfcl": "en", "functionchat": "ko"}
 FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall,
@@ -31,12 +33,12 @@ FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall
 
 
 def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: str = "",
-         fields: Fields | None = None) -> tuple[A.ExternalSet, dict]:
+         fields: Fields | Columns | None = None) -> tuple[A.ExternalSet, dict]:
     """The set in ``sources`` (files or a folder, by format) and what reading it decided (:class:`Decisions`).
 
     ``lang`` forces the language of formats without a fixed one (BFCL is English, FunctionChat-Bench Korean;
     None: each row's own, from its script); ``empty``: what an empty candidate list means (``--empty-candidates``);
-    ``fields``: where tool-rows keeps each part of a request."""
+    ``fields``: where tool-rows (:class:`Fields`) or pairs (:class:`Columns`) keeps each part of a request."""
     if lang and fmt in FIXED_LANGS and lang != FIXED_LANGS[fmt]:
         raise InputError("--lang", f"{fmt} is in '{FIXED_LANGS[fmt]}', not '{lang}'")
     sources, notes = [Path(s) for s in sources], Decisions(lang, empty)
@@ -49,6 +51,11 @@ def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: st
         ext = openai_tools(sources[0], sources[1], notes)
     elif fmt == "tool-rows":
         ext = tool_rows(sources, fields or Fields(), notes)
+    elif fmt == "pairs":
+        if len(sources) != 2:
+            raise InputError(" ".join(map(str, sources)), "pairs takes two files: TOOLS.json PAIRS.csv|PAIRS.jsonl")
+        tools = Tools(notes, "pairs")
+        ext = pairs(sources[1], _tool_names(sources[0], tools), tools, notes, fields or Columns())
     elif fmt == "beir":
         ext = beir(*_beir_paths(sources), notes)
     elif fmt == "bfcl":
@@ -62,17 +69,49 @@ def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: st
 
 # ----------------------------------------------------------------------------------------------- openai-tools
 
+TOOLS_SHAPE = ("a JSON list of tool objects (OpenAI schemas or bare {name, description, parameters}), "
+               "{\"tools\": [...]}, a name -> description (or -> definition) map, or JSON Lines of tool objects")
+
+
 def load_json(path):
     """A JSON file, or InputError naming the line and column of a syntax error."""
     return io.loads_json(io.read_text(path), path)
 
 
-def _tool_names(path, tools: A._Tools) -> dict[str, str]:
-    """Tool name -> catalog id for every tool of a tools JSON."""
-    objs = load_json(path)
+def tool_objects(path, notes: Decisions) -> list:
+    """The tool definitions of a tools file (:data:`TOOLS_SHAPE`); a shape error names the shapes read."""
+    try:
+        objs = load_json(path)
+    except InputError:  # JSON Lines, or a syntax error
+        if not _object_line(io.read_text(path).lstrip().split("\n", 1)[0]):
+            raise  # not JSON Lines: the syntax error as it is
+        try:
+            objs = [obj for _, obj in io.read_jsonl(path)]
+        except InputError as bad:
+            raise InputError(bad.path, f"expected {TOOLS_SHAPE}; as JSON Lines: {bad.message}", bad.line,
+                             bad.field) from None
+        notes.count("tools file read as JSON Lines")
+    if isinstance(objs, dict) and not isinstance(objs.get("tools"), list):  # a map name -> description/definition
+        objs = [{"name": k, **v} if isinstance(v, dict) else {"name": k, "description": v} for k, v in objs.items()]
+        notes.count("tools file read as a name -> description map")
     objs = objs.get("tools") if isinstance(objs, dict) else objs
     if not isinstance(objs, list) or not objs:
-        raise InputError(path, "expected a non-empty JSON list of tools (or {\"tools\": [...]})")
+        raise InputError(path, f"expected {TOOLS_SHAPE}, got " + ("an empty list" if objs == [] else
+                                                                   f"a JSON {type(objs).__name__}"))
+    return objs
+
+
+def _object_line(line: str) -> bool:
+    """Is one line a whole JSON object (the first line of JSON Lines)?"""
+    try:
+        return isinstance(io.loads_json(line, "<line>"), dict)
+    except InputError:
+        return False
+
+
+def _tool_names(path, tools: Tools) -> dict[str, str]:
+    """Tool name -> catalog id for every tool of a tools file."""
+    objs = tool_objects(path, tools.notes)
     ids = {}
     for i, obj in enumerate(objs):
         fn = obj.get("function", obj) if isinstance(obj, dict) else None

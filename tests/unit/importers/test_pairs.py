@@ -1,0 +1,89 @@
+"""toolgate import pairs: (request, tool) rows in CSV or JSONL beside a tools file (fixtures written for the tests):
+columns found or named, duplicates and second tools counted, held-out tools, balanced sampling, one-pass column
+errors, and decide --eval on the same files."""
+import json
+
+from import_fixtures import NO_TOOL, PAIR_TOOLS, pairs_files
+from toolgate import io
+from toolgate.cli import main
+from toolgate.importers import Options, import_set
+from toolgate.importers.pairs import Columns
+
+
+def _rows(out):
+    return {r["utterance_id"]: r for _, r in io.read_jsonl(out / "utterances.jsonl")}
+
+
+def test_pairs_import_counts_every_decision(tmp_path, capsys):
+    tools, pairs = pairs_files(tmp_path, "map")
+    out = tmp_path / "run"
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(out)]) == 0
+    info, rows = json.loads((out / "import.json").read_text()), _rows(out)
+    assert (info["requests"], info["in_catalog"], info["out_of_catalog"]) == (28, 24, 4)
+    assert info["actions"] == len(PAIR_TOOLS) and info["with_candidates"] == 0  # one pooled catalog
+    d = info["decisions"]
+    assert d["text column: 'query' (--text-column names another)"] == 1 and d["tool column: 'api' (--tool-column "
+                                                                              "names another)"] == 1
+    assert d["repeated (request, tool) pairs: read once"] == 1
+    assert d["requests with another tool on a later row: the first row's tool is the gold one"] == 1
+    assert d["tools file read as a name -> description map"] == 1
+    by_text = {r["text"]: r for r in rows.values()}
+    assert by_text["start a ten minute timer"]["gold_tool"] == "timer_start"
+    assert all(by_text[t]["gold_outcome"] == "delegate" for t in NO_TOOL)
+    assert info["meta_fields"] == {"source": 28}
+    assert "decided: repeated (request, tool) pairs: read once: 1" in capsys.readouterr().out
+
+
+def test_pairs_held_out_tools_and_balanced_sample(tmp_path):
+    tools, pairs = pairs_files(tmp_path)
+    opt = Options(holdout=0.25, per_tool=2, sample=16, seed=3, fields=Columns(text="query", tool="api"))
+    info = import_set("pairs", [tools, pairs], tmp_path / "out", opt)
+    rows = list(_rows(tmp_path / "out").values())
+    assert info["requests"] == 16 and info["removed_tools"] == 2 and info["actions"] == 6
+    assert info["decisions"]["requests over --per-tool 2 left out"] == 8
+    per_tool = {}
+    for r in rows:
+        tool = r["gold_tool"] or r["subtype"]
+        per_tool[tool] = per_tool.get(tool, 0) + 1
+    assert all(n <= 2 for t, n in per_tool.items() if t in PAIR_TOOLS)
+    assert any(r["subtype"] == "holdout:pair" and r["gold_outcome"] == "delegate" for r in rows)
+
+
+def test_pairs_jsonl_rows_and_every_missing_column_in_one_error(tmp_path, capsys):
+    tools, _ = pairs_files(tmp_path)
+    src = tmp_path / "pairs.jsonl"
+    src.write_text("".join(json.dumps({"utterance": t, "fn": "alarm_set"}) + "\n" for t in ("a", "b")))
+    assert main(["import", "pairs", str(tools), str(src), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no tool column (looked for tool, tool_name" in err
+    assert "--tool-column NAME names it" in err and "(columns: utterance (2 rows), fn (2 rows))" in err
+    assert main(["import", "pairs", str(tools), str(src), "--tool-column", "fn", "--text-column", "q",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "no text column 'q': --text-column NAME names it" in capsys.readouterr().err
+    src.write_text(json.dumps({"utterance": "a", "fn": "nope"}) + "\n")
+    assert main(["import", "pairs", str(tools), str(src), "--tool-column", "fn", "--out", str(tmp_path / "x")]) == 2
+    assert "1 rows name 1 tools the tools file does not have (first: 'nope')" in capsys.readouterr().err
+
+
+def test_a_tools_file_in_json_lines_is_read_and_a_bad_one_names_the_shapes(tmp_path, capsys):
+    tools, pairs = pairs_files(tmp_path)
+    lines = tmp_path / "tools.jsonl"
+    lines.write_text("".join(json.dumps(t) + "\n" for t in json.loads(tools.read_text())))
+    info = import_set("pairs", [lines, pairs], tmp_path / "out", Options())
+    assert info["decisions"]["tools file read as JSON Lines"] == 1
+    lines.write_text('{"name": "a"}\nnot json\n')
+    assert main(["import", "pairs", str(lines), str(pairs), "--out", str(tmp_path / "y")]) == 2
+    assert "expected a JSON list of tool objects" in capsys.readouterr().err
+
+
+def test_decide_eval_reads_pairs(tmp_path, capsys):
+    from router_fixtures import make_artifact
+
+    router = make_artifact(tmp_path, real_gate=False)
+    tools, pairs = pairs_files(tmp_path / "src")
+    assert main(["decide", "--router", str(router), "--eval", str(tools), str(pairs), "--eval-format", "pairs",
+                 "--text-column", "query", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["n"], got["n_in"]) == (28, 0)  # none of the router's tools: every request out of its catalog
+    assert main(["decide", "--router", str(router), "--eval", str(tools), str(pairs), "--text-column", "q"]) == 2
+    assert "--text-column: applies to the files of an import format" in capsys.readouterr().err
