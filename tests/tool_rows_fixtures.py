@@ -4,6 +4,8 @@ lists, the possible answer merged in as ground_truth)."""
 import json
 from pathlib import Path
 
+from toolgate import io
+
 
 def _jsonl(path: Path, rows) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,3 +144,15 @@ def bfcl_live_rows(root: Path) -> Path:
     rows.append({"id": "live_irrelevance_7-0-7", "question": [[{"role": "user", "content": "Sing me a song"}]],
                  "function": []})
     return _jsonl(root / "BFCL_live_rows.json", rows)
+
+
+MISNAMED = {"messages": "conversation", "tools": "functions", "label": "category", "tool_calls": "expected_call",
+            "answers": "expected_call", "missing_slots": "missing_params", "id": "uid"}
+
+
+def misnamed_rows(root: Path) -> Path:
+    """labelled_rows with every field under another common name (MISNAMED) and two rows labelled 'unclear'."""
+    rows = [{MISNAMED.get(k, k): v for k, v in row.items()} for _, row in io.read_jsonl(labelled_rows(root))]
+    for row in rows[-3:-1]:
+        row["category"] = "unclear"
+    return _jsonl(root / "misnamed.jsonl", rows)

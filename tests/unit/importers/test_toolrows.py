@@ -6,7 +6,7 @@ import json
 import pytest
 
 from import_fixtures import EXAMPLE
-from tool_rows_fixtures import TOOLS, bfcl_live_rows, labelled_rows
+from tool_rows_fixtures import TOOLS, bfcl_live_rows, labelled_rows, misnamed_rows
 from toolgate import io, schemas
 from toolgate.cli import build_parser, main
 from toolgate.config import load
@@ -204,3 +204,25 @@ def test_openai_tools_under_the_same_rules(tmp_path, capsys):
     assert info["langs"] == {"ko": 1, "en": 64} and cfg["langs"] == ["ko", "en"]
     assert info["meta_fields"] == {"source": 1}
     assert "candidates" not in rows["r00065"] and rows["r00065"]["gold_tool"] == "water_garden"
+
+
+def test_every_misnamed_field_in_one_report_with_the_flags_that_fit(tmp_path, capsys):
+    src = misnamed_rows(tmp_path)
+    assert _tool_rows(src, "--preset", "labelled", "--empty-candidates", "delegate", "--out", tmp_path / "x") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {src}: 7 problems: " in err
+    for text in ("--text-field 'messages' missing in 26 of 26 rows (first: line 1): --text-field conversation?",
+                 "--tools-field 'tools' missing in 26 of 26 rows", "--label-field 'label' missing in 26 of 26 rows",
+                 "no call field (tool_calls, answers): --call-field expected_call?",
+                 "no slots field (missing_slots): --slots-field missing_params?", "no id field (id): --id-field uid?",
+                 "label 'unclear' (2 rows, first: line 24) has no gold outcome"):
+        assert text in err
+    flags = err.split("; try ", 1)[1].split()
+    assert flags == ["--text-field", "conversation", "--tools-field", "functions", "--label-field", "category",
+                     "--call-field", "expected_call", "--slots-field", "missing_params", "--id-field", "uid",
+                     "--label-map", "unclear=action|ask|delegate|chat|skip"]
+    # the suggested flags read the file (the label map named)
+    assert _tool_rows(src, "--preset", "labelled", "--empty-candidates", "delegate", *flags[:-1], "unclear=skip",
+                      "--out", tmp_path / "ok") == 0
+    info = json.loads((tmp_path / "ok" / "import.json").read_text())
+    assert info["requests"] == 23 and info["meta_fields"] == {"difficulty": 15, "source": 24}

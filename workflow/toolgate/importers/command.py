@@ -34,10 +34,13 @@ SOURCES = {  # format: (SRC, short help, description)
         "the sets built the same way); each row's tools are its candidates, identical definitions one catalog "
         "tool, another definition under a taken name renamed _2, _3. Fields (flag: default): --tools-field: tools; "
         "--text-field: messages (the last user message is the request, earlier ones its context; or a plain "
-        "string); --call-field: tool_calls, else answers, else an assistant message after the request (the first "
+        "string); --call-field: tool_calls, else answers, else (and where the field is empty) an assistant message "
+        "after the request (the first "
         "call names the gold tool); --label-field: none (label 'call' when the row has a call, else 'no_call'); "
         f"--label-map: call=action (outcomes: {', '.join(OUTCOMES)}); --slots-field: missing_slots (an ask row "
-        "without them gets ['unknown']); --id-field: id. Other fields are kept in the row's meta. Presets: "
+        "without them gets ['unknown']); --id-field: id. Other fields are kept in the row's meta. The whole file "
+        "is checked first: every missing field, a call, slot or id field under another name and every unmapped label "
+        "in one error, with the flags that fit. Presets: "
         f"{_presets()}."),
     "pairs": (
         "TOOLS.json PAIRS.csv|PAIRS.jsonl", "a tools file and (request, tool) rows",

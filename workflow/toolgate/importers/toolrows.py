@@ -19,6 +19,7 @@ Any other field is kept in the row's ``meta``. Presets name the fields of two sh
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,12 +45,23 @@ class Fields:
     id: str = "id"
 
 
+# the names sets give each part, most common first: a missing field's suggested replacement
+COMMON = {"text": ("messages", "conversation", "conversations", "dialog", "question", "query", "prompt", "user_query",
+                   "instruction", "input", "text"),
+          "tools": ("tools", "functions", "function", "available_tools", "input_tools", "apis", "tool_list"),
+          "call": ("tool_calls", "answers", "ground_truth", "expected_call", "expected_calls", "function_call",
+                   "answer", "call"),
+          "label": ("label", "category", "correct_answer", "decision", "answer_type", "type"),
+          "slots": ("missing_slots", "missing_params", "missing_parameters", "missing_arguments", "missing_args"),
+          "id": ("id", "uid", "sample_id", "question_id", "qid", "idx")}
+
 PRESETS = {
     "bfcl-live": Fields(text="question", tools="function", call="ground_truth",
                         label_map=(("call", "action"), ("no_call", "delegate"))),
     "labelled": Fields(label="label", label_map=(
         ("call", "action"), ("tool_call", "action"), ("needs_info", "ask"), ("request_for_info", "ask"),
-        ("cannot_answer", "delegate"), ("direct", "chat"))),
+        ("needs_more_info", "ask"), ("need_more_info", "ask"), ("needs_information", "ask"), ("clarify", "ask"),
+        ("cannot_answer", "delegate"), ("no_tool", "delegate"), ("reject", "delegate"), ("direct", "chat"))),
 }
 
 
@@ -90,16 +102,14 @@ def _call_names(path, lineno: int, field: str, value) -> list[str]:
 
 def _call(path, lineno: int, obj: dict, fields: Fields, after: list) -> tuple[list[str], str]:
     """(the row's expected call names, the field they came from: the text field for the assistant message after
-    the request)."""
-    if fields.call:
-        return _call_names(path, lineno, fields.call, obj.get(fields.call)), fields.call
-    for field in CALL_FIELDS:
+    the request, read when the call field is empty)."""
+    for field in (fields.call,) if fields.call else CALL_FIELDS:
         if obj.get(field) not in (None, "", []):
             return _call_names(path, lineno, field, obj[field]), field
     for m in after:
         if isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls"):
             return _call_names(path, lineno, fields.text, m["tool_calls"]), fields.text
-    return [], CALL_FIELDS[0]
+    return [], fields.call or CALL_FIELDS[0]
 
 
 def _slots(path, lineno: int, obj: dict, fields: Fields, outcome: str, notes: Decisions) -> list[str]:
@@ -175,12 +185,62 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
     return utt, ids, names[0] if names else None
 
 
+def _suggest(what: str, found: Counter, taken: set) -> str:
+    """The first common name of a part that the file has and no other flag takes ('' when none)."""
+    return next((n for n in COMMON[what] if n in found and n not in taken), "")
+
+
+def survey(path, rows: list, fields: Fields) -> None:
+    """Every field problem of a tool-rows file in one error, before any row is read: each mapped field missing
+    (with its count and first line), a call or slot field only under another name, each label without a gold
+    outcome, with the flags that fit (a common name the file has) and the fields the file has."""
+    found = Counter(k for _, r in rows for k in r)
+    taken = {v for k, v in vars(fields).items() if k != "label_map" and v}
+    problems, flags, spread = [], [], 0  # spread: problems over more than one row, or of the whole file
+
+    def problem(what: str, text: str, n: int = 0) -> None:
+        nonlocal spread
+        alt = _suggest(what, found, taken)
+        problems.append(text + (f": --{what}-field {alt}?" if alt else ""))
+        flags.extend([f"--{what}-field", alt] if alt else [])
+        spread += n != 1
+
+    for what in ("text", "tools", "label"):
+        name = getattr(fields, what)
+        missing = [ln for ln, r in rows if name and r.get(name) in (None, "")]
+        if missing:
+            problem(what, f"--{what}-field '{name}' missing in {len(missing)} of {len(rows)} rows (first: line "
+                          f"{missing[0]})", len(missing))
+    calls = (fields.call,) if fields.call else CALL_FIELDS
+    for what, absent in (("call", not any(c in found for c in calls)), ("slots", fields.slots not in found),
+                         ("id", fields.id not in found)):
+        if absent and _suggest(what, found, taken):  # kept in meta unread otherwise
+            problem(what, f"no {what} field ({', '.join(calls) if what == 'call' else getattr(fields, what)})")
+    labels, first = Counter(), {}
+    label = fields.label if fields.label in found else fields.label and _suggest("label", found, taken)
+    for ln, r in rows:  # the labels of the label field, or of the one suggested for it
+        if label and r.get(label) not in (None, ""):
+            labels[str(r[label])] += 1
+            first.setdefault(str(r[label]), ln)
+    unmapped = [x for x in labels if x not in dict(fields.label_map)]
+    for x in unmapped:
+        problems.append(f"label '{x}' ({labels[x]} rows, first: line {first[x]}) has no gold outcome")
+        spread += labels[x] != 1
+    if unmapped:
+        flags += ["--label-map", ",".join(f"{x}=action|ask|delegate|chat|skip" for x in unmapped)]
+    if len(problems) > 1 or spread:  # one problem on one row: the row's own error names its line and field
+        raise InputError(path, f"{len(problems)} problems: " + "; ".join(problems) + " (fields: " + ", ".join(
+            f"{k} ({n} rows)" for k, n in found.items()) + ")" + (f"; try {' '.join(flags)}" if flags else ""))
+
+
 def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
     """Tool-rows files as one set: each row's tools are its candidates; gold tools resolved among them (a row
     offered no tools, with ``--empty-candidates catalog``: among every tool of the files, by name)."""
     tools, parsed, seen = Tools(notes, "tool-rows"), [], {}
     for path in paths:
-        for lineno, obj in io.read_jsonl(path):
+        rows = io.read_jsonl(path)
+        survey(path, rows, fields)
+        for lineno, obj in rows:
             row = _row(path, lineno, obj, fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
             if row is None:
                 continue
