@@ -28,7 +28,7 @@ def _rows(text: str) -> list[dict]:
 
 def _written(fmt, sources, preset=""):
     opt = Options(fields=fields(preset) if fmt == "tool-rows" else None)
-    ext, notes = read(fmt, sources, fields=opt.fields)
+    ext, notes = read(fmt, sources, options=opt)
     return {u["utterance_id"]: u for u in prepare(ext, opt, notes)[1]}
 
 

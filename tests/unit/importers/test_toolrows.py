@@ -119,7 +119,6 @@ GOOD = {"label": "call", "tools": [TOOLS["weather"]], "messages": [{"role": "use
     ({**GOOD, "label": "needs_info", "missing_slots": ["country"]}, "missing_slots", "not a required parameter"),
     ({**GOOD, "tool_calls": [{"arguments": {}}]}, "tool_calls", "not a tool call"),
     ({**GOOD, "tool_calls": "[{"}, "tool_calls", "malformed JSON"),
-    ({**GOOD, "messages": [{"role": "user", "content": "12:30 ?!"}]}, "messages", "no Hangul or Latin letter"),
     ({**GOOD, "messages": [{"role": "assistant", "content": "Hi"}]}, "messages", "no user message"),
     ({**GOOD, "id": "call-0"}, "id", "duplicate id 'call-0'"),
     ({k: v for k, v in GOOD.items() if k != "label"}, "label", "missing label"),
@@ -226,3 +225,28 @@ def test_every_misnamed_field_in_one_report_with_the_flags_that_fit(tmp_path, ca
                       "--out", tmp_path / "ok") == 0
     info = json.loads((tmp_path / "ok" / "import.json").read_text())
     assert info["requests"] == 23 and info["meta_fields"] == {"difficulty": 15, "source": 24}
+
+
+def test_rows_in_another_script_are_skipped_counted_kept_or_refused_and_forcing_is_counted(tmp_path, capsys):
+    src = labelled_rows(tmp_path)
+    others = [{**GOOD, "id": "ja", "messages": [{"role": "user", "content": "ローマの天気は？iPhoneで"}]},
+              {**GOOD, "id": "time", "messages": [{"role": "user", "content": "12:30 ?!"}]}]
+    src.write_text(src.read_text() + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in others))
+    reading = ["--preset", "labelled", "--empty-candidates", "catalog"]
+    assert _tool_rows(src, *reading, "--out", tmp_path / "skip") == 0
+    _, rows, info, _ = _read(tmp_path / "skip")
+    assert "ja" not in rows and info["requests"] == 26
+    skipped = "rows in neither Hangul nor Latin script: left out (--other-langs skip)"
+    assert info["decisions"][skipped] == 2 and f"decided: {skipped}: 2" in capsys.readouterr().out
+    assert _tool_rows(src, *reading, "--other-langs", "keep", "--out", tmp_path / "keep") == 0
+    _, rows, info, _ = _read(tmp_path / "keep")
+    assert rows["ja"]["lang"] == rows["time"]["lang"] == "en" and info["requests"] == 28
+    capsys.readouterr()
+    assert _tool_rows(src, *reading, "--other-langs", "error", "--out", tmp_path / "error") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{src}:27: field 'messages': the text's script is neither Hangul" in err
+    assert _tool_rows(src, *reading, "--lang", "en", "--out", tmp_path / "en") == 0
+    d = json.loads((tmp_path / "en" / "import.json").read_text())["decisions"]
+    assert d["language en: forced by --lang"] == 28
+    assert d["language en: forced by --lang over a row whose script reads ko"] == 5
+    assert d["language en: forced by --lang over a row whose script reads neither ko nor en"] == 2

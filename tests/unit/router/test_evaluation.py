@@ -201,3 +201,20 @@ def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifa
     _, seen_all = eval_rows(r, [src], "tool-rows", Options(routes=False, empty_candidates="catalog",
                                                            fields=fields("labelled")))
     assert seen_all["ambiguous_gold"] == 1
+
+
+def test_decide_eval_leaves_out_requests_in_a_language_the_router_does_not_read(artifact, tmp_path):
+    from toolgate.errors import InputError
+    from toolgate.importers import Options
+
+    english = Router.load(artifact).on_catalog(catalog(), ("en",))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm."}]))
+    reqs = write_jsonl(tmp_path / "r.jsonl", [{"id": "a", "text": "alarm at 7", "tool": "set_alarm"},
+                                              {"id": "b", "text": "알람 맞춰 줘", "tool": "set_alarm"}])
+    rows, info = eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False))
+    assert [r["utterance_id"] for r in rows] == ["a"]
+    assert info["dropped"] == {"in a language the router does not read (en; --other-langs skip)": 1}
+    assert len(eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False, other_langs="keep"))[0]) == 2
+    with pytest.raises(InputError, match="request 'b' is in 'ko'; the router reads en"):
+        eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False, other_langs="error"))

@@ -19,12 +19,12 @@ __all__ = ["FORMATS", "Options", "import_set", "read", "read_over", "requests_ov
 def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "",
                force: bool = False) -> dict:
     """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
-    ext, notes = read(fmt, sources, lang, options.subsets, options.empty_candidates, options.fields)
+    ext, notes = read(fmt, sources, lang, options)
     return write_import(ext, options, out_dir, command, force, notes, sources)
 
 
 def read_over(fmt: str, sources, catalog: list[dict], options: Options, lang: str | None = None):
     """(utterances, info) of the requests in ``sources`` over ``catalog`` (``decide --eval``), read and prepared as
     ``import`` reads and prepares them (:func:`~.build.requests_over`)."""
-    ext, notes = read(fmt, sources, lang, options.subsets, options.empty_candidates, options.fields)
+    ext, notes = read(fmt, sources, lang, options)
     return requests_over(ext, catalog, options, notes)

@@ -59,6 +59,7 @@ class Options:
     routes: bool = True          # add the route entries chat, delegate, clarify
     duplicates: str = "keep"     # a request repeating an earlier one (text, earlier turns, candidates): keep / drop
     empty_candidates: str = ""   # what an empty candidate list means: catalog / delegate ("": an error)
+    other_langs: str = "skip"    # a row whose script is neither Hangul nor Latin: skip / keep (as en) / error
     fields: object = None        # tool-rows: where each part of a request is (toolrows.Fields)
 
 

@@ -8,7 +8,7 @@ from .. import io
 from ..errors import InputError
 from .build import DUPLICATES, SEED, Options
 from .pairs import COMMON, Columns
-from .policy import EMPTY_CANDIDATES
+from .policy import EMPTY_CANDIDATES, OTHER_LANGS
 from .readers import FORMATS
 from .toolrows import OUTCOMES, PRESETS, Fields, fields
 
@@ -114,8 +114,11 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
 
 def add_reading_flags(p) -> None:
     """How a request is read, for every format: ``import``'s and ``decide --eval``'s."""
-    p.add_argument("--lang", choices=io.LANGS, help="language of every text (default: each row's own, read from its "
-                   "script: Hangul ko, Latin en; BFCL is en, FunctionChat ko)")
+    p.add_argument("--lang", choices=io.LANGS, help="language of every text, the rows whose script reads otherwise "
+                   "counted (default: each row's own, read from its script: Hangul ko, Latin en; BFCL is en, "
+                   "FunctionChat ko)")
+    p.add_argument("--other-langs", choices=OTHER_LANGS, help="a row whose script is neither Hangul (ko) nor Latin "
+                   "(en): left out (skip, the default), kept as en (keep) or an error; counted either way")
     p.add_argument("--empty-candidates", choices=EMPTY_CANDIDATES, default="", help="what a request offered no tools "
                    "means: it sees the whole catalog (a gold delegate is then counted as ambiguous), or it sees no tool "
                    "and its gold is delegate (left out of an import, whose candidate lists are never empty; routed so "
@@ -155,7 +158,8 @@ def options(args) -> Options:
     """The import options of parsed arguments."""
     return Options(sample=args.sample, per_tool=args.per_tool, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
                    candidates=not args.no_candidates, routes=not args.no_routes, duplicates=args.duplicates,
-                   empty_candidates=args.empty_candidates, fields=_fields(args, args.format))
+                   empty_candidates=args.empty_candidates, other_langs=args.other_langs or "skip",
+                   fields=_fields(args, args.format))
 
 
 def eval_options(args, fmt: str | None) -> Options | None:
@@ -165,7 +169,8 @@ def eval_options(args, fmt: str | None) -> Options | None:
     rows = [f"--{k.replace('_', '-')}" for k in ("preset", "label_map", *(f"{n}_field" for n in FIELD_FLAGS))
             if getattr(args, k)]
     cols = [f"--{k}-column" for k in COMMON if getattr(args, f"{k}_column")]
-    reading = [f"--{k.replace('_', '-')}" for k in ("lang", "empty_candidates", "no_candidates") if getattr(args, k)]
+    reading = [f"--{k.replace('_', '-')}" for k in ("lang", "empty_candidates", "other_langs", "no_candidates")
+               if getattr(args, k)]
     if fmt is None and rows + cols + reading:
         raise InputError((rows + cols + reading)[0], "applies to the files of an import format (--eval FILE... "
                                                      "--eval-format FORMAT), not to an utterances file or a request")
@@ -175,7 +180,7 @@ def eval_options(args, fmt: str | None) -> Options | None:
     if fmt is None:
         return None
     return Options(candidates=not args.no_candidates, routes=False, empty_candidates=args.empty_candidates,
-                   fields=_fields(args, fmt))
+                   other_langs=args.other_langs or "skip", fields=_fields(args, fmt))
 
 
 def summary_lines(info: dict) -> list[str]:

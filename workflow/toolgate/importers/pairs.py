@@ -89,9 +89,10 @@ def pairs(pairs_path, ids: dict[str, str], tools: Tools, notes: Decisions, given
             notes.count("repeated (request, tool) pairs: read once" if same
                         else "requests with another tool on a later row: the first row's tool is the gold one")
             continue
-        uid = str(rec.get(col.id) or f"p{lineno:05d}") if col.id else f"p{lineno:05d}"
-        utt = A._utt(uid, uid, notes.lang(pairs_path, lineno, text, col.text), text, ids[name] if name else None,
-                     "pair" if name else "no_tool")
+        uid, lang = str(rec.get(col.id) or f"p{lineno:05d}"), notes.lang(pairs_path, lineno, text, col.text)
+        if lang is None:
+            continue
+        utt = A._utt(uid, uid, lang, text, ids[name] if name else None, "pair" if name else "no_tool")
         first[key] = utt
         out.add(with_extras(utt, [], notes.meta(rec, {col.text, col.tool, col.id})), [], uid, utt["subtype"])
     if unknown:

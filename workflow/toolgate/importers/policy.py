@@ -1,7 +1,8 @@
 """What an importer decides where its source leaves a question open: each decision counted, none silent.
 
 * language: each row's from the script of its text (Hangul: ``ko``; Latin letters: ``en``) unless ``--lang``
-  forces one; a tool's from its name and description the same way;
+  forces one (the rows it overrides counted); a row in another script by ``--other-langs`` (left out by default);
+  a tool's from its name and description the same way;
 * fields a reader does not know: kept in the row's ``meta``, each field counted;
 * the conversation before the request: kept in the row's ``context``;
 * an empty candidate list: an error unless ``--empty-candidates`` says what it means (``delegate``: the request
@@ -19,20 +20,23 @@ from ..errors import InputError
 from ..external import adapters as A
 
 EMPTY_CANDIDATES = ("catalog", "delegate")
+OTHER_LANGS = ("skip", "keep", "error")  # a row whose script is neither Hangul nor Latin: left out, kept as en, or an error
 
 
 def script_lang(text: str) -> str | None:
-    """``ko`` when the text has a Hangul letter, ``en`` when it has a Latin one, else None."""
+    """``ko`` when the text has a Hangul letter, ``en`` when Latin letters are at least as many as the letters of
+    any other script (a Japanese request naming an "iPhone" is not English), else None."""
     if any("\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f" for ch in text):
         return "ko"
-    return "en" if any(ch.isalpha() and ord(ch) < 0x250 for ch in text) else None
+    latin = sum(ch.isalpha() and ord(ch) < 0x250 for ch in text)
+    return "en" if latin and latin >= sum(ch.isalpha() for ch in text) - latin else None
 
 
 class Decisions:
     """The counts of one import's decisions (import.json lists them sorted by what was decided)."""
 
-    def __init__(self, lang: str | None, empty: str = ""):
-        self.forced, self.empty = lang, empty  # empty: the --empty-candidates policy
+    def __init__(self, lang: str | None, empty: str = "", other: str = "skip"):
+        self.forced, self.empty, self.other = lang, empty, other  # the --empty-candidates, --other-langs policies
         self.counts: dict[str, int] = {}
         self.meta_fields: Counter = Counter()
         self.sees_none: set[str] = set()  # utterance ids offered no tools under --empty-candidates delegate
@@ -60,15 +64,24 @@ class Decisions:
         if n:
             self.counts[what] = self.counts.get(what, 0) + n
 
-    def lang(self, path, lineno: int, text: str, field: str = "text") -> str:
-        """A request's language: forced, or read from its script (an error when it has no letter to read)."""
+    def lang(self, path, lineno: int, text: str, field: str = "text") -> str | None:
+        """A request's language: forced (each row whose script reads otherwise counted), or read from its script;
+        a script neither Hangul nor Latin by the ``--other-langs`` policy: None (the row is skipped, counted),
+        ``en`` (kept, counted) or an error."""
+        lang = script_lang(text)
         if self.forced:
             self.count(f"language {self.forced}: forced by --lang")
+            self.count(f"language {self.forced}: forced by --lang over a row whose script reads "
+                       f"{lang or 'neither ko nor en'}", lang != self.forced)
             return self.forced
-        lang = script_lang(text)
         if lang is None:
-            raise InputError(path, "no Hangul or Latin letter to tell the language from (--lang ko|en sets it)",
-                             lineno, field)
+            if self.other == "error":
+                raise InputError(path, "the text's script is neither Hangul (ko) nor Latin (en) (--other-langs skip "
+                                       "leaves such rows out, keep keeps them as en; --lang ko|en forces one)",
+                                 lineno, field)
+            self.count(f"rows in neither Hangul nor Latin script: {'left out' if self.other == 'skip' else 'kept as en'}"
+                       f" (--other-langs {self.other})")
+            return None if self.other == "skip" else "en"
         self.count(f"language {lang}: read from the script")
         return lang
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
+from .build import Options
 from .pairs import Columns, pairs
 from .policy import Decisions, Tools, check_slots, request, with_extras
 from .toolrows import Fields, tool_rows
@@ -32,16 +33,18 @@ FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall
                       "FunctionChat-CallDecision.jsonl": A.functionchat_calldecision}
 
 
-def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: str = "",
-         fields: Fields | Columns | None = None) -> tuple[A.ExternalSet, dict]:
+def read(fmt: str, sources: list, lang: str | None = None, options: Options | None = None) -> tuple[A.ExternalSet, dict]:
     """The set in ``sources`` (files or a folder, by format) and what reading it decided (:class:`Decisions`).
 
     ``lang`` forces the language of formats without a fixed one (BFCL is English, FunctionChat-Bench Korean;
-    None: each row's own, from its script); ``empty``: what an empty candidate list means (``--empty-candidates``);
-    ``fields``: where tool-rows (:class:`Fields`) or pairs (:class:`Columns`) keeps each part of a request."""
+    None: each row's own, from its script); ``options``' reading options: ``subsets``, ``empty_candidates`` (what
+    an empty candidate list means), ``other_langs`` (a row in another script), ``fields`` (where tool-rows,
+    :class:`Fields`, or pairs, :class:`Columns`, keeps each part of a request)."""
     if lang and fmt in FIXED_LANGS and lang != FIXED_LANGS[fmt]:
         raise InputError("--lang", f"{fmt} is in '{FIXED_LANGS[fmt]}', not '{lang}'")
-    sources, notes = [Path(s) for s in sources], Decisions(lang, empty)
+    opt = options or Options()
+    sources, notes = [Path(s) for s in sources], Decisions(lang, opt.empty_candidates, opt.other_langs)
+    fields = opt.fields
     for s in sources:
         if not s.exists():
             raise InputError(s, "no such file or folder")
@@ -59,7 +62,7 @@ def read(fmt: str, sources: list, lang: str | None = None, subsets=(), empty: st
     elif fmt == "beir":
         ext = beir(*_beir_paths(sources), notes)
     elif fmt == "bfcl":
-        ext = A.bfcl(*_bfcl_files(sources, subsets))
+        ext = A.bfcl(*_bfcl_files(sources, opt.subsets))
     elif fmt == "functionchat":
         ext = functionchat(sources)
     else:
@@ -156,9 +159,12 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     ids = _tool_names(tools_path, tools)
     path = requests_path
     for lineno, obj in io.read_jsonl(path):
-        meta = notes.meta(obj, REQUEST_FIELDS)
         field = "messages" if "text" not in obj and "messages" in obj else "text"
         text, context, _ = request(path, lineno, field, obj.get(field))
+        lang = notes.lang(path, lineno, text, field)
+        if lang is None:
+            continue
+        meta = notes.meta(obj, REQUEST_FIELDS)
         gold = _names(path, lineno, "tool", obj["tool"], ids)[0] if obj.get("tool") is not None else None
         cands = _names(path, lineno, "candidates", obj["candidates"], ids) if obj.get("candidates") else []
         missing = obj.get("missing_slots") or []
@@ -169,7 +175,7 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
             outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
             gold, missing = (gold, missing) if outcome in io.IN_CATALOG else (None, [])
         utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
-               "lang": notes.lang(path, lineno, text, field), "text": text, "gold_outcome": outcome,
+               "lang": lang, "text": text, "gold_outcome": outcome,
                "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),
                "missing_slots": list(missing)}
         out.add(with_extras(utt, context, meta), cands, utt["pair_id"], utt["subtype"])
@@ -232,9 +238,10 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
             continue
         if not isinstance(text, str) or not text.strip():
             raise InputError(queries, "query text must be a non-empty string", lineno, "text")
-        gold = docs[max(judged[qid], key=lambda x: x[0])[1]]
-        uid = f"q-{qid}"
-        utt = A._utt(uid, uid, notes.lang(queries, lineno, text), text, gold, "query")
+        gold, uid, lang = docs[max(judged[qid], key=lambda x: x[0])[1]], f"q-{qid}", notes.lang(queries, lineno, text)
+        if lang is None:
+            continue
+        utt = A._utt(uid, uid, lang, text, gold, "query")
         out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text"))), [], uid, "query")
     return out.done("beir", notes.forced or "en", tools)
 

@@ -160,6 +160,9 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
     ``prefix``: of the default utterance id ``r<line>`` (the file's name when there are several files)."""
     ids = _tool_ids(path, lineno, obj, fields, tools)
     text, context, after = request(path, lineno, fields.text, obj.get(fields.text))
+    lang = notes.lang(path, lineno, text, fields.text)
+    if lang is None:
+        return None
     names, source = _call(path, lineno, obj, fields, after)
     label, outcome = _outcome(path, lineno, obj, fields, names, source, notes)
     if outcome == "skip":
@@ -178,7 +181,7 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
         notes.count("gold tool = the first of several calls", len(names) > 1)
     calls = (fields.call,) if fields.call else CALL_FIELDS
     known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, *calls}
-    utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": notes.lang(path, lineno, text, fields.text),
+    utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": lang,
                        "text": text, "gold_outcome": outcome, "gold_tool": None, "slice": "out", "subtype": label,
                        "missing_slots": _slots(path, lineno, obj, fields, outcome, notes)}, context,
                       notes.meta(obj, known))

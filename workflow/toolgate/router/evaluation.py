@@ -154,10 +154,13 @@ def eval_rows(router: Router, sources, fmt: str | None = None, options=None, lan
     from ..importers import read_over
 
     rows, info = read_over(fmt, sources, router.catalog, options, lang)
-    other = next((r for r in rows if r["lang"] not in langs), None)
-    if other is not None:
-        raise InputError(sources[-1], f"request '{other['utterance_id']}' is in '{other['lang']}'; the router reads "
-                                      f"{', '.join(langs)}", field="lang")
+    other = [r for r in rows if r["lang"] not in langs]  # --other-langs: left out (counted), kept, or an error
+    if other and options.other_langs == "error":
+        raise InputError(sources[-1], f"request '{other[0]['utterance_id']}' is in '{other[0]['lang']}'; the router "
+                                      f"reads {', '.join(langs)}", field="lang")
+    if other and options.other_langs == "skip":
+        info["dropped"][f"in a language the router does not read ({', '.join(langs)}; --other-langs skip)"] = len(other)
+        rows = [r for r in rows if r["lang"] in langs]
     return rows, info
 
 
