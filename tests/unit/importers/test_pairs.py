@@ -87,3 +87,16 @@ def test_decide_eval_reads_pairs(tmp_path, capsys):
     assert (got["n"], got["n_in"]) == (28, 0)  # none of the router's tools: every request out of its catalog
     assert main(["decide", "--router", str(router), "--eval", str(tools), str(pairs), "--text-column", "q"]) == 2
     assert "--text-column: applies to the files of an import format" in capsys.readouterr().err
+
+
+def test_parameter_types_outside_json_schema_are_warnings_with_counts(tmp_path, capsys):
+    tools, pairs = pairs_files(tmp_path)
+    objs = json.loads(tools.read_text())
+    objs[0]["parameters"] = {"type": "dict", "properties": {"at": {"type": "str"}, "snooze": {"type": "float"},
+                                                            "label": {"type": "string"}}}
+    objs[1]["parameters"] = {"type": "object", "properties": {"seconds": {"type": "float"}}}
+    tools.write_text(json.dumps(objs))
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "out")]) == 0
+    assert json.loads((tmp_path / "out" / "import.json").read_text())["unknown_types"] == {"float": 2, "str": 1}
+    assert ("warning: parameter types outside JSON Schema, kept as given (import.json: unknown_types): float (2 "
+            "parameters), str (1 parameters)") in capsys.readouterr().out

@@ -44,6 +44,7 @@ DUPLICATES = ("keep", "drop")
 SEED = schemas.schema("config")["properties"]["seed"]["default"]
 NO_TOOLS = ("offered no tools (--empty-candidates delegate): utterances.jsonl cannot show a request that sees no "
             "tool (decide --eval --eval-format routes it so)")
+JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 REFUSED = "the text holds a control character the router refuses (C0/C1 other than tab, newline, CR; first: {})"
 
 
@@ -151,8 +152,16 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
             "in_catalog": sum(u["gold_tool"] is not None for u in rows),
             "out_of_catalog": sum(u["gold_tool"] is None for u in rows),
             "with_candidates": sum("candidates" in u for u in rows), "dropped": dict(dropped),
+            "unknown_types": unknown_types(catalog),
             "language_warnings": language_gaps(language_table(catalog, rows)), **notes.info(ext.names)}
     return catalog + (_routes(list(langs)) if opt.routes else []), rows, info
+
+
+def unknown_types(catalog: list[dict]) -> dict[str, int]:
+    """Parameter types outside JSON Schema's (BFCL's ``dict``, ``float``, a set's ``str``) -> how many parameters
+    of the catalog's tools have each: kept as given, nothing reads them, but a schema consumer would refuse them."""
+    types = Counter(p.get("type") for t in catalog for p in t["parameters"]["properties"].values())
+    return {k: n for k, n in sorted(types.items(), key=str) if k not in JSON_TYPES}
 
 
 def _definition(tool: dict) -> str:

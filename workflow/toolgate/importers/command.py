@@ -191,6 +191,9 @@ def summary_lines(info: dict) -> list[str]:
     lines += [f"warning: {line}" for line in info["language_warnings"]]
     lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
     lines += _dropped(info) + _ambiguous(info)
+    if info["unknown_types"]:
+        lines.append("warning: parameter types outside JSON Schema, kept as given (import.json: unknown_types): "
+                     + ", ".join(f"{k} ({n} parameters)" for k, n in info["unknown_types"].items()))
     if info["meta_fields"]:
         lines.append("kept in meta: " + ", ".join(f"{k} ({n} rows)" for k, n in info["meta_fields"].items()))
     renamed = list(info["renamed_tools"].items())
