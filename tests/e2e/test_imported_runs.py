@@ -50,7 +50,8 @@ def test_docs_two_commands_run_through(repo):
     card = exported_and_evaluated(repo, config, *imp[3:5], "--eval-format", imp[2])
     imported = json.loads(toolgate("decide", "--router", str(config.parent.with_name("smarthome-router")), "--eval",
                                    str(config.parent / "utterances.jsonl"), "--json", cwd=repo).stdout)
-    assert card == {**imported, "set": card["set"]}  # the importer's reading, decided alike
+    named = {"set": card["set"], "references": [{**r, "set": card["set"]} for r in imported["references"]]}
+    assert card == {**imported, **named}  # the importer's reading, decided alike (the references too)
 
 
 @pytest.mark.parametrize("fmt, fixture, flags", [("bfcl", bfcl_folder, []), ("functionchat", functionchat_folder, []),
