@@ -100,3 +100,13 @@ def test_parameter_types_outside_json_schema_are_warnings_with_counts(tmp_path, 
     assert json.loads((tmp_path / "out" / "import.json").read_text())["unknown_types"] == {"float": 2, "str": 1}
     assert ("warning: parameter types outside JSON Schema, kept as given (import.json: unknown_types): float (2 "
             "parameters), str (1 parameters)") in capsys.readouterr().out
+
+
+def test_a_json_list_where_json_lines_are_expected_names_the_shape(tmp_path, capsys):
+    tools, _ = pairs_files(tmp_path)
+    src = tmp_path / "pairs.jsonl"
+    src.write_text(json.dumps([{"query": "set an alarm", "tool": "alarm_set"}, {"query": "a", "tool": ""}]))
+    assert main(["import", "pairs", str(tools), str(src), "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == (f"error: {src}: expected JSON Lines of (request, tool) pairs (one JSON object a "
+                                       "line), got a JSON list of 2 items: write one object a line, e.g. jq -c '.[]' "
+                                       "FILE > FILE.jsonl\n")

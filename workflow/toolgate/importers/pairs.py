@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
-from .policy import Decisions, Tools, with_extras
+from .policy import Decisions, Tools, json_lines, with_extras
 
 COMMON = {"text": ("text", "query", "question", "request", "utterance", "instruction", "input"),
           "tool": ("tool", "tool_name", "api", "api_name", "function", "function_name", "name", "label"),
@@ -41,7 +41,7 @@ class Columns:
 def records(path: Path) -> list[tuple[int, dict]]:
     """(line, row) of a CSV / TSV file with a header row (by its extension) or of a JSONL file."""
     if path.suffix.lower() not in (".csv", ".tsv"):
-        return io.read_jsonl(path)
+        return json_lines(path, "(request, tool) pairs")
     reader = csv.DictReader(StringIO(io.read_text(path), newline=""), delimiter="\t" if path.suffix.lower() == ".tsv"
                             else ",")
     rows = [(reader.line_num, row) for row in reader]

@@ -101,6 +101,21 @@ class Decisions:
                 "renamed_tools": renamed, "ambiguous_gold": self.ambiguous}
 
 
+def json_lines(path, what: str) -> list[tuple[int, dict]]:
+    """(line, object) of a JSON Lines file of ``what``; a JSON list or object in its place is an error naming the
+    shape expected and how to convert it."""
+    try:
+        return io.read_jsonl(path)
+    except InputError as exc:
+        try:
+            whole = io.loads_json(io.read_text(path), path)
+        except InputError:
+            raise exc from None
+        got = f"a JSON list of {len(whole)} items" if isinstance(whole, list) else "one JSON value over several lines"
+        raise InputError(path, f"expected JSON Lines of {what} (one JSON object a line), got {got}: write one object "
+                               "a line, e.g. jq -c '.[]' FILE > FILE.jsonl") from None
+
+
 def with_extras(utt: dict, context: list, meta: dict) -> dict:
     """An utterance row with its earlier turns and unread fields, each only where there are some."""
     return {**utt, **({"context": context} if context else {}), **({"meta": meta} if meta else {})}

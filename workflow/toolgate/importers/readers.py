@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..external import adapters as A
 from .build import Options
 from .pairs import Columns, pairs
-from .policy import Decisions, Tools, check_slots, request, with_extras
+from .policy import Decisions, Tools, check_slots, json_lines, request, with_extras
 from .toolrows import Fields, tool_rows
 
 FORMATS = ("openai-tools", "tool-rows", "pairs", "bfcl", "functionchat", "beir")
@@ -158,7 +158,7 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     tools, out = Tools(notes, "imported"), A._Rows()
     ids = _tool_names(tools_path, tools)
     path = requests_path
-    for lineno, obj in io.read_jsonl(path):
+    for lineno, obj in json_lines(path, "requests"):
         field = "messages" if "text" not in obj and "messages" in obj else "text"
         text, context, _ = request(path, lineno, field, obj.get(field))
         lang = notes.lang(path, lineno, text, field)
@@ -224,7 +224,7 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
     relevant entries still has one gold tool. Queries without a relevant entry are left out.
     """
     tools, out, docs = Tools(notes, "beir"), A._Rows(), {}
-    for lineno, rec in io.read_jsonl(corpus):
+    for lineno, rec in json_lines(corpus, "corpus entries"):
         did, title, text = rec.get("_id"), str(rec.get("title") or "").strip(), str(rec.get("text") or "").strip()
         if not isinstance(did, (str, int)) or str(did) == "":
             raise InputError(corpus, "missing field", lineno, "_id")
@@ -232,7 +232,7 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
             raise InputError(corpus, "entry has neither title nor text", lineno, "text")
         docs[str(did)] = tools.add({"name": title or str(did), "description": text or title})
     judged = _qrels(qrels, docs)
-    for lineno, rec in io.read_jsonl(queries):
+    for lineno, rec in json_lines(queries, "queries"):
         qid, text = str(rec.get("_id", "")), rec.get("text")
         if qid not in judged:
             continue

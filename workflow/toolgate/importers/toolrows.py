@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
-from .policy import Decisions, Tools, check_slots, json_field, request, tool_object, with_extras
+from .policy import Decisions, Tools, check_slots, json_field, json_lines, request, tool_object, with_extras
 
 OUTCOMES = ("action", "ask", "delegate", "chat", "skip")
 CALL_FIELDS = ("tool_calls", "answers")
@@ -241,7 +241,7 @@ def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
     offered no tools, with ``--empty-candidates catalog``: among every tool of the files, by name)."""
     tools, parsed, seen = Tools(notes, "tool-rows"), [], {}
     for path in paths:
-        rows = io.read_jsonl(path)
+        rows = json_lines(path, "rows")
         survey(path, rows, fields)
         for lineno, obj in rows:
             row = _row(path, lineno, obj, fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
