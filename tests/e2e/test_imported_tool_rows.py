@@ -85,8 +85,8 @@ def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_throu
     assert command[2] == "../elsewhere/live/config.yaml"
     info = _run(repo, root / "elsewhere" / "live", command)
     res, n = _selection(repo, info)
-    assert n["bm25", "all"] == info["in_catalog"] == 12 and info["out_of_catalog"] == 8
-    assert "Candidates: each request's own list (19 of 20 requests" in (res / "tables" / "selection.md").read_text()
+    assert n["bm25", "all"] == info["in_catalog"] == 12 and info["out_of_catalog"] == 7  # the empty row: left out
+    assert "Candidates: each request's own list (19 of 19 requests" in (res / "tables" / "selection.md").read_text()
     assert "each request's own list" in (res / "tables" / "gate_auc.md").read_text()
     assert not list((root / "elsewhere" / "live").glob("results"))  # outputs go to the project, not the folder
     routing = pd.read_csv(res / "tables" / "routing_baselines.csv")
