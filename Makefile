@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 
 NATIVE_EXTRAS ?= test,native-cpu
 
-.PHONY: reproduce test test-fast test-native lint profile clean
+.PHONY: reproduce bench test test-fast test-native lint profile clean
 
 # Re-install whenever the project's dependencies change (one marker per set of extras). uv installs the same
 # releases as pip in half its time (50 s against 1:45 for the default extras on 2 cores), bytecode compiled up front
@@ -37,6 +37,12 @@ reproduce: $(VENV)/.installed-$(EXTRAS)
 		snakemake --unlock --configfile $(CONFIG) >/dev/null; fi
 	snakemake --cores $(CORES) --configfile $(CONFIG) --rerun-incomplete
 	@python -c "import yaml,sys; e=yaml.safe_load(open('$(CONFIG)'))['experiment']; print(f'\nDone. Outputs: results/{e}/ (start with results/{e}/report.md or report.html) and figures/{e}/')"
+
+# `make reproduce` plus the benchmarks beyond the paper that are mostly timing (config.yaml's `bench:`,
+# set here): the scaling benchmark to 64,000 tools and the tokenizer ablation, with their sections in the report.
+# Their timings need the machine to themselves: run it on a quiet machine.
+bench: $(VENV)/.installed-$(EXTRAS)
+	snakemake --cores $(CORES) --configfile $(CONFIG) --rerun-incomplete --config bench=True
 
 # One worker per core, a test file per worker at a time (a file's tests share its workflow run): the default
 # workflow's regression run takes one worker, while the other runs the other files. The test processes get one

@@ -79,3 +79,17 @@ def test_every_rule_has_a_log_and_a_benchmark():
     rules = text.split("\nrule ")[1:]
     missing = [b.split(":")[0] for b in rules if "benchmark:" not in b or "log:" not in b]
     assert rules and not missing, missing
+
+
+BENCH_JOBS = {"scaling", "fig_scaling", "tokenizer_ablation", "fig_tokenizer_ablation"}
+
+
+def test_benchmarks_beyond_the_paper_run_with_make_bench_only(repo_copy):
+    # `make reproduce`: the paper's tables and figures, its cost table and the routers' cost; `make bench` adds the
+    # scaling benchmark and the tokenizer ablation (config.yaml's bench: false, the Makefile's --config bench=True)
+    plain = job_counts(snakemake("-n", "--configfile", "config.yaml", cwd=repo_copy).stdout)
+    bench = job_counts(snakemake("-n", "--configfile", "config.yaml", "--config", "bench=True", cwd=repo_copy).stdout)
+    assert not BENCH_JOBS & set(plain) and {"cost", "router_cost", "pipelines", "external"} <= set(plain)
+    assert {j: bench[j] for j in BENCH_JOBS} == dict.fromkeys(BENCH_JOBS, 1)
+    assert {j: n for j, n in bench.items() if j not in BENCH_JOBS} == plain
+    assert "bench=True" in (ROOT / "Makefile").read_text()

@@ -24,7 +24,8 @@ LOGS = f"logs/{EXP}"
 ENV = "../../envs/toolgate.yaml"
 # What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
 RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
-CONFIG_HASH = config_hash(config)
+# `make bench` (bench: True) adds studies, changing no other result: the hash is the one of bench's default
+CONFIG_HASH = config_hash({**config, "bench": False})
 
 
 def utterances_path():
@@ -69,6 +70,14 @@ FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"
            "fig_gate_overlap_map", "fig_gate_transfer", "fig_gate_loco"]
 
 
+BENCH_STUDIES = ("scaling", "tokenizer_ablation")  # beyond the paper and mostly timing: `make bench` (the config's `bench`)
+
+
+def study_on(name):
+    """A study switched on by its own `enabled`; a bench study (BENCH_STUDIES) only where the config's `bench` is on too."""
+    return config[name]["enabled"] and (name not in BENCH_STUDIES or config["bench"])
+
+
 def optional_tables():
     """Tables of the stages a config can switch off."""
     out = []
@@ -80,9 +89,9 @@ def optional_tables():
         out += ["native_deployment", "native_calls"]
     if config["tournament"]["enabled"]:
         out += ["tournament"]
-    if config["scaling"]["enabled"]:
+    if study_on("scaling"):
         out += ["scaling"]
-    if config["tokenizer_ablation"]["enabled"]:
+    if study_on("tokenizer_ablation"):
         out += ["tokenizer_ablation"]
     return out
 
@@ -95,8 +104,8 @@ def router_targets():
 
 
 def all_figures():
-    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": config["scaling"]["enabled"],
-                "fig_tokenizer_ablation": config["tokenizer_ablation"]["enabled"]}
+    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": study_on("scaling"),
+                "fig_tokenizer_ablation": study_on("tokenizer_ablation")}
     return FIGURES + [f for f, on in optional.items() if on]
 
 

@@ -152,7 +152,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         *differs_blocks(led, substitutions(config, paper_cfg)),
         *overlap_blocks(tables), *fig("fig_gate_by_overlap"), *map_blocks(tables), *fig("fig_gate_overlap_map"),
         *transfer_blocks(tables, reg), *fig("fig_gate_transfer"),
-        *tokenizer_blocks(tables), *fig("fig_tokenizer_ablation"),
+        *bench_blocks(tables, config, fig),
         *tournament_blocks(tables),
         *router_blocks(experiment, tables, _input(inputs, "router", "router.json")),
         ("h", 2, "Paper vs reproduced"),
@@ -169,7 +169,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         ("p", "Each figure beside the table it draws (tables/<name>.csv, written by the rule of the same name)."),
     ]
     for stem, _, _ in FIGURES:
-        if stem not in shown:
+        if stem not in shown and (stem not in BENCH_FIGURES or bench_ran(config)):
             blocks += fig(stem)
     return blocks
 
@@ -342,6 +342,26 @@ def transfer_blocks(tables: dict, reg) -> list[tuple]:
     return [("h", 2, "Beyond the paper: a gate that does not lose"),
             ("p", "AUROC with 95% cluster-bootstrap intervals (tables/gate_transfer.csv; paired differences on this "
                   "experiment's slices in tables/gate_comparison.csv). " + (" ".join(lines) or "No set has both."))]
+
+
+BENCH_STUDIES = ("scaling", "tokenizer_ablation")  # as workflow/rules/common.smk
+BENCH_FIGURES = {"fig_scaling", "fig_tokenizer_ablation"}  # of the studies `make bench` runs (config: bench)
+BENCH_OFF = ("The benchmarks beyond the paper, mostly timing (the scaling benchmark to 64,000 tools, the Korean "
+             "tokenizer ablation), did not run here: `make bench` runs them and adds their sections to this report.")
+
+
+def bench_ran(config: dict) -> bool:
+    """Whether this run included the studies of `make bench` (a table or figure left by an earlier run is not
+    shown when it did not)."""
+    return config.get("bench") is True
+
+
+def bench_blocks(tables: dict, config: dict, fig) -> list[tuple]:
+    """The tokenizer ablation's section and figure where `make bench` ran (the scaling figure is among the
+    Figures), else one line saying how to run them (none where the config switches both studies off)."""
+    if not bench_ran(config):
+        return [("p", BENCH_OFF)] if any(config.get(s, {}).get("enabled") for s in BENCH_STUDIES) else []
+    return [*tokenizer_blocks(tables), *fig("fig_tokenizer_ablation")]
 
 
 def tokenizer_blocks(tables: dict) -> list[tuple]:
