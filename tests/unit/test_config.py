@@ -69,7 +69,7 @@ def _every_key_documented(node, path="config"):
 
 
 def test_schema_documents_every_key():
-    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "workflow/toolgate/schemas/config.schema.yaml").read_text())
     _every_key_documented(schema)
 
 

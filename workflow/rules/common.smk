@@ -10,7 +10,7 @@ from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
 from toolgate.router import LATENCY_TABLE, LIMITS, SELECTED
 
-# Validate the config against workflow/schemas/config.schema.yaml and fill its
+# Validate the config against workflow/toolgate/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
 # (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming the key.
 # A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).

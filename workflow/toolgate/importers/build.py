@@ -36,7 +36,7 @@ FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
 LICENCE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "COPYING")  # beside a source's files: the licence it states
 HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.
 # Run from the project root: snakemake --configfile {config} --cores 2 (the paths below are relative to this file).
-# Every key left out takes its default from workflow/schemas/config.schema.yaml: the main study
+# Every key left out takes its default from workflow/toolgate/schemas/config.schema.yaml: the main study
 # only (the external cross-checks, quantization and native tool calling are off).
 """
 PROJECT = Path(__file__).resolve().parents[3]  # the workflow's root when toolgate runs from a checkout

@@ -36,7 +36,7 @@ def paper_entries(reported: list[dict]) -> list[dict]:
 
 
 def load_expected(path) -> dict:
-    """An expected-values file, validated against ``workflow/schemas/expected.schema.yaml``; or a paper-values file
+    """An expected-values file, validated against ``workflow/toolgate/schemas/expected.schema.yaml``; or a paper-values file
     (``data/paper/reported.yaml``: a list), whose entries with ``ours`` become expected entries (experiment: none)."""
     expected = io.read_yaml(path) or {}
     if isinstance(expected, list):

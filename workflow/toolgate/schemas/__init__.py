@@ -1,4 +1,5 @@
-"""The JSON schemas in ``workflow/schemas/`` (config, catalog, utterances, router, expected): loading, defaults,
+"""The JSON schemas of this package (``toolgate/schemas/*.schema.yaml``: config, catalog, utterances, router,
+expected), package data read where the package is installed: loading, defaults,
 and validation errors that name the field."""
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import jsonschema
 import yaml
 from jsonschema.exceptions import best_match
 
-from .errors import InputError
+from ..errors import InputError
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent  # package data beside this module (pyproject's package-data)
 
 
 @cache
 def schema(name: str) -> dict:
-    """A JSON schema from ``workflow/schemas/<name>.schema.yaml``."""
+    """A JSON schema from ``toolgate/schemas/<name>.schema.yaml``."""
     with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:  # libyaml's parser where PyYAML has
         return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # it: every job reads a schema
 
@@ -53,7 +54,7 @@ def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
 
 
 def check_schema(path, lineno: int | None, obj, name: str) -> None:
-    """InputError naming the field of ``obj`` that breaks ``workflow/schemas/<name>.schema.yaml``, if one does."""
+    """InputError naming the field of ``obj`` that breaks ``toolgate/schemas/<name>.schema.yaml``, if one does."""
     err = best_match(_validator(name).iter_errors(obj))
     if err is not None:
         field, message = schema_error(err)
