@@ -110,14 +110,16 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
     jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
     if "bfcl" in sets and bfcl_2plus:
         jobs.append(("bfcl_2plus", "bfcl"))
-    recs, diffs, frames = [], [], []
+    recs, diffs, frames, scales = [], [], [], {}
     for dataset, key in jobs:
         ext = sets[key]
         if dataset == "bfcl_2plus":  # after "bfcl": the subset reuses its scores and embeddings
             ext = ext.subset([len(c) >= 2 for c in ext.candidates])
         df, meta = gate_signals(ext, rankers, lexical, fits, gate, run)
+        if key not in scales:  # bfcl_2plus shares bfcl's catalog: its scale once
+            scales[key] = catalog_scale(ext.catalog, rankers[lexical], (ext.lang,), run.text)
         frames.append(df.drop(columns=[c for c, m in meta.items() if m[1] == "transfer"]).assign(
-            dataset=dataset, catalog_scale=catalog_scale(ext.catalog, rankers[lexical], (ext.lang,), run.text)))
+            dataset=dataset, catalog_scale=scales[key]))
         y = df["in_catalog"].to_numpy()
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():

@@ -128,6 +128,7 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], gate: Gate,
         g = reg[name]
         needs = list(g.inputs) or [name]
         have = {n: s for n, s in usable.items() if set(needs) <= set(s.frame.columns)}
+        fits: dict[str, dict] = {}
         for test, s in have.items():
             w = cluster_weights(s.clusters, gate.resamples, seed)
             within = s.frame[name] if name in s.frame else _oof(s, g.inputs, gate.folds, seed)
@@ -136,8 +137,10 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], gate: Gate,
             if not g.inputs:
                 continue
             others = [n for n in have if n != test and n != SUBSETS.get(test) and SUBSETS.get(n) != test]
-            for fit in others:
-                recs.append(_row(g, (test, "transfer", fit), payload_scores(_fit([have[fit]], g.inputs), s.frame), s, w))
+            for fit in others:  # a set's own fit is made once and applied to every other set
+                if fit not in fits:
+                    fits[fit] = _fit([have[fit]], g.inputs)
+                recs.append(_row(g, (test, "transfer", fit), payload_scores(fits[fit], s.frame), s, w))
             pool = [n for n in others if SUBSETS.get(n) not in others]  # a subset adds its rows twice
             if len(pool) > 1:
                 pooled = payload_scores(_fit([have[n] for n in pool], g.inputs), s.frame)
