@@ -148,3 +148,11 @@ def test_schemas_read_by_libyaml_equal_the_pure_python_reading():
     for path in sorted(schemas.SCHEMA_DIR.glob("*.schema.yaml")):
         name = path.name.removesuffix(".schema.yaml")
         assert schemas.schema(name) == yaml.safe_load(path.read_text(encoding="utf-8")), name
+
+
+def test_the_result_hash_leaves_the_bench_switch_out():
+    """`make bench` adds studies and changes no other result: the workflow and `toolgate export` record one hash."""
+    from toolgate.config import load, result_hash, study_on
+    cfg = load(ROOT / "config.yaml")
+    assert result_hash({**cfg, "bench": True}) == result_hash(cfg) != result_hash({**cfg, "seed": cfg["seed"] + 1})
+    assert not study_on(cfg, "scaling") and study_on({**cfg, "bench": True}, "scaling") == cfg["scaling"]["enabled"]

@@ -3,12 +3,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import check_inputs, config_hash, rebase, resolve
+from toolgate.config import check_inputs, rebase, resolve, result_hash, study_on
 from toolgate.config import utterances_path as config_utterances
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
-from toolgate.router import LATENCY_TABLE, LIMITS, SELECTED
+from toolgate.router import LIMITS, SELECTED
+from toolgate.router.select import latency_table
 
 # Validate the config against workflow/toolgate/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
@@ -24,8 +25,7 @@ LOGS = f"logs/{EXP}"
 ENV = "../../envs/toolgate.yaml"
 # What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
 RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
-# `make bench` (bench: True) adds studies, changing no other result: the hash is the one of bench's default
-CONFIG_HASH = config_hash({**config, "bench": False})
+CONFIG_HASH = result_hash(config)
 
 
 def utterances_path():
@@ -70,12 +70,6 @@ FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation"
            "fig_gate_overlap_map", "fig_gate_transfer", "fig_gate_loco"]
 
 
-BENCH_STUDIES = ("scaling", "tokenizer_ablation")  # beyond the paper and mostly timing: `make bench` (the config's `bench`)
-
-
-def study_on(name):
-    """A study switched on by its own `enabled`; a bench study (BENCH_STUDIES) only where the config's `bench` is on too."""
-    return config[name]["enabled"] and (name not in BENCH_STUDIES or config["bench"])
 
 
 def optional_tables():
@@ -89,9 +83,9 @@ def optional_tables():
         out += ["native_deployment", "native_calls"]
     if config["tournament"]["enabled"]:
         out += ["tournament"]
-    if study_on("scaling"):
+    if study_on(config, "scaling"):
         out += ["scaling"]
-    if study_on("tokenizer_ablation"):
+    if study_on(config, "tokenizer_ablation"):
         out += ["tokenizer_ablation"]
     return out
 
@@ -104,8 +98,8 @@ def router_targets():
 
 
 def all_figures():
-    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": study_on("scaling"),
-                "fig_tokenizer_ablation": study_on("tokenizer_ablation")}
+    optional = {"fig4_jaccard": config["external"]["enabled"], "fig_scaling": study_on(config, "scaling"),
+                "fig_tokenizer_ablation": study_on(config, "tokenizer_ablation")}
     return FIGURES + [f for f, on in optional.items() if on]
 
 

@@ -5,7 +5,7 @@ rule export_selected:
     # router.select's choice and its table, from one selection (toolgate.router.product.export_selected)
     input:
         unpack(router_inputs),
-        latency=config["router"]["latency_table"] or str(LATENCY_TABLE),  # an edited table selects again
+        latency=str(latency_table(config["router"]["latency_table"])),  # an edited table selects again
     output:
         f"{RES}/router/{SELECTED}/router.json",
         f"{RES}/router/{SELECTED}/bm25.index",

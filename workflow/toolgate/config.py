@@ -186,6 +186,20 @@ def config_hash(cfg: dict) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+BENCH_STUDIES = ("scaling", "tokenizer_ablation")  # beyond the paper and mostly timing: `make bench` (config: bench)
+
+
+def study_on(cfg: dict, name: str) -> bool:
+    """A study switched on by its own `enabled`; a bench study (BENCH_STUDIES) only where `bench` is on too."""
+    return cfg[name]["enabled"] and (name not in BENCH_STUDIES or cfg.get("bench") is True)
+
+
+def result_hash(cfg: dict) -> str:
+    """The config hash results and routers record: `bench` left out, since `make bench` adds studies and changes no
+    other result (switching targets re-exports no router, and the workflow and `toolgate export` agree)."""
+    return config_hash({**cfg, "bench": False})
+
+
 def load(path) -> dict:
     """Read and resolve a YAML config file (its paths relative to the working directory: :func:`rebase`)."""
     return resolve(rebase(io.read_yaml(path) or {}, [path]), str(path))

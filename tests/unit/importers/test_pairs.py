@@ -110,3 +110,24 @@ def test_a_json_list_where_json_lines_are_expected_names_the_shape(tmp_path, cap
     assert capsys.readouterr().err == (f"error: {src}: expected JSON Lines of (request, tool) pairs (one JSON object a "
                                        "line), got a JSON list of 2 items: write one object a line, e.g. jq -c '.[]' "
                                        "FILE > FILE.jsonl\n")
+
+
+def test_a_row_with_more_cells_than_the_header_a_bom_and_one_tool_object(tmp_path, capsys):
+    """An unquoted comma would cut a request's text: refused, located; Excel's BOM is not part of a column name; a
+    tools file holding one OpenAI tool object is that tool, not a name -> description map."""
+    tools, pairs = pairs_files(tmp_path)
+    text = pairs.read_text()
+    pairs.write_text(text.replace('"start a ten minute timer",timer_start', "start a ten, minute timer,timer_start", 1))
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "a")]) == 2
+    assert "more cells than the header's 3" in capsys.readouterr().err
+    pairs.write_text("\ufeff" + text)
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "b")]) == 0
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"type": "function", "function": {"name": "timer_start", "description": "Start a timer",
+                                                                "parameters": {"type": "object", "properties": {}}}}))
+    only = tmp_path / "only.csv"
+    only.write_text("query,api\nstart a ten minute timer,timer_start\ntime my tea for four minutes,timer_start\n"
+                    "what is the news,\nwho won the game,\n")
+    assert main(["import", "pairs", str(one), str(only), "--out", str(tmp_path / "c")]) == 0
+    cat = [t["id"] for _, t in io.read_jsonl(tmp_path / "c" / "catalog.jsonl") if t["kind"] == "action"]
+    assert cat == ["timer_start"]

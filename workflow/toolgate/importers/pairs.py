@@ -42,9 +42,15 @@ def records(path: Path) -> list[tuple[int, dict]]:
     """(line, row) of a CSV / TSV file with a header row (by its extension) or of a JSONL file."""
     if path.suffix.lower() not in (".csv", ".tsv"):
         return json_lines(path, "(request, tool) pairs")
-    reader = csv.DictReader(StringIO(io.read_text(path), newline=""), delimiter="\t" if path.suffix.lower() == ".tsv"
-                            else ",")
-    rows = [(reader.line_num, row) for row in reader]
+    # a BOM (Excel's "CSV UTF-8") is not part of the first column's name
+    reader = csv.DictReader(StringIO(io.read_text(path).removeprefix("\ufeff"), newline=""),
+                            delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    rows = []
+    for row in reader:
+        if None in row:  # more cells than the header: an unquoted delimiter in a request would cut its text
+            raise InputError(path, f"{len(row[None])} more cells than the header's {len(reader.fieldnames)}: quote a "
+                                   "cell that holds the delimiter", reader.line_num)
+        rows.append((reader.line_num, row))
     if not rows:
         raise InputError(path, "file has no rows (a header row, then one row per pair)")
     return rows

@@ -94,6 +94,8 @@ def tool_objects(path, notes: Decisions) -> list:
             raise InputError(bad.path, f"expected {TOOLS_SHAPE}; as JSON Lines: {bad.message}", bad.line,
                              bad.field) from None
         notes.count("tools file read as JSON Lines")
+    if isinstance(objs, dict) and ("function" in objs or "name" in objs):  # one tool object, not a list of them
+        objs = [objs]
     if isinstance(objs, dict) and not isinstance(objs.get("tools"), list):  # a map name -> description/definition
         objs = [{"name": k, **v} if isinstance(v, dict) else {"name": k, "description": v} for k, v in objs.items()]
         notes.count("tools file read as a name -> description map")

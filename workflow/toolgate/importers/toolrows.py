@@ -160,12 +160,12 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
     ``prefix``: of the default utterance id ``r<line>`` (the file's name when there are several files)."""
     ids = _tool_ids(path, lineno, obj, fields, tools)
     text, context, after = request(path, lineno, fields.text, obj.get(fields.text))
-    lang = notes.lang(path, lineno, text, fields.text)
-    if lang is None:
-        return None
     names, source = _call(path, lineno, obj, fields, after)
     label, outcome = _outcome(path, lineno, obj, fields, names, source, notes)
     if outcome == "skip":
+        return None
+    lang = notes.lang(path, lineno, text, fields.text)  # after the skip label: a skipped row is no row of any language
+    if lang is None:
         return None
     uid = str(obj.get(fields.id) or f"{prefix}r{lineno:05d}")
     if not ids:

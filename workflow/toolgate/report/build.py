@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, io
-from ..config import section
+from ..config import BENCH_STUDIES, section
 from ..data.card import licence_sentences
 from ..gate.overlap import map_paragraph, separation_sentence
 from ..gate.signals import registry
@@ -344,7 +344,6 @@ def transfer_blocks(tables: dict, reg) -> list[tuple]:
                   "experiment's slices in tables/gate_comparison.csv). " + (" ".join(lines) or "No set has both."))]
 
 
-BENCH_STUDIES = ("scaling", "tokenizer_ablation")  # as workflow/rules/common.smk
 BENCH_FIGURES = {"fig_scaling", "fig_tokenizer_ablation"}  # of the studies `make bench` runs (config: bench)
 BENCH_OFF = ("The benchmarks beyond the paper, mostly timing (the scaling benchmark to 64,000 tools, the Korean "
              "tokenizer ablation), did not run here: `make bench` runs them and adds their sections to this report.")

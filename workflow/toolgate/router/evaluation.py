@@ -161,6 +161,8 @@ def eval_rows(router: Router, sources, fmt: str | None = None, options=None, lan
     if other and options.other_langs == "skip":
         info["dropped"][f"in a language the router does not read ({', '.join(langs)}; --other-langs skip)"] = len(other)
         rows = [r for r in rows if r["lang"] in langs]
+        info.update(requests=len(rows), in_catalog=sum(r["gold_tool"] is not None for r in rows),
+                    out_of_catalog=sum(r["gold_tool"] is None for r in rows))  # the counts of what is evaluated
     return rows, info
 
 

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from .. import io
-from ..config import Run, config_hash, run, section, utterances_path
+from ..config import Run, result_hash, run, section, utterances_path
 from ..errors import InputError
 from ..gate.signals import registry
 from ..retrieval.rankers import encoder_rankers
@@ -121,7 +121,7 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
                          field="routing.pipelines")
     inputs, scores, study, _ = experiment_inputs(cfg, config_path)
     out = Path(out_dir or Path("results") / cfg["experiment"] / "router" / (pipeline or SELECTED))
-    provenance = {"experiment": cfg["experiment"], "config_hash": config_hash(cfg), "lexical": cfg["roles"]["lexical"],
+    provenance = {"experiment": cfg["experiment"], "config_hash": result_hash(cfg), "lexical": cfg["roles"]["lexical"],
                   "limits": {k: cfg["router"][k] for k in LIMITS}}
     if pipeline is None:
         m, written = export_selected(inputs, scores, out, cfg["rankers"], study, provenance,

@@ -65,7 +65,7 @@ def declared_latency(rankers: dict, settings) -> dict[str, float]:
     """Each exportable ranker's median latency per request in ms, never a timing of this run (the same config and
     seed select the same router on any machine): ``router.latency_ms`` where the config declares it, else the
     latency table's entry for the ranker's kind of model (``router.latency_table``; empty: the shipped one)."""
-    path = latency_table(settings)
+    path = latency_table(settings.latency_table)
     doc = io.read_yaml(path) or {}
     table = doc.get("models") if isinstance(doc, dict) else None
     if not isinstance(table, dict):
@@ -81,9 +81,9 @@ def declared_latency(rankers: dict, settings) -> dict[str, float]:
     return out
 
 
-def latency_table(settings) -> Path:
-    """The latency table router.select reads: router.latency_table, else the one toolgate ships."""
-    return Path(settings.latency_table) if settings.latency_table else LATENCY_TABLE
+def latency_table(configured: str) -> Path:
+    """The latency table router.select reads: router.latency_table (``configured``), else the one toolgate ships."""
+    return Path(configured) if configured else LATENCY_TABLE
 
 
 def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dict) -> list[Candidate]:
