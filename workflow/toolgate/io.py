@@ -14,9 +14,8 @@ import sys
 import tempfile
 import unicodedata
 from collections import Counter
+from functools import cache
 from pathlib import Path
-
-import yaml
 
 from .errors import InputError
 from .schemas import check_schema
@@ -73,21 +72,29 @@ def _long_integer(text: str, path, lineno: int | None) -> InputError:
                       text.count("\n", 0, text.find(digits)) + (lineno or 1), at or None)
 
 
-class _YamlLoader(yaml.SafeLoader):
+@cache
+def _yaml_loader():
     """PyYAML's safe loader, where a value its constructors refuse (an integer past Python's digit limit, a date
-    such as 2024-13-45) is a YAML error at that value's line rather than a bare ValueError."""
+    such as 2024-13-45) is a YAML error at that value's line rather than a bare ValueError. Built on first use:
+    PyYAML is imported where a YAML file is read, never by a router (issue 37)."""
+    import yaml
 
-    def construct_object(self, node, deep=False):
-        try:
-            return super().construct_object(node, deep)
-        except ValueError as exc:
-            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
+    class Loader(yaml.SafeLoader):
+        def construct_object(self, node, deep=False):
+            try:
+                return super().construct_object(node, deep)
+            except ValueError as exc:
+                raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
+
+    return Loader
 
 
 def read_yaml(path):
     """A YAML file's content, or InputError naming the line of a syntax error or of a value it cannot read."""
+    import yaml
+
     try:
-        return yaml.load(read_text(path), Loader=_YamlLoader)
+        return yaml.load(read_text(path), Loader=_yaml_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

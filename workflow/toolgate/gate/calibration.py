@@ -5,15 +5,21 @@ The uncalibrated probability of G3 is the sigmoid of its out-of-fold log-odds
 is its maximum cosine clipped to [0, 1]. Calibrators are fitted on the other
 folds' (score, label) pairs with the gate study's folds. A monotone map leaves
 AUC unchanged up to ties (isotonic regression creates ties).
+
+pandas (and scikit-learn) are imported where the study's tables are made (and calibrators fitted): a router applies
+:func:`platt_probability` on numpy alone (issue 37).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..metrics import auc, calibration_errors, reliability_curve
-from ..tables import write_table
 from .signals import Signal, studied_gates
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def raw_probability(signal: Signal, score: np.ndarray) -> np.ndarray:
@@ -50,6 +56,8 @@ def calibrate_oof(score: np.ndarray, y: np.ndarray, fold: np.ndarray, method: st
 
 
 def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):
+    import pandas as pd
+
     y, fold = signals["in_catalog"].to_numpy(), signals["fold"].to_numpy()
     mism = signals["slice"].isin(["mismatch", "out"]).to_numpy()
     recs, curves = [], []
@@ -71,6 +79,10 @@ def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):
 
 def write_calibration(signals_csv, outputs, reg: dict[str, Signal], bins: int, seed: int):
     """``outputs``: the rule's named outputs ``table`` and ``curves`` (reliability curves); every studied gate of ``reg``."""
+    import pandas as pd
+
+    from ..tables import write_table
+
     signals = pd.read_csv(signals_csv)
     signals = signals[signals["slice"] != "mismatch_hard"]  # the main set only
     table, curves = calibration_frames(signals, [reg[g] for g in studied_gates(reg)], bins)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .signals import Signal, fitted
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 # scikit-learn is imported where a gate is fitted: it takes about a second, and most jobs that read this module

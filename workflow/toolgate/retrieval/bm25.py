@@ -20,6 +20,9 @@ distinct terms in vocabulary order, each times its count: on the dense layout
 as scipy's product of the query-term matrix with the weights, on the sparse
 one query by query through the same path as ``score``, with the same bits as
 that product.
+scipy is imported where a sparse matrix is built (a sparse fit, ``weights``,
+``score_many`` on the dense layout): a dense index fitted or loaded, and each
+``score``, need numpy alone (a router's single request, issue 37).
 
 IDF variants (``idf``):
 
@@ -62,11 +65,14 @@ import struct
 import zlib
 from array import array
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from .text import TOKENIZERS, ngram_source, parse_tokenizer, term_function, window_counts
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 IDF_VARIANTS = ("lucene", "robertson")
 LAYOUTS = ("auto", "dense", "sparse")
@@ -222,6 +228,8 @@ class BM25:
             self._dense = np.zeros((len(vocab), n_docs))
             self._dense[rows, cols] = w
         else:  # term-major: a counting sort that keeps each term's documents ascending
+            import scipy.sparse as sp
+
             self._sparse = _Postings(sp.csr_matrix((w, (rows, cols)), shape=(len(vocab), n_docs)), n_docs)
 
     def _idf(self, df: np.ndarray, n: int) -> np.ndarray:
@@ -240,6 +248,8 @@ class BM25:
         """The (vocabulary x documents) weights: a dense array or a scipy CSR matrix, by layout."""
         if self._dense is not None:
             return self._dense
+        import scipy.sparse as sp
+
         p = self._sparse
         return sp.csr_matrix((p.w, p.cols, p.indptr), shape=(len(self.vocab), self.n_docs))
 
@@ -270,6 +280,8 @@ class BM25:
                 ids = sorted(c)
                 self._sparse.add(row, ids, [float(c[t]) for t in ids])
             return out
+        import scipy.sparse as sp
+
         rows = [i for i, c in enumerate(counted) for _ in c]
         q = sp.csr_matrix((np.array([n for c in counted for n in c.values()], float),
                            (rows, [t for c in counted for t in c])), shape=(len(queries), len(self.vocab)))

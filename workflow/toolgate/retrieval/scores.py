@@ -17,12 +17,15 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import io
-from ..config import Run
 from .rankers import fit_ranker
+
+if TYPE_CHECKING:
+    from ..config import Run
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log

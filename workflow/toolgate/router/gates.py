@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import Text
 from ..data.catalog import index_text
-from ..gate.inputs import exemplar_max, query_lengths, request_signals
 from ..gate.models import payload_scores
 from ..gate.signals import Signal, gate_inputs
 from ..retrieval.bm25 import docs_sha256
@@ -40,17 +38,25 @@ def gate_entry(reg: dict[str, Signal], gate: str, payloads: dict, lexical: str, 
 
 
 class GateRuntime:
-    """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings)."""
+    """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings);
+    ``text``: the manifest's text settings.
 
-    def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: Text):
-        self.entry, self.exemplars, self.text = entry, exemplars, text
+    The signals' module (:mod:`toolgate.gate.inputs`: pandas frames, the config's text section) is imported when a
+    band is loaded, not with the package, so a ladder router never imports it (issue 37)."""
+
+    def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: dict):
+        from ..config import section
+        from ..gate import inputs
+
+        self.entry, self.exemplars, self.text, self.inputs = entry, exemplars, section("text", text), inputs
 
     def frame(self, texts, lexical_actions: np.ndarray, queries: dict):
         """Every raw signal of the registry for ``texts`` (columns as in gate/signals.csv); ``queries``: per encoder
         (cosines over the actions, request embeddings)."""
-        knn = {n: exemplar_max(emb, self.exemplars[n]) for n, (_, emb) in queries.items()}
-        return request_signals((self.entry["lexical"], lexical_actions), {n: c for n, (c, _) in queries.items()},
-                               query_lengths(texts, self.text), self.entry["top_k"], knn)
+        knn = {n: self.inputs.exemplar_max(emb, self.exemplars[n]) for n, (_, emb) in queries.items()}
+        return self.inputs.request_signals((self.entry["lexical"], lexical_actions),
+                                           {n: c for n, (c, _) in queries.items()},
+                                           self.inputs.query_lengths(texts, self.text), self.entry["top_k"], knn)
 
     def values(self, frame) -> np.ndarray:
         """The gate's value per request of ``frame``: a fitted gate's log-odds, else the raw signal."""

@@ -16,14 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
-from ..config import section
 from ..data.catalog import index_text
 from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.rankers import BM25Ranker, fit_ranker
 from ..retrieval.scores import route_choice, top_order
-from ..routing.baselines import ladder_decisions
-from ..routing.pipelines import band_decisions
+from ..routing.decisions import band_decisions, ladder_decisions
 from .artifact import RouterError, checked_file, checked_index, json_type, load_encoders, read_manifest, sha256
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .gates import GateRuntime
@@ -92,7 +90,7 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
-        self.gate = (GateRuntime(manifest["gate"], self.exemplars, section("text", manifest["text"]))
+        self.gate = (GateRuntime(manifest["gate"], self.exemplars, manifest["text"])
                      if p["kind"] == "band" else None)
         self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)

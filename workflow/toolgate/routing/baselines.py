@@ -32,6 +32,7 @@ from ..gate.calibration import calibrate_oof
 from ..gate.signals import Signal, gate_signal, signal_rows
 from ..retrieval.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
 from ..tables import write_table
+from .decisions import ladder_decisions
 
 log = logging.getLogger(__name__)
 
@@ -120,16 +121,6 @@ def oof_decisions(evaluate, candidates, fold, budget, ask_cap, objective):
         kind[fold == f], tool[fold == f] = k[fold == f], t[fold == f]
         chosen[int(f)] = cand
     return kind.astype(str), tool.astype(str), chosen
-
-
-def ladder_decisions(pool: np.ndarray, tool_ids, kinds, lo: float, hi: float):
-    """(kind, tool) of the single-pool ladder: the pool's (actions + route entries) top entry runs when its score is
-    >= hi, an action is asked (a route entry still taken) when >= lo, and the request is delegated below lo."""
-    top = np.argmax(pool, axis=1)
-    s1, ids, kinds = pool[np.arange(len(pool)), top], np.asarray(tool_ids)[top], np.asarray(kinds)[top]
-    exec_kind = np.where(kinds == "action", "action", np.where(ids == "clarify", "ask", ids))
-    kind = np.where(s1 >= hi, exec_kind, np.where(s1 >= lo, np.where(kinds == "action", "ask", exec_kind), "delegate"))
-    return kind, np.where((kind != "delegate") & (kinds == "action"), ids, "")
 
 
 def ladder_setting(lexical: Scores, rows, g: Gold, grid):

@@ -30,14 +30,9 @@ from .baselines import (
     quantile_grid,
     study_ladder,
 )
+from .decisions import band_decisions
 
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
-
-
-def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
-    """(kind, tool): p >= hi executes top-1, lo <= p < hi asks to confirm it, p < lo takes the route step."""
-    kind = np.where(prob >= hi, "action", np.where(prob >= lo, "ask", route))
-    return kind, np.where(np.isin(kind, ["action", "ask"]), top1, "")
 
 
 def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing):

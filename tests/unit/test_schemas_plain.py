@@ -1,0 +1,66 @@
+"""The hand-written schema checks (toolgate.schemas.plain) pass only what the schemas accept: every field of a
+router manifest and of catalog rows is replaced, removed or joined by another, and whatever the check passes
+jsonschema must accept too (the check may refuse more: such a row takes jsonschema's way)."""
+import copy
+import json
+from pathlib import Path
+
+import jsonschema
+
+from router_fixtures import artifact, catalog  # noqa: F401  (fixture)
+from toolgate.schemas import plain, schema
+
+ROOT = Path(__file__).resolve().parents[2]
+VALUES = (None, True, False, 0, -1, 1.5, 9, 2, "", " ", "x", "ab", "E0", "bm25", "dense", "probability", "a" * 64,
+          [], ["x"], [1], {}, {"en": "x"})
+
+
+def _paths(obj, at=()):
+    yield at
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def _mutants(obj):
+    for path in list(_paths(obj)):
+        if not path:
+            continue
+        for value in (*VALUES, "drop", "extra"):
+            m = copy.deepcopy(obj)
+            node = m
+            for k in path[:-1]:
+                node = node[k]
+            if value == "drop":
+                del node[path[-1]]
+            elif value == "extra":
+                if not isinstance(node[path[-1]], dict):
+                    continue
+                node[path[-1]]["zz"] = 1
+            else:
+                node[path[-1]] = value
+            yield m
+
+
+def _holds(name: str, obj) -> int:
+    """How many mutants of ``obj`` the check passes; each of them is valid under the schema."""
+    check, validator = plain.PLAIN[name], jsonschema.Draft202012Validator(schema(name))
+    assert check(obj) and validator.is_valid(obj)
+    passed = 0
+    for m in _mutants(obj):
+        if check(m):
+            passed += 1
+            assert validator.is_valid(m), json.dumps(m)[:300]
+    return passed
+
+
+def test_the_manifest_check_passes_nothing_the_router_schema_refuses(artifact):
+    assert _holds("router", json.loads((artifact / "router.json").read_text())) > 0
+
+
+def test_the_catalog_check_passes_nothing_the_catalog_schema_refuses():
+    rows = [json.loads(line) for line in (ROOT / "data/catalogs/device70/catalog.jsonl").read_text(encoding="utf-8")
+            .splitlines() if line.strip()]
+    assert all(plain.catalog(r) for r in rows + catalog())
+    with_enum = next(r for r in rows if any("enum" in p for p in r["parameters"]["properties"].values()))
+    assert all(_holds("catalog", r) > 0 for r in (with_enum, catalog()[0]))
