@@ -94,7 +94,7 @@ def router_targets():
     if not config["router"]["enabled"]:
         return []
     return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
-            + [f"{RES}/tables/{t}.csv" for t in ("router_cost", "router_selection", "router_eval")])
+            + [f"{RES}/tables/{t}.csv" for t in ("router_cost", "router_selection", "router_eval", "router_loco")])
 
 
 def all_figures():
@@ -142,6 +142,11 @@ def probe_files():
     """The probe files router_eval reads (router.probes), so a changed probe reruns it; none where the folder is absent."""
     folder = Path(config["router"]["probes"]) if config["router"]["probes"] else None
     return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
+
+
+def held_out_table():
+    """router_loco.csv, the held-out catalogs router.select ranks by, where the external study runs (else none)."""
+    return [f"{RES}/tables/router_loco.csv"] if config["external"]["enabled"] else []
 
 
 def router_inputs(wildcards):

@@ -1,10 +1,32 @@
 # Stage 7: the retained pipeline as a product: exported routers and their cost.
 
 
+rule router_loco:
+    # every candidate fitted on the experiment, run by the shipped runtime on each external set it was not fitted on
+    input:
+        unpack(router_inputs),
+        latency=str(latency_table(config["router"]["latency_table"])),
+    output:
+        table=f"{RES}/tables/router_loco.csv",
+        md=f"{RES}/tables/router_loco.md",
+    params:
+        settings=ROUTER_PARAMS,
+        external=config["external"] if config["external"]["enabled"] else None,
+    benchmark:
+        f"benchmarks/{EXP}/router_loco.tsv"
+    log:
+        f"{LOGS}/router_loco.log",
+    conda:
+        ENV
+    script:
+        "../scripts/router_loco.py"
+
+
 rule export_selected:
     # router.select's choice and its table, from one selection (toolgate.router.product.export_selected)
     input:
         unpack(router_inputs),
+        loco=held_out_table(),
         latency=str(latency_table(config["router"]["latency_table"])),  # an edited table selects again
     output:
         f"{RES}/router/{SELECTED}/router.json",
@@ -59,6 +81,7 @@ rule router_eval:
         signals=f"{RES}/gate/signals.csv",
         scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
         probes=probe_files(),
+        loco=held_out_table(),
     output:
         table=f"{RES}/tables/router_eval.csv",
         md=f"{RES}/tables/router_eval.md",

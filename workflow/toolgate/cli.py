@@ -144,16 +144,18 @@ def _adapt(args) -> int:
     from .router.runtime import RouterError
 
     try:
-        m, written = adapt_router(args.router, args.catalog, args.out, args.force)
+        m, written = adapt_router(args.router, args.catalog, args.out, args.force, args.calibrate)
     except RouterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     p, th = m["pipeline"], m["thresholds"]
     print(f"adapted {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {args.catalog}: {m['catalog']['actions']} "
           f"actions, written to {args.out}" + (" (replacing the earlier router's files)" if written == "replaced" else "")
-          + f"; thresholds and gate as fitted on {m['adapted_from']['catalog']['source']} (execute at "
-          f"{th['execute']:.3f}): a gate of BM25 score features may not transfer (tables/gate_loco.csv), evaluate it "
-          "with `toolgate decide --router DIR --eval FILE` on labelled requests of the new catalog")
+          + (f"; the gate's scale moved by label-free anchors (scale x{m['retarget']['scale']:.3g})" if "retarget" in m
+             else f"; thresholds and gate as fitted on {m['adapted_from']['catalog']['source']}")
+          + f" (execute at {th['execute']:.3f}): a gate of BM25 score features may not transfer (tables/gate_loco.csv, "
+          "router_loco.csv), evaluate it with `toolgate decide --router DIR --eval FILE` on labelled requests of the "
+          "new catalog")
     return 0
 
 
@@ -304,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the new router's folder (new or empty)")
     p.add_argument("--force", action="store_true", help="replace a router written there earlier (only the unchanged "
                    "files toolgate recorded writing there)")
+    p.add_argument("--calibrate", choices=("none", "anchors"), default="none", help="none (default): calibrator and "
+                   "thresholds as fitted; anchors: move the gate's scale by the catalog's own action texts against a "
+                   "shipped bank of generic requests, no labels (measured worse on the external sets: router_loco.csv)")
     p.set_defaults(func=_adapt)
     p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")

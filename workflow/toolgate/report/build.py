@@ -287,16 +287,19 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
         ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values("accuracy", ascending=False,
                                                                                         kind="stable")
         shown = pd.concat([ranked.head(5), df[df["candidate"].isin(["ladder", "nested selection"])]])
+        held = [c for c in ("held_out_worst", "held_out_worst_set", "held_out_below") if c in df]  # router_loco.csv
         out.append(("table", shown.assign(**{"minus ladder [95%]": [
             _iv(r.accuracy_minus_ladder, r.ci_low, r.ci_high, "+") for r in shown.itertuples()]})[
             ["candidate", "models", "p50_ms", "within_latency", "accuracy", "minus ladder [95%]", "danger_rate",
-             "ask_rate", "danger_ok", "ask_ok", "chosen"]]))
+             "ask_rate", "danger_ok", "ask_ok", *held, "chosen"]]))
     if "router_eval" in tables:
         ev = tables["router_eval"]
         probes = ev[ev["mode"] == "probes"] if "mode" in ev else ev.iloc[:0]
         card = ev.drop(probes.index)
         out.append(("p", "The evaluation card (tables/router_eval.csv): the selected router within the experiment "
-                         "(out of fold) and unchanged on each external set, with 95% intervals."))
+                         "(out of fold) and, on each external set, unchanged, re-targeted without labels, and the "
+                         "single-pool ladder fitted on the same experiment applied unchanged, with 95% intervals "
+                         "(tables/router_loco.csv has every candidate on every external set)."))
         out.append(("table", pd.DataFrame({
             "set": card["set"], "mode": card["mode"], "n": card["n"].astype(int),
             **{m: [_iv(r[m], r[f"{b}_low"], r[f"{b}_high"]) for _, r in card.iterrows()]

@@ -50,7 +50,9 @@ REFERENCE_GRID = schemas.schema("config")["properties"]["routing"]["properties"]
 BUDGET = schemas.schema("config")["properties"]["gate"]["properties"]["danger_budget"]["default"]  # a manifest without its own
 NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
         "exported artifact unchanged (ranker, gate, calibrator, thresholds, evidence rules), its BM25 index and "
-        "catalog embeddings made for the set's tools, each request over its own candidates. accuracy: an "
+        "catalog embeddings made for the set's tools, each request over its own candidates; re-targeted: the same "
+        "with the gate's scale moved by label-free anchors (toolgate adapt --calibrate anchors); ladder: the "
+        "single-pool ladder fitted on the same experiment, applied unchanged (router_loco.csv's row). accuracy: an "
         "in-catalog request routed to its gold tool (executed or asked), an out-of-catalog one to its gold route "
         "(external: delegate). auc: P(in catalog) (within: the gate's out-of-fold value), in- against "
         "out-of-catalog requests; empty when a set has only one kind. danger_rate: share of all requests that are "
@@ -125,18 +127,32 @@ def within_row(router: Router, inputs, score_paths: dict, study: Study, lexical:
             **card_row(kind, tool, value, g, clusters, study.gate.resamples, study.run.seed)}
 
 
-def external_rows(router: Router, external: External, study: Study) -> list[dict]:
-    """The artifact unchanged on each external set, each request over its own candidates."""
+def external_rows(router: Router, external: External, study: Study, loco=None) -> list[dict]:
+    """Per external set: the artifact unchanged and re-targeted without labels
+    (:func:`toolgate.router.retarget.retarget`), each request over its own candidates, then the single-pool ladder
+    fitted on the same experiment and applied unchanged (``loco``: router_loco.csv's rows of it, None: no row)."""
     from ..external.adapters import load_all
+    from .loco import on_set
+    from .retarget import generic_requests
 
     recs = []
     for name, ext in load_all(external, study.run.seed).items():
-        over = router.on_catalog(ext.catalog, (ext.lang,))
-        kind, tool, p, refused = routed(over, [u["text"] for u in ext.utterances], ext.candidates)
-        recs.append({"set": name, "mode": "external (unchanged)", "refused": refused,
-                     **card_row(kind, tool, p, Gold(ext.utterances, ext.catalog), ext.clusters, study.gate.resamples,
-                                study.run.seed)})
-        log.info("%s: routed accuracy %.3f over %d requests (%d refused)", name, recs[-1]["accuracy"], len(kind), refused)
+        g, bank = Gold(ext.utterances, ext.catalog), generic_requests((ext.lang,))
+        for mode in ("unchanged", "re-targeted"):
+            out, note = on_set(router, ext, mode, bank)
+            if out is None:
+                log.warning("%s: not re-targeted: %s", name, note)
+                continue
+            kind, tool, p, refused = out
+            recs.append({"set": name, "mode": f"external ({mode})", "refused": refused,
+                         **card_row(kind, tool, p, g, ext.clusters, study.gate.resamples, study.run.seed)})
+            log.info("%s (%s): routed accuracy %.3f over %d requests (%d refused)", name, mode,
+                     recs[-1]["accuracy"], len(kind), refused)
+        if loco is not None:
+            ladder = loco[(loco["candidate"] == "ladder") & (loco["test_set"] == name) & (loco["mode"] == "unchanged")]
+            recs += [{**r, "set": name, "mode": "external (ladder unchanged)", "router": "single-pool ladder"}
+                     for r in ladder.drop(columns=["candidate", "ranker", "gate", "test_set", "mode", "fit_set",
+                                                   "note"]).to_dict("records")]
     return recs
 
 
@@ -279,9 +295,12 @@ def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical:
     ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
     router = Router.load(Path(inputs.router).parent)
     recs = [within_row(router, inputs, score_paths, study, lexical)]
-    recs += external_rows(router, external, study) if external is not None else []
+    from .loco import loco_path
+
+    loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
+    recs += external_rows(router, external, study, loco) if external is not None else []
     recs += probe_rows(router, getattr(inputs, "probes", []))
-    table = pd.DataFrame([{**r, "router": label(router.manifest)} for r in recs]).reindex(columns=COLUMNS)
+    table = pd.DataFrame([{"router": label(router.manifest), **r} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, out_csv, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)
     return table

@@ -140,25 +140,49 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
     return write_folder(Path(out_dir), MANIFEST, write, force, allowed_output="router")
 
 
-def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dict, study: Study,
-                  provenance: dict, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
-    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl, embeddings.npz} (:func:`toolgate.outdir.write_folder`,
-    so an existing folder is refused unless ``force``); return the manifest and how the folder was written.
+@dataclass(frozen=True)
+class ExperimentData:
+    """What every export of an experiment reads, loaded once: the catalog, every utterance and the main set, the
+    rankers' score matrices, gate/signals.csv and the fitted gates' payloads (gates.json)."""
+    catalog_path: str  # as given: the manifest records it
+    catalog: list
+    every_row: list
+    rows: list
+    scores: dict
+    signals: pd.DataFrame
+    payloads: dict
 
-    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json); ``provenance``:
-    experiment, config_hash, lexical ranker name, limits (max_chars, top_k); ``selection``: how the route was chosen.
-    """
-    run, lexical = study.run, provenance["lexical"]
+
+def experiment_data(inputs, score_paths: dict, run) -> ExperimentData:
+    """``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json)."""
     catalog, every_row = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
-    rows = io.main_set(every_row)
-    scores = {n: load_scores(p) for n, p in score_paths.items()}
-    signals = pd.read_csv(inputs.signals)
-    fit, kind = fitted_router(rows, catalog, scores, signals, route, study, lexical)
-    gate = (gate_entry(study.signals, route.gate, load_payloads(inputs.gates), lexical, study.gate.top_k)
-            if route.gate else None)
-    encoders, arrays = encoder_parts(route, rankers, study, catalog, every_row, rows, run)
-    index = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad).index.to_bytes()
-    blobs = {"bm25.index": index, "catalog.jsonl": Path(inputs.catalog).read_bytes(), EMBEDDINGS: npz_bytes(arrays)}
+    return ExperimentData(inputs.catalog, catalog, every_row, io.main_set(every_row),
+                          {n: load_scores(p) for n, p in score_paths.items()}, pd.read_csv(inputs.signals),
+                          load_payloads(inputs.gates))
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """An exported router before it is written: the manifest, the files' bytes, and the parts a
+    :class:`~toolgate.router.runtime.Router` is built of (catalog, BM25 ranker, encoders' arrays)."""
+    manifest: dict
+    blobs: dict
+    catalog: list
+    lexical: object
+    arrays: dict
+
+
+def build_artifact(data: ExperimentData, route: Route, rankers: dict, study: Study, provenance: dict,
+                   selection: dict | None = None) -> Artifact:
+    """The artifact of ``route`` (``provenance``: experiment, config_hash, lexical ranker name, limits (max_chars,
+    top_k); ``selection``: how the route was chosen)."""
+    run, lexical, rows = study.run, provenance["lexical"], data.rows
+    fit, kind = fitted_router(rows, data.catalog, data.scores, data.signals, route, study, lexical)
+    gate = (gate_entry(study.signals, route.gate, data.payloads, lexical, study.gate.top_k) if route.gate else None)
+    encoders, arrays = encoder_parts(route, rankers, study, data.catalog, data.every_row, rows, run)
+    bm25 = fit_ranker(rankers[lexical], data.catalog, run.langs, run.text.ngram, run.text.pad)
+    blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(data.catalog_path).read_bytes(),
+             EMBEDDINGS: npz_bytes(arrays)}
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
@@ -168,28 +192,43 @@ def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dic
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         "gate": gate, "encoders": encoders, **fit,
         **({"selection": selection} if selection else {}),
-        "catalog": catalog_entry(catalog, blobs["catalog.jsonl"], inputs.catalog),
+        "catalog": catalog_entry(data.catalog, blobs["catalog.jsonl"], data.catalog_path),
         "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
-        "limits": limits(provenance, rows, catalog, scores[route.ranker], kind, signals),
+        "limits": limits(provenance, rows, data.catalog, data.scores[route.ranker], kind, data.signals),
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
-    written = write_artifact(out_dir, manifest, blobs, force)
+    return Artifact(manifest, blobs, data.catalog, bm25, arrays)
+
+
+def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dict, study: Study,
+                  provenance: dict, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
+    """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl, embeddings.npz} (:func:`toolgate.outdir.write_folder`,
+    so an existing folder is refused unless ``force``); return the manifest and how the folder was written.
+
+    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json); ``provenance``
+    and ``selection``: :func:`build_artifact`'s.
+    """
+    a = build_artifact(experiment_data(inputs, score_paths, study.run), route, rankers, study, provenance, selection)
+    written = write_artifact(out_dir, a.manifest, a.blobs, force)
     log.info("exported %s (%s + %s) to %s", route.name, route.ranker, route.gate or "ladder", out_dir)
-    return manifest, written
+    return a.manifest, written
 
 
-def adapt_router(router_dir, catalog_path, out_dir, force: bool = False) -> tuple[dict, str]:
+def adapt_router(router_dir, catalog_path, out_dir, force: bool = False, calibrate: str = "none") -> tuple[dict, str]:
     """The router of ``router_dir`` re-targeted to the catalog ``catalog_path``, written to ``out_dir`` (``toolgate
     adapt``): its BM25 index fitted and its encoders' catalog embeddings made for the new tools, nothing fitted on the
-    new catalog's requests (ranker, gate payload, calibrator, thresholds, limits and exemplar index as shipped:
-    :meth:`toolgate.router.runtime.Router.on_catalog`). (manifest, how the folder was written)."""
+    new catalog's requests (ranker, gate payload, limits and exemplar index as shipped:
+    :meth:`toolgate.router.runtime.Router.on_catalog`). ``calibrate``: ``none`` keeps calibrator and thresholds;
+    ``anchors`` moves the gate's scale by the label-free anchors (:mod:`.retarget`; router.json's ``retarget``
+    records them). (manifest, how the folder was written)."""
+    from .retarget import retarget
     from .runtime import Router
 
     router = Router.load(router_dir)
     langs = tuple(router.manifest["langs"])
     catalog = io.load_catalog(catalog_path, langs)
-    over = router.on_catalog(catalog, langs)
-    m = json.loads(json.dumps(router.manifest))  # a copy, then only what the catalog changes
+    over = router.on_catalog(catalog, langs) if calibrate == "none" else retarget(router, catalog, langs)
+    m = json.loads(json.dumps(over.manifest))  # a copy, then only what the catalog changes
     cat_bytes = Path(catalog_path).read_bytes()
     arrays = {}
     for name, entry in m["encoders"].items():

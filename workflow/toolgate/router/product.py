@@ -14,16 +14,16 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from .. import io
 from ..config import Run, result_hash, run, section, utterances_path
 from ..errors import InputError
 from ..gate.signals import registry
 from ..retrieval.rankers import encoder_rankers
-from ..retrieval.scores import load_scores, mode_note
+from ..retrieval.scores import mode_note
 from ..routing.baselines import Study
 from ..tables import write_table
 from . import LIMITS, SELECTED
-from .export import Route, export_router, pipeline_route
+from .export import Route, experiment_data, export_router, pipeline_route
+from .loco import held_out, loco_path
 from .select import Selection, select
 
 CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
@@ -34,11 +34,12 @@ class Regret(InputError):
 
 
 def selection_of(inputs, score_paths: dict, rankers: dict, study: Study, lexical: str, settings):
-    """(Selection, main-set rows); ``inputs``: named ``catalog``, ``utterances``, ``signals``."""
-    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
-    rows = io.main_set(rows)
-    scores = {n: load_scores(p) for n, p in score_paths.items()}
-    return select(rankers, rows, catalog, scores, pd.read_csv(inputs.signals), study, lexical, settings), rows
+    """(Selection, main-set rows); ``inputs``: an export's (:func:`toolgate.router.export.experiment_data`) and,
+    where the external study ran, ``loco`` (tables/router_loco.csv: the held-out catalogs the selection ranks by)."""
+    data = experiment_data(inputs, score_paths, study.run)
+    loco = loco_path(inputs)
+    held = held_out(pd.read_csv(loco)) if loco else None
+    return select(data, rankers, study, lexical, settings, held), data.rows
 
 
 def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows) -> None:
@@ -97,9 +98,10 @@ def experiment_inputs(cfg: dict, config_path) -> tuple[SimpleNamespace, dict, St
     """(named inputs, score paths, study) of an experiment whose workflow has run; InputError names what is missing."""
     res = Path("results") / cfg["experiment"]
     scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
-    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
+    loco = res / "tables" / "router_loco.csv" if cfg["external"]["enabled"] else None  # the held-out catalogs
+    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg), loco=loco,
                              signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json")
-    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates] if not Path(p).exists()]
+    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates, loco] if p and not Path(p).exists()]
     if missing:
         raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
                                      f"--configfile {config_path} {missing[0]})")

@@ -164,14 +164,22 @@ def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
             "ask_rate": o.ask[idx, rows].mean()}
 
 
-def _best(cands: list[Candidate], rate: dict, settings, study: Study) -> Candidate | None:
-    """The most accurate candidate within the latency budget, danger budget and ask cap; ties: the cheaper, then
-    the ladder. ``select: fixed``: the one candidate, whatever its rates."""
+def _best(cands: list[Candidate], rate: dict, settings, study: Study, held: dict | None = None) -> Candidate | None:
+    """The best candidate within the latency budget, danger budget and ask cap. With held-out catalogs (``held``:
+    :func:`toolgate.router.loco.held_out`): none whose interval against the ladder lies below 0 on one of them,
+    ranked by the worst of them (accuracy minus the ladder), then by accuracy on the experiment's own set; without:
+    by that accuracy. Ties: the cheaper, then the ladder. ``select: fixed``: the one candidate, whatever its rates."""
     if settings.select == "fixed":
         return cands[0]
     ok = [c for c in cands if c.p50_ms <= settings.latency_budget_ms and rate[c.name]["danger_rate"]
-          <= study.gate.danger_budget + TOL and rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL]
-    return min(ok, key=lambda c: (-round(rate[c.name]["accuracy"], 12), c.p50_ms, c.gate is not None, c.name)) if ok else None
+          <= study.gate.danger_budget + TOL and rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL
+          and not (held and held[c.name]["below"])]
+
+    def key(c):
+        worst = -round(held[c.name]["worst"], 12) if held else 0.0
+        return worst, -round(rate[c.name]["accuracy"], 12), c.p50_ms, c.gate is not None, c.name
+
+    return min(ok, key=key) if ok else None
 
 
 @dataclass
@@ -183,9 +191,12 @@ class Selection:
     passed_over: list[str]  # one sentence per more accurate candidate that was not chosen, and why
 
 
-def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, study: Study, lexical: str,
-           settings) -> Selection:
-    """Every candidate out of fold, the selection nested (module docstring), each against the ladder."""
+def select(data, rankers: dict, study: Study, lexical: str, settings, held: dict | None = None) -> Selection:
+    """Every candidate out of fold, the selection nested (module docstring), each against the ladder. ``data``: the
+    experiment's (:func:`toolgate.router.export.experiment_data`); ``held``: each candidate's held-out catalogs
+    (:func:`toolgate.router.loco.held_out`; None or empty: the experiment's own set alone decides)."""
+    rows, catalog, scores, signals = data.rows, data.catalog, data.scores, data.signals
+    held = held or None
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
     cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
     res, clusters = study.gate.resamples, np.array([r["utterance_id"] for r in rows])
@@ -195,7 +206,7 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, st
         outs[c.name] = outcomes(c, scores, rows, g, signals, study, lexical)
         plain[c.name] = outs[c.name].oof(fold, every)
     rate = {n: rates(o, plain[n], every) for n, o in outs.items()}
-    chosen = _best(cands, rate, settings, study)
+    chosen = _best(cands, rate, settings, study, held)
     fallback = chosen is None  # nothing keeps the budgets: the ladder ships, and the reason says so
     chosen = next((c for c in cands if c.gate is None), None) if fallback else chosen
     for c in cands:
@@ -206,12 +217,12 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, st
                      "danger_ok": rate[c.name]["danger_rate"] <= study.gate.danger_budget + TOL,
                      "ask_ok": rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL,
                      **versus_ladder((kind, tool), ladder, g, res, study.run.seed, clusters),
-                     "chosen": c is chosen})
+                     **_held_columns(held, c), "chosen": c is chosen})
     nested_kind, nested_tool, by_fold = np.empty(len(rows), object), np.empty(len(rows), object), {}
     for f in np.unique(fold):
         train = fold != f
         inner = {c.name: rates(outs[c.name], outs[c.name].oof(fold, train), train) for c in cands}
-        best = _best(cands, inner, settings, study)
+        best = _best(cands, inner, settings, study, held)
         by_fold[int(f)] = best.name if best else "none"
         o = outs[best.name] if best else None
         if o is None:  # nothing within the budgets on these folds: the ladder's decisions stand (reported as none)
@@ -232,23 +243,40 @@ def select(rankers: dict, rows, catalog, scores: dict, signals: pd.DataFrame, st
                  "ask_ok": nested["ask_rate"] <= study.routing.ask_cap + TOL, **guard, "chosen": False,
                  "chosen_by_fold": nested["chosen_by_fold"]})
     why = (f"no candidate keeps the danger budget, the ask cap and the latency budget of {settings.latency_budget_ms} "
-           "ms: the single-pool ladder is shipped as the fallback, outside the budgets") if fallback else _why(
-        chosen, rate, cands, settings)
-    return Selection(pd.DataFrame(recs), chosen, why, nested, passed_over(chosen, cands, rate, settings, study))
+           "ms" + (" without an interval against the ladder below 0 on a held-out catalog" if held else "")
+           + ": the single-pool ladder is shipped as the fallback, outside the budgets") if fallback else _why(
+        chosen, rate, cands, settings, held)
+    over = passed_over(chosen, cands, rate, settings, study, held)
+    return Selection(pd.DataFrame(recs), chosen, why, nested, over)
 
 
-def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings) -> str:
+def _held_columns(held: dict | None, c: Candidate) -> dict:
+    """router_selection.csv's held-out columns of ``c`` (empty without held-out catalogs)."""
+    if not held:
+        return {}
+    h = held[c.name]
+    return {"held_out_worst": h["worst"], "held_out_worst_set": h["worst_set"], "held_out_below": " ".join(h["below"])}
+
+
+def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings, held: dict | None) -> str:
     """Why ``chosen`` ships, in words that hold no timing (router.json records it: identical runs, identical bytes;
     the latencies are tables/router_selection.csv's p50_ms)."""
+    budgets = (f"within the latency budget ({settings.latency_budget_ms} ms) that keeps the danger budget and ask "
+               f"cap, out of {len(cands)}")
     mode = "the fixed router.ranker + router.gate" if settings.select == "fixed" else (
-        f"the most accurate candidate within the latency budget ({settings.latency_budget_ms} ms) that keeps the "
-        f"danger budget and ask cap, out of {len(cands)}")
-    return f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}"
+        f"the candidate with the best worst held-out catalog (routed accuracy minus the ladder, tables/router_loco.csv)"
+        f" {budgets}, none of its intervals below the ladder" if held else f"the most accurate candidate {budgets}")
+    text = f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}"
+    if held and settings.select != "fixed":
+        h = held[chosen.name]
+        text += f", worst held-out catalog {h['worst_set']} at {h['worst']:+.3f} against the ladder"
+    return text
 
 
-def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, settings, study: Study) -> list[str]:
-    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget kept it
-    out."""
+def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, settings, study: Study,
+                held: dict | None = None) -> list[str]:
+    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget or
+    held-out catalog kept it out."""
     if chosen is None:
         return []
     out = []
@@ -263,7 +291,19 @@ def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, se
                 (r["danger_rate"] > study.gate.danger_budget + TOL, f"its danger rate {r['danger_rate']:.3f} exceeds "
                                                                     f"the budget of {study.gate.danger_budget:g}"),
                 (r["ask_rate"] > study.routing.ask_cap + TOL, f"its ask rate {r['ask_rate']:.3f} exceeds the cap of "
-                                                              f"{study.routing.ask_cap:g}")) if failed]
+                                                              f"{study.routing.ask_cap:g}"),
+                *_held_reasons(held, c, chosen)) if failed]
         out.append(f"passed over {c.name}: out-of-fold routed accuracy {r['accuracy']:.3f}, {gain:+.3f} over "
                    f"{chosen.name}, but {' and '.join(why)}")
     return out
+
+
+def _held_reasons(held: dict | None, c: Candidate, chosen: Candidate) -> list[tuple[bool, str]]:
+    """passed_over's held-out reasons: an interval below the ladder, or a worse worst held-out catalog."""
+    if not held:
+        return []
+    h, best = held[c.name], held[chosen.name]
+    return [(bool(h["below"]), f"its interval against the ladder lies below 0 on {', '.join(h['below'])}"),
+            (not h["below"] and h["worst"] < best["worst"] - TOL,
+             f"its worst held-out catalog, {h['worst_set']}, routes {h['worst']:+.3f} against the ladder "
+             f"({chosen.name}: {best['worst']:+.3f} on {best['worst_set']})")]

@@ -1,0 +1,148 @@
+"""Leave one catalog out for routers (tables/router_loco.csv): every candidate of the selection, fitted on the
+experiment's own set as an export fits it, applied to each external set it was not fitted on.
+
+Each candidate (a band of ranker x gate, or the single-pool ladder; :func:`toolgate.router.select.candidates`) is
+built as :func:`toolgate.router.export.build_artifact` builds it (calibrator and thresholds fitted on every request
+of the main set) and run by the shipped runtime, evidence rules included, over each external set's requests, each
+over its own candidate tools, in two modes:
+
+* **unchanged**: :meth:`~toolgate.router.runtime.Router.on_catalog`: the BM25 index and catalog embeddings made for
+  the set's tools, everything else as fitted (what ``toolgate adapt`` writes by default);
+* **re-targeted**: :func:`toolgate.router.retarget.retarget`: the gate's scale moved by the label-free anchors
+  (``toolgate adapt --calibrate anchors``); a set where the anchors give no direction has no row values (note).
+
+Every row is set against the ladder applied the same way to the same requests (routing_baselines' paired
+cluster bootstrap over the set's clusters, :func:`toolgate.routing.pipelines.versus_ladder`). ``router.select``
+ranks candidates by their worst unchanged row (:func:`held_out`).
+"""
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from ..config import External
+from ..retrieval.embedding_cache import CachedEncoder
+from ..retrieval.encoders import make_encoder
+from ..retrieval.rankers import encoder_kwargs
+from ..routing.baselines import Gold, Study
+from ..routing.pipelines import versus_ladder
+from ..tables import write_table
+from .artifact import RouterError
+from .evaluation import card_row, routed
+from .export import Route, build_artifact, experiment_data
+from .retarget import generic_requests, retarget
+from .runtime import Router
+from .select import Candidate, candidates, declared_latency
+
+log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
+MODES = ("unchanged", "re-targeted")
+COLUMNS = ["candidate", "ranker", "gate", "test_set", "mode", "fit_set", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low",
+           "accuracy_high", "auc", "auc_low", "auc_high", "danger_rate", "ask_rate", "ladder_accuracy",
+           "accuracy_minus_ladder", "ci_low", "ci_high", "note"]
+
+
+class Encoders:
+    """Each encoder a candidate names, made once and read through the experiment's embedding cache (the external
+    study embedded the same texts), so forty candidates encode each text once."""
+
+    def __init__(self, cache_dir):
+        self.cache_dir, self.made = cache_dir, {}
+
+    def __call__(self, spec: dict):
+        key = repr(sorted(spec["encoder"].items()))
+        if key not in self.made:
+            enc = make_encoder(encoder_kwargs(spec["encoder"]))
+            self.made[key] = CachedEncoder(enc, self.cache_dir) if self.cache_dir else enc
+        return self.made[key]
+
+
+def candidate_router(data, c: Candidate, rankers: dict, study: Study, provenance: dict, encoders: Encoders) -> Router:
+    """Candidate ``c`` as an export would ship it, built in memory."""
+    a = build_artifact(data, Route(c.name, c.ranker, c.gate, "accuracy"), rankers, study, provenance)
+    names = a.manifest["encoders"]
+    return Router(a.manifest, a.catalog, a.lexical, {n: encoders(e["spec"]) for n, e in names.items()},
+                  {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
+
+
+def on_set(router: Router, ext, mode: str, bank: list[str]):
+    """((kind, tool, P(in catalog), refused) of ``router`` on external set ``ext`` in ``mode``, note)."""
+    try:
+        over = (router.on_catalog(ext.catalog, (ext.lang,)) if mode == "unchanged"
+                else retarget(router, ext.catalog, (ext.lang,), bank))
+    except RouterError as exc:
+        return None, str(exc)
+    return routed(over, [u["text"] for u in ext.utterances], ext.candidates), ""
+
+
+def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, settings) -> pd.DataFrame:
+    """Every candidate of ``settings`` (RouterSettings; the ladder always) on every set of ``sets`` (name ->
+    ExternalSet) in both modes, against the ladder (module docstring)."""
+    cands = candidates(rankers, study, provenance["lexical"], settings, declared_latency(rankers, settings))
+    ladder = next((c for c in cands if c.gate is None), Candidate(provenance["lexical"], None, (), 0.0))
+    cands = [ladder] + [c for c in cands if c is not ladder]  # the reference first: every row is set against it
+    encoders, res, seed = Encoders(study.run.cache), study.gate.resamples, study.run.seed
+    banks = {lang: generic_requests((lang,)) for lang in {e.lang for e in sets.values()}}
+    recs, reference = [], {}
+    for i, c in enumerate(cands, 1):
+        console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
+        router = candidate_router(data, c, rankers, study, provenance, encoders)
+        for name, ext in sets.items():
+            g = Gold(ext.utterances, ext.catalog)
+            for mode in MODES:
+                out, note = on_set(router, ext, mode, banks[ext.lang])
+                row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
+                       "mode": mode, "fit_set": provenance["experiment"], "note": note}
+                if out is not None:
+                    kind, tool, p, refused = out
+                    reference.setdefault((name, mode), (kind, tool))
+                    row |= {"refused": refused, **card_row(kind, tool, p, g, ext.clusters, res, seed),
+                            **versus_ladder((kind, tool), reference[(name, mode)], g, res, seed, ext.clusters)}
+                recs.append(row)
+    return pd.DataFrame(recs).reindex(columns=COLUMNS)
+
+
+def loco_path(inputs):
+    """router_loco.csv among named ``inputs`` (``loco``: a path, or the workflow's list of one or none), or None."""
+    loco = getattr(inputs, "loco", None)
+    return (loco[0] if len(loco) else None) if isinstance(loco, (list, tuple)) else loco
+
+
+def held_out(table: pd.DataFrame) -> dict[str, dict]:
+    """Per candidate of router_loco.csv's unchanged rows: ``worst`` (the lowest accuracy minus the ladder over the
+    held-out sets), ``worst_set``, and ``below`` (the sets where the interval against the ladder lies below 0)."""
+    out = {}
+    for name, d in table[table["mode"] == "unchanged"].groupby("candidate", sort=False):
+        d = d.dropna(subset=["accuracy_minus_ladder"])
+        if len(d):
+            w = d.loc[d["accuracy_minus_ladder"].idxmin()]
+            out[str(name)] = {"worst": float(w["accuracy_minus_ladder"]), "worst_set": str(w["test_set"]),
+                              "below": [str(s) for s in d.loc[d["ci_high"] < 0, "test_set"]]}
+    return out
+
+
+def write_router_loco(inputs, score_paths: dict, out_csv, rankers: dict, study: Study, provenance: dict, settings,
+                      external: External | None) -> pd.DataFrame:
+    """tables/router_loco.csv (``inputs``: an export's; ``external``: None when the external study is off: a
+    table with no rows, and the selection falls back to the experiment's own set)."""
+    from ..external.adapters import load_all
+
+    sets = load_all(external, study.run.seed) if external is not None else {}
+    data = experiment_data(inputs, score_paths, study.run)
+    table = loco_frame(data, sets, rankers, study, provenance, settings)
+    write_table(table, out_csv, "Leave one catalog out: every router candidate fitted on the experiment, applied to "
+                "each external set", f"Fit set: {provenance['experiment']} (calibrator and thresholds on every request "
+                "of the main set, as an export fits them); test sets: " + (", ".join(sets) or "none (the external "
+                "study is off)") + ". The shipped runtime, evidence rules included, each request over its own "
+                "candidates. unchanged: BM25 index and catalog embeddings made for the set's tools, nothing else "
+                "changed; re-targeted: the gate's scale moved by label-free anchors (the catalog's own action texts "
+                "and the shipped bank of generic out-of-catalog requests as queries; note: why a set has no values). "
+                "accuracy, auc, danger_rate, ask_rate as in router_eval.csv, with 95% intervals over "
+                f"{study.gate.resamples} cluster-bootstrap resamples of the set's clusters; accuracy_minus_ladder "
+                "against the single-pool ladder applied the same way to the same requests (ci_low, ci_high: the "
+                "paired interval). router.select ranks candidates by their worst unchanged row.", study.run.seed)
+    log.info("router_loco: %d rows, %d candidates x %d sets x %d modes", len(table),
+             table["candidate"].nunique() if len(table) else 0, len(sets), len(MODES))
+    return table
+

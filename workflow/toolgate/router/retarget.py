@@ -1,0 +1,84 @@
+"""Re-target a router to another catalog without labels (``toolgate adapt``, router_loco's re-targeted rows).
+
+A gate's value is in its catalog's units: a BM25 score grows with the catalog's vocabulary and description lengths,
+an encoder's cosine with how its tools are worded. Thresholds fitted on one catalog are therefore moved to another
+by two anchors that need no labelled request of the new catalog, computed on each catalog by the router itself:
+
+* **in**: the median gate value of the catalog's own actions as requests (:func:`own_queries`: each action's name
+  and description in each language the router reads: what a request to it paraphrases);
+* **out**: the median gate value of a shipped bank of generic out-of-catalog requests (:data:`GENERIC_REQUESTS`:
+  chat, weather, bookings, shopping, knowledge, news, food and advice, 80 in Korean and 80 in English, written once
+  for this purpose, blind-annotated against the default catalog, drawn from no evaluation set).
+
+A value ``v`` on the new catalog is read as ``out_fit + (v - out_new) * (in_fit - out_fit) / (in_new - out_new)``
+on the fit catalog's scale: a band's Platt calibrator absorbs that affine map (its thresholds, on P(in catalog),
+stay), the ladder's thresholds on the pool's top score move by its inverse. Ranker, gate payload, evidence rules and
+limits are as shipped. A catalog that carries a generic request's service (a weather tool, a booking tool) raises
+its ``out`` anchor, so the router acts less there: the bank errs towards asking.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .. import io
+from .artifact import RouterError
+
+GENERIC_REQUESTS = Path(__file__).with_name("generic_requests.jsonl")
+
+
+def own_queries(catalog: list[dict], langs) -> list[str]:
+    """Each action's name and description in each of ``langs`` where it has them: the catalog's own texts as
+    requests (label-free in-catalog pseudo-requests)."""
+    queries = (f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
+               for t in catalog if t["kind"] == "action" for lang in langs)
+    return [q for q in queries if q]
+
+
+def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:
+    """The bank's texts in ``langs`` (every text when none of its languages is read: an encoder reads across
+    languages)."""
+    rows = [r for _, r in io.read_jsonl(Path(path))]
+    texts = [r["text"] for r in rows if r["lang"] in langs]
+    return texts or [r["text"] for r in rows]
+
+
+def anchors(router, bank: list[str]) -> dict:
+    """{"in", "out"}: the medians of ``router``'s gate values (the ladder: the pool's top BM25 score) over its
+    catalog's own texts and over ``bank``."""
+    def median(texts):
+        return float(np.median(router.scores([router.check(t) for t in texts])[3]))
+
+    return {"in": median(own_queries(router.catalog, router.manifest["langs"])), "out": median(bank)}
+
+
+def retargeted_manifest(manifest: dict, fit: dict, new: dict) -> dict:
+    """``manifest`` with its calibrator (a band) or thresholds (the ladder) moved from the anchors ``fit`` to
+    ``new`` (module docstring), and the anchors recorded under ``retarget``; RouterError when the new catalog's own
+    texts do not reach a higher gate value than the generic requests (no direction to map)."""
+    span_fit, span_new = fit["in"] - fit["out"], new["in"] - new["out"]
+    if not (span_fit > 0 and span_new > 0):
+        raise RouterError(f"cannot re-target without labels: the catalog's own texts reach a gate value "
+                          f"{new['in']:.4g} against {new['out']:.4g} for generic requests (fit catalog "
+                          f"{fit['in']:.4g} against {fit['out']:.4g}); the two must differ upwards")
+    s = span_fit / span_new
+    m = json.loads(json.dumps(manifest))
+    if m["pipeline"]["kind"] == "band":
+        cal = m["calibrator"]
+        cal["coef"], cal["intercept"] = cal["coef"] * s, cal["intercept"] + cal["coef"] * (fit["out"] - s * new["out"])
+    else:
+        th = m["thresholds"]
+        th["execute"], th["confirm"] = (new["out"] + (th[k] - fit["out"]) / s for k in ("execute", "confirm"))
+    m["retarget"] = {"method": "anchors", "bank": GENERIC_REQUESTS.name, "fit": fit, "new": new, "scale": s}
+    return m
+
+
+def retarget(router, catalog: list[dict], langs, bank: list[str] | None = None):
+    """``router`` over ``catalog`` (:meth:`~toolgate.router.runtime.Router.on_catalog`) with its gate's scale moved
+    by the anchors of both catalogs; ``bank``: the generic requests (default: the shipped bank in ``langs``)."""
+    bank = generic_requests(langs) if bank is None else bank
+    over = router.on_catalog(catalog, langs)
+    m = retargeted_manifest(over.manifest, anchors(router, bank), anchors(over, bank))
+    return type(router)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars)
