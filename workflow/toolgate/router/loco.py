@@ -79,6 +79,8 @@ def on_set(router: Router, ext, mode: str, bank: list[str]):
 def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, settings) -> pd.DataFrame:
     """Every candidate of ``settings`` (RouterSettings; the ladder always) on every set of ``sets`` (name ->
     ExternalSet) in both modes, against the ladder (module docstring)."""
+    if not sets:  # nothing held out: no candidate is built
+        return pd.DataFrame(columns=COLUMNS)
     cands = candidates(rankers, study, provenance["lexical"], settings, declared_latency(rankers, settings))
     ladder = next((c for c in cands if c.gate is None), Candidate(provenance["lexical"], None, (), 0.0))
     cands = [ladder] + [c for c in cands if c is not ladder]  # the reference first: every row is set against it
