@@ -1,4 +1,4 @@
-from toolgate.retrieval.tokenizer_ablation import write_tokenizer_ablation
+from toolgate.bench.tokenizer_ablation import write_tokenizer_ablation
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

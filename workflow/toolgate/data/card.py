@@ -8,10 +8,10 @@ import pandas as pd
 
 from .. import __version__, io, metrics, schemas
 from ..config import Run
-from ..external.sources import PINS
 from ..retrieval import text
 from ..tables import paper_note, to_markdown
 from .annotations import agreement_frame, confusions, joined, load_passes
+from .sources import EXTERNAL_LICENCES, PINS
 
 
 def gold_text(tool: dict, lang: str) -> str:
@@ -111,12 +111,6 @@ def annotation_section(rows, catalog, folder) -> tuple[list[str], pd.DataFrame]:
              to_markdown(agree), "", "Confusable action pairs (gold -> a pass's answer, over all passes):", "",
              to_markdown(conf) if len(conf) else "none", ""]
     return lines, agree
-
-
-# The external cross-check sets and their licences (the LICENSE beside each set's files; FunctionChat-Bench's
-# NOTICE.md names its copyright holder); repository and commit from the pins.
-EXTERNAL_LICENCES = {"functionchat": ("Kakao Corp.'s FunctionChat-Bench", "Apache-2.0"),
-                     "bfcl": ("BFCL v4, the Berkeley Function Calling Leaderboard", "Apache-2.0")}
 
 
 def licence_sentences(utterances_path) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, io
+from ..bench.tokenizer_ablation import winner_sentences
 from ..config import BENCH_STUDIES, section
 from ..data.card import licence_sentences
 from ..gate.overlap import map_paragraph, separation_sentence
@@ -19,7 +20,6 @@ from ..gate.signals import registry
 from ..gate.transfer import closing_sentences
 from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import has_routes, mode_note
-from ..retrieval.tokenizer_ablation import winner_sentences
 from ..tables import to_markdown
 from .claims import FAMILY, MARK, USES
 from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table, thesis_sentence

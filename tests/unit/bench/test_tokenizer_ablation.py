@@ -1,11 +1,11 @@
 """The tokenizer ablation on a catalog small enough to rank by hand, its sentences and its figure."""
 import pytest
 
+from toolgate.bench.tokenizer_ablation import tokenizer_frame, winner_sentences
 from toolgate.config import run as make_run
 from toolgate.config import section
 from toolgate.report.build import tokenizer_blocks
 from toolgate.report.plots import fig_tokenizer_ablation
-from toolgate.retrieval.tokenizer_ablation import tokenizer_frame, winner_sentences
 
 COLUMNS = ["k", "lang", "slice", "variant", "n", "seeds", "top1", "top1_ci_low", "top1_ci_high", "top1_seed_std",
            "top5", "mrr", "best", "minus_best", "minus_best_ci_low", "minus_best_ci_high", "terms", "index_bytes",

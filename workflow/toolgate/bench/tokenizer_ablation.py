@@ -26,15 +26,15 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..bench.scaling import sample_queries
-from ..bench.timing import measure
 from ..config import Run, TokenizerAblation
 from ..data.catalog import actions
 from ..gate.bootstrap import percentile_interval, resampled_means
+from ..retrieval.ablation import in_catalog_groups, seeded_ranks
+from ..retrieval.rankers import RankerSpec, fit_ranker
+from ..retrieval.scores import mode_note, scores_of
 from ..tables import write_table
-from .ablation import in_catalog_groups, seeded_ranks
-from .rankers import RankerSpec, fit_ranker
-from .scores import mode_note, scores_of
+from .scaling import sample_queries
+from .timing import measure
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
