@@ -1,15 +1,18 @@
 """toolgate: selection is retrieval, abstention is not - the experiment pipeline."""
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
-
-try:
-    __version__ = _version("toolgate")
-except PackageNotFoundError:  # running from a checkout without install
-    __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``from toolgate import Router``: the runtime is imported only when asked for."""
+    """``toolgate.__version__`` and ``from toolgate import Router``, each read when first asked for: the version
+    from the installed metadata (importlib.metadata takes some 20 ms to import), the runtime with its modules."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("toolgate")
+        except PackageNotFoundError:  # running from a checkout without install
+            value = "0.1.0"
+        globals()["__version__"] = value
+        return value
     if name == "Router":
         from .router.runtime import Router
         return Router

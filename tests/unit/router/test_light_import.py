@@ -1,12 +1,12 @@
 """A router runs on the library alone (issue 37): importing the package imports none of the study's libraries, and
-a ladder router loads and decides without them. Each check is a fresh interpreter, so what another test imported
+a ladder or band router loads and decides without them. Each check is a fresh interpreter, so what another test imported
 does not count."""
 import json
 import os
 import subprocess
 import sys
 
-import pytest
+import numpy as np
 
 from router_fixtures import artifact, make_artifact  # noqa: F401  (fixture)
 
@@ -40,6 +40,28 @@ def test_a_ladder_router_loads_and_decides_without_the_study_libraries(tmp_path)
     assert got == {"imported": [], "loaded": [], "kind": "act", "decided": []}
 
 
-@pytest.mark.xfail(reason="issue 37: a band's gate signals are gate.inputs' pandas frames", strict=True)
 def test_a_band_router_loads_and_decides_without_the_study_libraries(artifact):
     assert _fresh(artifact) == {"imported": [], "loaded": [], "kind": "act", "decided": []}
+
+
+def test_importing_the_router_reads_no_package_metadata():
+    """``toolgate.__version__`` is read when asked for (a router reads it when it loads), not at import."""
+    code = ("import sys; from toolgate import Router; import toolgate; a = 'importlib.metadata' in sys.modules; "
+            "v = toolgate.__version__; print(a, 'importlib.metadata' in sys.modules, v == toolgate.__dict__['__version__'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_band_router_decides_on_numpy_columns(artifact):
+    """The router's raw signals are numpy columns that read like the study's frame; the payload applies to either."""
+    from toolgate import Router
+    from toolgate.gate.inputs import Columns
+    from toolgate.gate.models import payload_scores
+
+    router = Router.load(artifact)
+    _, _, signals, value = router.scores(["alarm at 7", "tell me a joke"])
+    assert isinstance(signals, Columns) and all(isinstance(v, np.ndarray) for v in signals.values())
+    fit = router.manifest["gate"]["payload"]
+    assert np.array_equal(value, payload_scores(fit, signals.frame()))
+    assert np.array_equal(value, payload_scores(fit, dict(signals)))
+    assert np.array_equal(signals[fit["features"]].to_numpy(), signals.frame()[fit["features"]].to_numpy())

@@ -11,55 +11,109 @@
   one of them; ``EMPTY`` (-1, the lowest cosine) when none is left.
 
 A matrix has one row per request and one column per candidate; sets whose rows
-have their own candidate lists go through :func:`by_size` (lists of per-row
-scores) or :func:`by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
+have their own candidate lists go through :func:`columns_by_size` (lists of per-row
+scores) or :func:`columns_by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
 the request does not see, :mod:`toolgate.retrieval.scores`).
+
+Every signal is computed on numpy alone, as named columns (:class:`Columns`): a
+deployed router reads them so. The study's callers take DataFrames
+(:func:`raw_signals`, :func:`score_features`, the ``*_frame`` functions), made
+from those columns; pandas is imported only there.
 """
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from ..config import Text
+import numpy as np
+
 from ..retrieval.scores import gold_rank, top_order
 from ..retrieval.text import char_ngrams
 from .signals import agreement_signals, encoder_features, exemplar_signals
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 EMPTY = -1.0  # exemplar kNN of a request with no admissible exemplar
 
 
-def by_size(sizes, frame_of) -> pd.DataFrame:
-    """``frame_of(idx)`` for each group of rows of equal size (candidate count), reassembled in row order."""
+class Columns(dict):
+    """Named columns of one length, in order (name -> 1-D array): the signals computed without pandas, as a deployed
+    router reads them. It reads like the DataFrame the study makes of it (:meth:`frame`): ``c[name]`` is a column,
+    ``c[[names]]`` those columns, ``columns`` their names, ``to_numpy()`` the matrix."""
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self)
+
+    def __getitem__(self, key):
+        if isinstance(key, list):
+            return Columns({k: dict.__getitem__(self, k) for k in key})
+        return dict.__getitem__(self, key)
+
+    def to_numpy(self) -> np.ndarray:
+        return np.column_stack(list(self.values()))
+
+    def frame(self) -> pd.DataFrame:
+        """The columns as a DataFrame (pandas is imported here, by the study's callers only)."""
+        import pandas as pd
+
+        return pd.DataFrame(self)
+
+
+def columns_by_size(sizes, columns_of) -> Columns:
+    """``columns_of(idx)`` (a mapping of columns, a DataFrame too) for each group of rows of equal size (candidate
+    count), reassembled in row order."""
     sizes = np.asarray(sizes)
     if len(sizes) and (sizes == sizes[0]).all():  # one group (every catalog-wide set): no reassembly
-        idx = np.arange(len(sizes))
-        return frame_of(idx).set_axis(idx)
-    parts = [frame_of(idx).set_axis(idx) for idx in (np.flatnonzero(sizes == m) for m in np.unique(sizes))]
-    return pd.concat(parts).sort_index()
+        return Columns({k: np.asarray(v) for k, v in columns_of(np.arange(len(sizes))).items()})
+    groups = [np.flatnonzero(sizes == m) for m in np.unique(sizes)]
+    parts = [columns_of(idx) for idx in groups]
+    order = np.argsort(np.concatenate(groups), kind="stable")  # the groups' rows back in row order
+    return Columns({k: np.concatenate([np.asarray(p[k]) for p in parts])[order] for k in parts[0]})
+
+
+def columns_by_visible(matrices, columns_of) -> Columns:
+    """``columns_of(idx, *compacted)`` per group of rows ``idx`` with the same number of visible (finite) scores
+    in ``matrices[0]``; each matrix keeps only those columns, in catalog order (so ties keep catalog order)."""
+    finite = np.isfinite(matrices[0])
+    return columns_by_size(finite.sum(1), lambda idx: columns_of(
+        idx, *(np.asarray(m)[idx][finite[idx]].reshape(len(idx), -1) for m in matrices)))
+
+
+def by_size(sizes, frame_of) -> pd.DataFrame:
+    """:func:`columns_by_size` as a DataFrame."""
+    return columns_by_size(sizes, frame_of).frame()
 
 
 def by_visible(matrices, frame_of) -> pd.DataFrame:
-    """``frame_of(idx, *compacted)`` per group of rows ``idx`` with the same number of visible (finite) scores
-    in ``matrices[0]``; each matrix keeps only those columns, in catalog order (so ties keep catalog order)."""
-    finite = np.isfinite(matrices[0])
-    return by_size(finite.sum(1), lambda idx: frame_of(idx, *(np.asarray(m)[idx][finite[idx]].reshape(len(idx), -1)
-                                                             for m in matrices)))
+    """:func:`columns_by_visible` as a DataFrame."""
+    return columns_by_visible(matrices, frame_of).frame()
 
 
-def encoder_frame(ranker: str, cosines: np.ndarray, k: int) -> pd.DataFrame:
+def encoder_columns(ranker: str, cosines: np.ndarray, k: int) -> Columns:
     """Max cosine, top-1 minus top-2 (a single candidate: minus 0, as an absent tool) and top-k mean per row."""
     maxcos, margin, topk = encoder_features(ranker)
     s = -np.sort(-cosines, axis=1)
     second = s[:, 1] if s.shape[1] > 1 else np.zeros(len(s))
-    return pd.DataFrame({maxcos.name: cosines.max(1), margin.name: s[:, 0] - second,
-                         topk.name: s[:, :min(k, s.shape[1])].mean(1)})
+    return Columns({maxcos.name: cosines.max(1), margin.name: s[:, 0] - second,
+                    topk.name: s[:, :min(k, s.shape[1])].mean(1)})
 
 
-def agreement_frame(lexical: str, ranker: str, lexical_scores: np.ndarray, cosines: np.ndarray) -> pd.DataFrame:
+def agreement_columns(lexical: str, ranker: str, lexical_scores: np.ndarray, cosines: np.ndarray) -> Columns:
     """Top-1 agreement (0/1) and the reciprocal rank of the lexical top-1 in the encoder's order, per row."""
     agrees, rr = agreement_signals(lexical, ranker)
     rank = gold_rank(cosines, top_order(lexical_scores, 1)[:, 0])
-    return pd.DataFrame({agrees.name: (rank == 1).astype(float), rr.name: 1.0 / rank})
+    return Columns({agrees.name: (rank == 1).astype(float), rr.name: 1.0 / rank})
+
+
+def encoder_frame(ranker: str, cosines: np.ndarray, k: int) -> pd.DataFrame:
+    """:func:`encoder_columns` as a DataFrame."""
+    return encoder_columns(ranker, cosines, k).frame()
+
+
+def agreement_frame(lexical: str, ranker: str, lexical_scores: np.ndarray, cosines: np.ndarray) -> pd.DataFrame:
+    """:func:`agreement_columns` as a DataFrame."""
+    return agreement_columns(lexical, ranker, lexical_scores, cosines).frame()
 
 
 def exemplar_knn(emb: np.ndarray, y: np.ndarray, groups: np.ndarray, fold_list, gold=None, candidates=None) -> np.ndarray:
@@ -105,16 +159,13 @@ def _candidate_mask(gold, candidates) -> np.ndarray:
     return np.where(g[None, :] >= 0, has[:, np.maximum(g, 0)], False)
 
 
-def exemplar_frame(ranker: str, knn: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({exemplar_signals(ranker)[0].name: knn})
-
-
-def query_lengths(texts, text: Text) -> np.ndarray:
-    """L: each request's character n-gram count."""
+def query_lengths(texts, text) -> np.ndarray:
+    """L: each request's character n-gram count (``text``: the text settings, ``ngram`` and ``pad``: the config's
+    ``Text``, a router manifest's ``text``)."""
     return np.array([len(char_ngrams(t, text.ngram, text.pad)) for t in texts])
 
 
-def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+def score_columns(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> Columns:
     """The six BM25 score features and length, one row per query.
 
     ``-inf`` marks a tool the request does not see (per-request candidates,
@@ -126,16 +177,21 @@ def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd
     """
     lengths = np.asarray(lengths, float)
 
-    def frame(idx, mat):
+    def columns(idx, mat):
         m = mat.shape[1]
         if m == 1:
             mat = np.hstack([mat, np.zeros((len(mat), 1))])
         return _features(mat, lengths[idx], min(k, m))
 
-    return by_visible([np.asarray(action_scores, float)], frame)  # every column float (lengths included)
+    return columns_by_visible([np.asarray(action_scores, float)], columns)  # every column float (lengths included)
 
 
-def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+def score_features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.DataFrame:
+    """:func:`score_columns` as a DataFrame."""
+    return score_columns(action_scores, lengths, k).frame()
+
+
+def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> Columns:
     s = -np.sort(-action_scores, axis=1)
     s1, s2, top = s[:, 0], s[:, 1], s[:, :k]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -146,35 +202,35 @@ def _features(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> pd.Data
     p = z / z.sum(1, keepdims=True)
     entropy = -(p * np.log(np.where(p > 0, p, 1))).sum(1)
     lengths = np.asarray(lengths, float)
-    return pd.DataFrame({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
-                         "score_over_mean": over_mean, "topk_entropy": entropy,
-                         "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
+    return Columns({"top_score": s1, "raw_margin": s1 - s2, "norm_margin": norm_margin,
+                    "score_over_mean": over_mean, "topk_entropy": entropy,
+                    "score_per_term": s1 / np.maximum(lengths, 1), "length": lengths})
 
 
 def request_signals(lexical: tuple[str, np.ndarray], cosines: dict[str, np.ndarray], lengths, k: int,
-                    knn: dict[str, np.ndarray]) -> pd.DataFrame:
+                    knn: dict[str, np.ndarray]) -> Columns:
     """Every raw signal of the registry, one row per request: the lexical ranker's score features and length,
     then for each encoder its features, rank agreement with the lexical ranker and its exemplar kNN (``knn``).
 
     ``lexical``: (ranker name, score matrix); ``cosines``: encoder name -> cosine matrix; matrices hold ``-inf``
     where a request does not see a tool. The gate study and a deployed router (:mod:`toolgate.router.gates`) both
-    compute their signals here; they differ only in how exemplar kNN is taken.
+    compute their signals here, on numpy alone; they differ only in how exemplar kNN is taken.
     """
     lexical_name, lex = lexical
-    parts = [score_features(lex, lengths, k)]
+    out = score_columns(lex, lengths, k)
     for name, cos in cosines.items():
-        parts.append(by_visible([cos, lex], lambda _, c, lx: pd.concat(  # noqa: B023
-            [encoder_frame(name, c, k), agreement_frame(lexical_name, name, lx, c)], axis=1)))
-        parts.append(exemplar_frame(name, knn[name]))
-    return pd.concat(parts, axis=1) if len(parts) > 1 else parts[0]
+        out.update(columns_by_visible([cos, lex], lambda _, c, lx: Columns(  # noqa: B023
+            {**encoder_columns(name, c, k), **agreement_columns(lexical_name, name, lx, c)})))
+        out[exemplar_signals(name)[0].name] = knn[name]
+    return out
 
 
 def raw_signals(lexical: tuple[str, np.ndarray], encoders: dict[str, tuple[np.ndarray, np.ndarray]], lengths,
                 split: tuple, k: int, candidates: tuple = ()) -> pd.DataFrame:
-    """:func:`request_signals` with exemplar kNN out of fold (:func:`exemplar_knn`).
+    """:func:`request_signals` with exemplar kNN out of fold (:func:`exemplar_knn`), as the study's DataFrame.
 
     ``encoders``: name -> (cosine matrix, request embeddings). ``split``: (labels, groups, folds) for exemplar
     kNN; ``candidates``: (gold tools, candidate lists) where rows have their own.
     """
     knn = {name: exemplar_knn(emb, *split, *candidates) for name, (_, emb) in encoders.items()}
-    return request_signals(lexical, {name: cos for name, (cos, _) in encoders.items()}, lengths, k, knn)
+    return request_signals(lexical, {name: cos for name, (cos, _) in encoders.items()}, lengths, k, knn).frame()

@@ -79,7 +79,8 @@ def load_payloads(path) -> dict[str, dict]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def payload_scores(fit: dict, frame: pd.DataFrame) -> np.ndarray:
-    """Log-odds of a gate fitted elsewhere (a payload), applied unchanged to ``frame``'s columns."""
-    x = np.column_stack([frame[f].to_numpy(float) for f in fit["features"]])
+def payload_scores(fit: dict, columns) -> np.ndarray:
+    """Log-odds of a gate fitted elsewhere (a payload), applied unchanged to ``columns`` (name -> values per row: a
+    DataFrame, :class:`toolgate.gate.inputs.Columns`, a dict of arrays)."""
+    x = np.column_stack([np.asarray(columns[f], float) for f in fit["features"]])
     return float(fit["intercept"]) + x @ np.asarray(fit["coef"], float)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, schemas
+from .. import schemas
 from ..errors import InputError, MissingExtra
 from ..gate.signals import registry
 from ..retrieval.bm25 import BM25
@@ -104,6 +104,8 @@ def read_manifest(folder: Path) -> dict:
     if m.get("format") != FORMAT:
         raise RouterError(f"{path}: router format {m.get('format')!r}, this toolgate reads format {FORMAT}; "
                           "export the router again")
+    from .. import __version__  # read when a router loads, not when the runtime is imported
+
     if str(m.get("toolgate_version", "")).split(".")[0] != __version__.split(".")[0]:
         raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
                           "(another major version); export the router again")

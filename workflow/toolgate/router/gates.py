@@ -10,9 +10,12 @@ the study only with the training folds' ones outside the request's own pair.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..data.catalog import index_text
+from ..gate.inputs import Columns, exemplar_max, query_lengths, request_signals
 from ..gate.models import payload_scores
 from ..gate.signals import Signal, gate_inputs
 from ..retrieval.bm25 import docs_sha256
@@ -39,26 +42,24 @@ def gate_entry(reg: dict[str, Signal], gate: str, payloads: dict, lexical: str, 
 
 class GateRuntime:
     """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings);
-    ``text``: the manifest's text settings.
+    ``text``: the manifest's text settings (``ngram`` and ``pad``, both required by the manifest's checks).
 
-    The signals' module (:mod:`toolgate.gate.inputs`: pandas frames, the config's text section) is imported when a
-    band is loaded, not with the package, so a ladder router never imports it (issue 37)."""
+    Signals are numpy columns (:class:`toolgate.gate.inputs.Columns`): a band loads and decides without pandas or
+    the config (issue 37)."""
 
     def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: dict):
-        from ..config import section
-        from ..gate import inputs
+        # whole numbers as integers (the schema's integer takes 3.0 too): they cut rows and n-grams
+        self.entry = {**entry, "top_k": int(entry["top_k"])}
+        self.exemplars, self.text = exemplars, SimpleNamespace(ngram=int(text["ngram"]), pad=text["pad"])
 
-        self.entry, self.exemplars, self.text, self.inputs = entry, exemplars, section("text", text), inputs
-
-    def frame(self, texts, lexical_actions: np.ndarray, queries: dict):
+    def signals(self, texts, lexical_actions: np.ndarray, queries: dict) -> Columns:
         """Every raw signal of the registry for ``texts`` (columns as in gate/signals.csv); ``queries``: per encoder
         (cosines over the actions, request embeddings)."""
-        knn = {n: self.inputs.exemplar_max(emb, self.exemplars[n]) for n, (_, emb) in queries.items()}
-        return self.inputs.request_signals((self.entry["lexical"], lexical_actions),
-                                           {n: c for n, (c, _) in queries.items()},
-                                           self.inputs.query_lengths(texts, self.text), self.entry["top_k"], knn)
+        knn = {n: exemplar_max(emb, self.exemplars[n]) for n, (_, emb) in queries.items()}
+        return request_signals((self.entry["lexical"], lexical_actions), {n: c for n, (c, _) in queries.items()},
+                               query_lengths(texts, self.text), self.entry["top_k"], knn)
 
-    def values(self, frame) -> np.ndarray:
-        """The gate's value per request of ``frame``: a fitted gate's log-odds, else the raw signal."""
+    def values(self, signals) -> np.ndarray:
+        """The gate's value per request of ``signals``: a fitted gate's log-odds, else the raw signal."""
         fit = self.entry["payload"]
-        return payload_scores(fit, frame) if fit else frame[self.entry["signal"]].to_numpy(float)
+        return payload_scores(fit, signals) if fit else np.asarray(signals[self.entry["signal"]], float)

@@ -92,7 +92,8 @@ class Router:
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
         self.gate = (GateRuntime(manifest["gate"], self.exemplars, manifest["text"])
                      if p["kind"] == "band" else None)
-        self.max_chars, self.top_k = manifest["limits"]["max_chars"], manifest["limits"]["top_k"]
+        # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
+        self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
         self.evidence = Evidence(catalog, tuple(manifest["langs"]))
 
@@ -152,8 +153,9 @@ class Router:
     def scores(self, texts, one: bool = False, visible: np.ndarray | None = None):
         """(lexical scores, ranker scores, raw gate signals, gate values) of checked ``texts``; ``one``: a single
         request scored alone; ``visible`` (:meth:`visible`): an entry a request does not see scores -inf, as in the
-        gate study's per-request candidates. Raw signals: gate/signals.csv's columns (None for the ladder); gate
-        values: the gate's log-odds or raw signal, the ladder's pool top score."""
+        gate study's per-request candidates. Raw signals: gate/signals.csv's columns as numpy columns
+        (:class:`toolgate.gate.inputs.Columns`; None for the ladder); gate values: the gate's log-odds or raw signal,
+        the ladder's pool top score."""
         hide = (lambda m: m) if visible is None else (lambda m: np.where(visible, m, -np.inf))
         lex = hide(self.lexical.score(texts[0])[None] if one else np.asarray(self.lexical.score_many(list(texts))))
         queries = {}
@@ -163,8 +165,9 @@ class Router:
         rank = lex if self.ranker is None else queries[self.ranker][0]
         if self.gate is None:
             return lex, rank, None, lex.max(1)
-        frame = self.gate.frame(texts, lex[:, self.actions], {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
-        return lex, rank, frame, self.gate.values(frame)
+        signals = self.gate.signals(texts, lex[:, self.actions],
+                                    {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
+        return lex, rank, signals, self.gate.values(signals)
 
     def decisions(self, texts, scored, seconds: float = 0.0, visible: np.ndarray | None = None) -> list[Decision]:
         """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took; ``visible``:
