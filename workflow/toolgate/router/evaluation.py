@@ -38,6 +38,7 @@ from ..retrieval.scores import Scores, load_scores
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..tables import write_table
 from .artifact import RouterError, sha256
+from .retarget import generic_requests, retarget
 from .runtime import KIND_WORDS, Router
 from .select import Candidate, outcomes
 
@@ -102,6 +103,22 @@ def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarr
     return kind.astype(str), tool.astype(str), p, int((~ok).sum())
 
 
+def on_set(router: Router, ext, mode: str, bank: list[str]):
+    """((kind, tool, P(in catalog), refused) of ``router`` on external set ``ext`` in ``mode``, note)."""
+    try:
+        over = (router.on_catalog(ext.catalog, (ext.lang,)) if mode == "unchanged"
+                else retarget(router, ext.catalog, (ext.lang,), bank))
+    except RouterError as exc:
+        return None, str(exc)
+    return routed(over, [u["text"] for u in ext.utterances], ext.candidates), ""
+
+
+def loco_path(inputs):
+    """router_loco.csv among named ``inputs`` (``loco``: a path, or the workflow's list of one or none), or None."""
+    loco = getattr(inputs, "loco", None)
+    return (loco[0] if len(loco) else None) if isinstance(loco, (list, tuple)) else loco
+
+
 def _accepted(router: Router, text) -> bool:
     try:
         router.check(text)
@@ -132,8 +149,6 @@ def external_rows(router: Router, external: External, study: Study, loco=None) -
     (:func:`toolgate.router.retarget.retarget`), each request over its own candidates, then the single-pool ladder
     fitted on the same experiment and applied unchanged (``loco``: router_loco.csv's rows of it, None: no row)."""
     from ..external.adapters import load_all
-    from .loco import on_set
-    from .retarget import generic_requests
 
     recs = []
     for name, ext in load_all(external, study.run.seed).items():
@@ -295,8 +310,6 @@ def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical:
     ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
     router = Router.load(Path(inputs.router).parent)
     recs = [within_row(router, inputs, score_paths, study, lexical)]
-    from .loco import loco_path
-
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, external, study, loco) if external is not None else []
     recs += probe_rows(router, getattr(inputs, "probes", []))

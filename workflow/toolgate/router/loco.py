@@ -28,10 +28,9 @@ from ..retrieval.rankers import encoder_kwargs
 from ..routing.baselines import Gold, Study
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
-from .artifact import RouterError
-from .evaluation import card_row, routed
+from .evaluation import card_row, on_set
 from .export import Route, build_artifact, experiment_data
-from .retarget import generic_requests, retarget
+from .retarget import generic_requests
 from .runtime import Router
 from .select import Candidate, candidates, declared_latency
 
@@ -66,16 +65,6 @@ def candidate_router(data, c: Candidate, rankers: dict, study: Study, provenance
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
 
 
-def on_set(router: Router, ext, mode: str, bank: list[str]):
-    """((kind, tool, P(in catalog), refused) of ``router`` on external set ``ext`` in ``mode``, note)."""
-    try:
-        over = (router.on_catalog(ext.catalog, (ext.lang,)) if mode == "unchanged"
-                else retarget(router, ext.catalog, (ext.lang,), bank))
-    except RouterError as exc:
-        return None, str(exc)
-    return routed(over, [u["text"] for u in ext.utterances], ext.candidates), ""
-
-
 def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, settings) -> pd.DataFrame:
     """Every candidate of ``settings`` (RouterSettings; the ladder always) on every set of ``sets`` (name ->
     ExternalSet) in both modes, against the ladder (module docstring)."""
@@ -103,12 +92,6 @@ def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, 
                             **versus_ladder((kind, tool), reference[(name, mode)], g, res, seed, ext.clusters)}
                 recs.append(row)
     return pd.DataFrame(recs).reindex(columns=COLUMNS)
-
-
-def loco_path(inputs):
-    """router_loco.csv among named ``inputs`` (``loco``: a path, or the workflow's list of one or none), or None."""
-    loco = getattr(inputs, "loco", None)
-    return (loco[0] if len(loco) else None) if isinstance(loco, (list, tuple)) else loco
 
 
 def held_out(table: pd.DataFrame) -> dict[str, dict]:

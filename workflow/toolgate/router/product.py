@@ -22,8 +22,9 @@ from ..retrieval.scores import mode_note
 from ..routing.baselines import Study
 from ..tables import write_table
 from . import LIMITS, SELECTED
+from .evaluation import loco_path
 from .export import Route, experiment_data, export_router, pipeline_route
-from .loco import held_out, loco_path
+from .loco import held_out
 from .select import Selection, select
 
 CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
