@@ -16,8 +16,8 @@ import pytest
 from conftest import ROOT, utterance
 from native_fixtures import outputs
 from toolgate import io
+from toolgate.catalog import actions
 from toolgate.config import section
-from toolgate.data.catalog import actions
 from toolgate.native import run
 from toolgate.native.client import RECORD_COLUMNS
 from toolgate.native.protocol import PROTOCOL_CHECK

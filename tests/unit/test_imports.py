@@ -59,3 +59,55 @@ def test_the_cycle_finder_finds_one():
 
 def test_no_import_cycle_in_the_package():
     assert cycle(graph()) is None, " -> ".join(cycle(graph()))
+
+
+# The layers, lowest first (docs/architecture.md): a module imports only from its own layer or a lower one. The
+# library is what the router ships on; it knows nothing of tables, Snakemake or pandas' studies.
+LAYERS = {
+    "base": ["errors", "schemas", "schemas.plain", "io", "outdir", "config", "utterances", "data.sources"],
+    "stats": ["metrics", "stats"],
+    "library": ["catalog", "data", "data.korean", "retrieval", "retrieval.text", "retrieval.bm25",
+                "retrieval.encoders", "retrieval.embedding_cache", "retrieval.rankers", "retrieval.fusion",
+                "retrieval.scores", "gate", "gate.signals", "gate.inputs", "gate.models", "gate.calibration",
+                "routing", "routing.decisions", "router", "router.runtime", "router.artifact", "router.gates",
+                "router.evidence", "router.retarget"],
+    "studies": None,  # every module not named elsewhere: the studies that write tables, the benchmarks, importers
+    "report": ["report.*"],
+    "interface": ["cli", "smk"],
+}
+
+
+def layer_of(module: str, layers=LAYERS) -> int:
+    """The index of ``module``'s layer in ``layers`` (``report.*``: the package and everything in it)."""
+    name = module.removeprefix("toolgate.")
+    for i, members in enumerate(layers.values()):
+        for m in members or []:
+            if name == m or (m.endswith(".*") and (name == m[:-2] or name.startswith(m[:-1]))):
+                return i
+    return list(layers).index("studies")
+
+
+def upward(edges: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    return [f"{m} ({list(layers)[layer_of(m, layers)]}) imports {n} ({list(layers)[layer_of(n, layers)]})"
+            for m, targets in sorted(edges.items()) for n in sorted(targets) if layer_of(n, layers) > layer_of(m, layers)]
+
+
+def test_the_layer_check_finds_a_planted_upward_import():
+    edges = {"toolgate.router.runtime": {"toolgate.tables"}, "toolgate.tables": {"toolgate.io"}}
+    assert upward(edges) == ["toolgate.router.runtime (library) imports toolgate.tables (studies)"]
+    assert upward({"toolgate.report.build": {"toolgate.gate.study"}, "toolgate.cli": {"toolgate.report.build"}}) == []
+
+
+def test_every_import_goes_down_the_layers():
+    assert not upward(graph()), "\n".join(upward(graph()))
+
+
+def test_no_import_cycle_between_subpackages():
+    """Beyond modules: the subpackages (and top-level modules) form no loop either."""
+    edges: dict[str, set[str]] = {}
+    for m, targets in graph().items():
+        top = m.split(".")[1]
+        edges.setdefault(top, set()).update(n.split(".")[1] for n in targets if n.split(".")[1] != top)
+    for n in {x for t in edges.values() for x in t}:
+        edges.setdefault(n, set())
+    assert cycle(edges) is None, " -> ".join(cycle(edges))

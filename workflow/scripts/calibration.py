@@ -1,4 +1,4 @@
-from toolgate.gate.calibration import write_calibration
+from toolgate.gate.reliability import write_calibration
 from toolgate.smk import logged, typed
 
 with logged(snakemake):

@@ -13,9 +13,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from . import io, schemas
-from .data.banks import OUT_SUBTYPES
 from .errors import InputError
-from .retrieval.rankers import hybrid_rankers
 
 
 def resolve(config: dict, source: str = "config") -> dict:
@@ -58,11 +56,17 @@ def _check_lexical(cfg: dict, source: str) -> None:
                                  "bm25", field="roles.lexical")
 
 
+def _hybrids(rankers: dict) -> dict[str, tuple[str, ...]]:
+    """Each hybrid entry's members, read from the raw config it validates (the stages ask
+    :func:`toolgate.retrieval.rankers.hybrid_rankers`)."""
+    return {n: tuple(e["members"]) for n, e in rankers.items() if e["type"] == "hybrid"}
+
+
 def _check_hybrids(cfg: dict, source: str) -> None:
     """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two. A hybrid
     ranks actions only, from score matrices: it cannot be the lexical ranker or a pipeline's (exported) ranker."""
     rankers = cfg["rankers"]
-    hybrid = hybrid_rankers(rankers)
+    hybrid = _hybrids(rankers)
     uses = {"roles.lexical": cfg["roles"]["lexical"],
             **{f"routing.pipelines.{p}.ranker": v["ranker"] for p, v in cfg["routing"]["pipelines"].items()}}
     for field, name in uses.items():
@@ -115,7 +119,7 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
             raise InputError(source, f"no template bank files (*.yaml) in '{utt['templates']}'",
                              field="utterances.templates")
         comp = utt["composition"]
-        _check_folds(cfg, comp["in_catalog_pairs"], sum(comp[f"{s}_pairs"] for s in OUT_SUBTYPES),
+        _check_folds(cfg, comp["in_catalog_pairs"], sum(comp[f"{s}_pairs"] for s in io.OUT_SUBTYPES),
                      "utterances.composition", source)
     if not Path(cfg["catalog"]).is_file():
         return
@@ -132,7 +136,7 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
 def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> None:
     """Folds grouped by pair need at least one group per fold on each side (sklearn fails after scoring otherwise)."""
     folds = {"gate.folds": cfg["gate"]["folds"],
-             **{f"rankers.{n}.folds": cfg["rankers"][n]["folds"] for n in hybrid_rankers(cfg["rankers"])
+             **{f"rankers.{n}.folds": cfg["rankers"][n]["folds"] for n in _hybrids(cfg["rankers"])
                 if cfg["rankers"][n]["method"] == "convex"}}
     for label, groups in (("in-catalog", n_in), ("out-of-catalog", n_out)):
         for field, n in folds.items():

@@ -22,6 +22,7 @@ from .schemas import check_schema
 
 LANGS = ("ko", "en")
 IN_CATALOG = ("action", "ask")
+OUT_SUBTYPES = {"external_service": "delegate", "multistep": "delegate", "chat": "chat"}  # out-of-catalog subtype: gold
 UNKNOWN_SLOT = "unknown"  # missing_slots of an ask request whose source does not say which parameter is missing
 
 

@@ -4,17 +4,9 @@ import pandas as pd
 import pytest
 
 from toolgate.config import section
-from toolgate.gate.bootstrap import (
-    NO_SLICE,
-    auc_measures,
-    bootstrap_frame,
-    cluster_weights,
-    paired_differences,
-    percentile_interval,
-    resampled_means,
-    write_bootstrap,
-)
+from toolgate.gate.bootstrap import NO_SLICE, auc_measures, bootstrap_frame, paired_differences, write_bootstrap
 from toolgate.metrics import weighted_fpr_at_tpr
+from toolgate.stats import cluster_weights, percentile_interval, resampled_means
 
 
 def test_cluster_weights_pairs_move_together_and_seed_is_reproducible():

@@ -1,7 +1,7 @@
 """The fitted gates' protocol: folds."""
 import numpy as np
 
-from toolgate.gate.models import folds
+from toolgate.stats import folds
 
 
 def test_folds_keep_pairs_together():

@@ -16,7 +16,7 @@ from toolgate.retrieval.rankers import fit_ranker
 
 bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
 BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
-from toolgate.data.catalog import index_text
+from toolgate.catalog import index_text
 from toolgate.retrieval.scores import top_order
 
 ROOT = Path(__file__).resolve().parents[3]

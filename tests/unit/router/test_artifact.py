@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from router_fixtures import artifact, catalog, manifest  # noqa: F401  (fixture)
+from toolgate.catalog import index_text
 from toolgate.cli import main
-from toolgate.data.catalog import index_text
 from toolgate.retrieval.bm25 import BM25
 from toolgate.router.artifact import RouterError, checked_index, file_entry, npz_bytes
 from toolgate.router.gates import texts_sha256

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import index_text
 from ..config import Cost, Run
-from ..data.catalog import index_text
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
 from ..tables import write_table

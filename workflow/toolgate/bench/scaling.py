@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions, index_text
 from ..config import External, Run, Scaling
-from ..data.catalog import actions, index_text
 from ..external import adapters, sources
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, build_ranker, encoder_rankers

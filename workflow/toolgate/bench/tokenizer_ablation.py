@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions
 from ..config import Run, TokenizerAblation
-from ..data.catalog import actions
-from ..gate.bootstrap import percentile_interval, resampled_means
 from ..retrieval.ablation import in_catalog_groups, seeded_ranks
 from ..retrieval.rankers import RankerSpec, fit_ranker
 from ..retrieval.scores import mode_note, scores_of
+from ..stats import percentile_interval, resampled_means
 from ..tables import write_table
 from .scaling import sample_queries
 from .timing import measure

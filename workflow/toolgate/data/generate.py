@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import __version__, io
 from ..config import Run, config_hash
 from ..errors import InputError
-from .banks import OUT_SUBTYPES, load_banks, render
+from .banks import load_banks, render
 
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
                     "multistep_pairs", "chat_pairs", "min_per_action", "mismatch_hard_pairs")
@@ -154,7 +154,7 @@ def _hard_pairs(banks, n: int, rng: random.Random, langs) -> list[dict]:
 
 def _out_pairs(banks, comp, rng, langs) -> list[dict]:
     pairs, seen = [], set()
-    for subtype, outcome in OUT_SUBTYPES.items():
+    for subtype, outcome in io.OUT_SUBTYPES.items():
         n, pool = comp[f"{subtype}_pairs"], banks["out"][subtype]
         if len(pool) < n:
             raise InputError("<templates>", f"{n} {subtype} pairs needed, the banks have {len(pool)}")

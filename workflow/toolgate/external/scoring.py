@@ -1,7 +1,7 @@
 """Scoring an external set: each row over its own candidates, each distinct request once.
 
 Each ranker is fitted once on the whole catalog of a set (index text
-``toolgate.data.catalog.index_text`` with the set's one language), every distinct
+``toolgate.catalog.index_text`` with the set's one language), every distinct
 request is scored once, and each row keeps only its own candidates' columns:
 the sets give every row its own candidate list, so a shared score matrix
 (``toolgate.retrieval.scores.Scores``) does not apply. Results are memoised on the set
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
+from ..catalog import index_text
 from ..config import Run
-from ..data.catalog import index_text
 from ..retrieval.rankers import RankerSpec, build_ranker, query_embeddings
 from ..retrieval.scores import top_order
 from .adapters import ExternalSet

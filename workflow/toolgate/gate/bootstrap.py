@@ -11,7 +11,6 @@ paired. The 2000 resamples are evaluated at once by
 """
 from __future__ import annotations
 
-import functools
 import logging
 import time
 
@@ -20,40 +19,11 @@ import pandas as pd
 
 from ..config import Gate, Roles
 from ..metrics import weighted_auc
+from ..stats import auc_interval, cluster_weights, percentile_interval
 from ..tables import write_table
 from .signals import encoder_signal
 
 log = logging.getLogger(__name__)
-
-
-def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples x n_items) weights: the number of draws of each item's cluster. The same (clusters,
-    n_resamples, seed) gives the same array, drawn once (read-only: callers share it)."""
-    return _drawn(tuple(np.asarray(clusters).tolist()), n_resamples, seed)
-
-
-# the last few draws: a table asks for the same resamples once per signal, pipeline or candidate
-@functools.lru_cache(maxsize=4)
-def _drawn(clusters: tuple, n_resamples: int, seed: int) -> np.ndarray:
-    labels, inverse = np.unique(np.asarray(clusters), return_inverse=True)
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_resamples)
-    w = counts[:, inverse]
-    w.flags.writeable = False
-    return w
-
-
-def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """The central ``level`` percentile interval of resampled values (NaN resamples ignored)."""
-    lo, hi = np.nanquantile(values, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
-
-
-def resampled_means(values: dict[str, np.ndarray], clusters: np.ndarray, n_resamples: int,
-                    seed: int) -> dict[str, np.ndarray]:
-    """Each array's mean on the same cluster-bootstrap resamples: (n_resamples,) per name, paired across names."""
-    w = cluster_weights(clusters, n_resamples, seed)
-    return {name: w @ v / w.sum(1) for name, v in values.items()}
 
 
 def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarray, diffs: list[tuple[str, str]],
@@ -74,12 +44,6 @@ def paired_differences(signals: pd.DataFrame, y: np.ndarray, clusters: np.ndarra
         recs.append({"a": a, "b": b, f"{name}_a": point[a], f"{name}_b": point[b], "difference": point[a] - point[b],
                      "ci_low": lo, "ci_high": hi, "excludes_zero": bool(lo > 0 or hi < 0)})
     return pd.DataFrame(recs)
-
-
-def auc_interval(scores: np.ndarray, y: np.ndarray, weights: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """(AUC, interval low, interval high): the point AUC and the percentile interval over the weight rows."""
-    scores = np.asarray(scores, float)
-    return float(weighted_auc(scores, y, np.ones(len(y)))), *percentile_interval(weighted_auc(scores, y, weights), level)
 
 
 def difference_label(a: str, b: str) -> str:

@@ -32,8 +32,8 @@ import pandas as pd
 from .. import io
 from ..config import Gate, Run
 from ..retrieval.rankers import fit_ranker
+from ..stats import auc_interval, cluster_weights, folds
 from ..tables import write_table
-from .bootstrap import auc_interval, cluster_weights
 from .models import payload, payload_scores
 from .signals import FEATURES, Signal, compared_gates
 
@@ -99,7 +99,7 @@ def _oof(s: LabelledSet, inputs: tuple[str, ...], n_folds: int, seed: int) -> pd
     """A gate the study did not fit (G3-rel) out of fold on the set, on the study's own folds: signals.csv's ``fold``
     column (grouped by pair: a request and its translation on one side), else grouped by the set's clusters as the
     external study groups them."""
-    from .models import folds, oof_scores
+    from .models import oof_scores
     if "fold" in s.frame:
         f = s.frame["fold"].to_numpy()
         fold_list = [(np.flatnonzero(f != k), np.flatnonzero(f == k)) for k in np.unique(f)]

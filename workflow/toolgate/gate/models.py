@@ -32,21 +32,6 @@ def gate_model():
     return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
 
 
-def folds(y: np.ndarray, groups: np.ndarray, n_splits: int, seed: int):
-    from sklearn.model_selection import StratifiedGroupKFold
-
-    return list(StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed).split(np.zeros(len(y)), y, groups))
-
-
-def main_folds(y: np.ndarray, groups: np.ndarray, hard: np.ndarray, n_splits: int, seed: int):
-    """Folds fitted on the main set; mismatch_hard rows are only ever predicted, each pair in one fold."""
-    main, extra = np.flatnonzero(~hard), np.flatnonzero(hard)
-    fold_of = {p: i % n_splits for i, p in enumerate(sorted(set(groups[extra])))}
-    extra_fold = np.array([fold_of[g] for g in groups[extra]], int)
-    return [(main[train], np.sort(np.r_[main[test], extra[extra_fold == f]]))
-            for f, (train, test) in enumerate(folds(y[main], groups[main], n_splits, seed))]
-
-
 def oof_scores(x: np.ndarray, y: np.ndarray, fold_list) -> np.ndarray:
     """Out-of-fold decision scores (log-odds) of the balanced gate model."""
     out = np.full(len(y), np.nan)

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions
 from ..config import Gate, Run
 from ..data.card import gold_text, jaccard_frame
-from ..data.catalog import actions
 from ..retrieval import text
 from ..retrieval.scores import gold_ranks, load_scores, mode_note
 from ..tables import write_table

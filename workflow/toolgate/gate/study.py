@@ -38,9 +38,10 @@ from ..config import Gate, Roles, Run
 from ..metrics import auc
 from ..retrieval.rankers import query_embeddings
 from ..retrieval.scores import Scores, load_scores, mode_note
+from ..stats import main_folds
 from ..tables import write_table
 from .inputs import query_lengths, raw_signals
-from .models import fit_signals, main_folds, payloads
+from .models import fit_signals, payloads
 from .signals import FEATURES, Signal, registry
 
 log = logging.getLogger(__name__)

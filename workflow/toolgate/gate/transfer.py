@@ -13,8 +13,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..config import Gate, Run
+from ..stats import auc_interval, cluster_weights
 from ..tables import write_table
-from .bootstrap import auc_interval, cluster_weights
 from .signals import Signal, compared_gates, of_kind
 
 COLUMNS = ["gate", "set", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]

@@ -13,8 +13,8 @@ import time
 import pandas as pd
 
 from .. import io
+from ..catalog import actions as catalog_actions
 from ..config import Native, Run
-from ..data.catalog import actions as catalog_actions
 from ..errors import InputError
 from ..retrieval.scores import Scores, load_scores, top_actions
 from .backends import environment, server_label

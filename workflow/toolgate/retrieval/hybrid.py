@@ -8,7 +8,7 @@
 * ``convex``: ``w * a + (1 - w) * b`` over the two members' per-request
   min-max-normalised scores (a request whose member scores are all equal gets
   0 from that member). ``w`` is chosen out of fold: folds grouped by pair
-  (:func:`toolgate.gate.models.main_folds`, mismatch_hard rows only ever
+  (:func:`toolgate.stats.main_folds`, mismatch_hard rows only ever
   predicted), and on each fold's training part the grid value with the best
   top-1 over in-catalog requests (then MRR, then the smaller w) is applied to
   its test part.
@@ -28,7 +28,7 @@ import logging
 import numpy as np
 
 from .. import io
-from ..gate.models import main_folds
+from ..stats import main_folds
 from .fusion import combine, convex
 from .scores import Scores, gold_rank, load_scores, save_scores
 

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions as catalog_actions
+from ..catalog import index_text
 from ..config import Run
-from ..data.catalog import actions as catalog_actions
-from ..data.catalog import index_text
 from ..errors import MissingExtra
 from ..tables import write_table
 from .embedding_cache import CachedEncoder

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import schemas
-from ..data.catalog import index_text
+from ..catalog import index_text
 from . import bm25 as _bm25
 from .embedding_cache import CachedEncoder
 from .encoders import BACKENDS, make_encoder

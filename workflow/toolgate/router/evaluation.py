@@ -31,11 +31,10 @@ import pandas as pd
 from .. import io, schemas
 from ..config import External
 from ..errors import InputError
-from ..gate.bootstrap import auc_interval, cluster_weights, percentile_interval, resampled_means
-from ..gate.models import folds
 from ..gate.signals import signal_rows
 from ..retrieval.scores import Scores, load_scores
 from ..routing.baselines import Gold, Study, correct, ladder
+from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
 from .artifact import RouterError, sha256
 from .retarget import generic_requests, retarget

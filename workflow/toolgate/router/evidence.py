@@ -35,7 +35,7 @@ import unicodedata
 
 import numpy as np
 
-from ..data.catalog import index_text
+from ..catalog import index_text
 from ..retrieval.scores import top_order
 from ..retrieval.text import normalize
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..data.catalog import index_text
+from ..catalog import index_text
 from ..gate.inputs import Columns, exemplar_max, query_lengths, request_signals
 from ..gate.models import payload_scores
 from ..gate.signals import Signal, gate_inputs

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
-from ..data.catalog import index_text
+from ..catalog import index_text
 from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.rankers import BM25Ranker, fit_ranker

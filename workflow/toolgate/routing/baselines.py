@@ -27,10 +27,10 @@ import pandas as pd
 
 from .. import io
 from ..config import Gate, Routing, Run
-from ..gate.bootstrap import cluster_weights
 from ..gate.calibration import calibrate_oof
 from ..gate.signals import Signal, gate_signal, signal_rows
 from ..retrieval.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
+from ..stats import cluster_weights
 from ..tables import write_table
 from .decisions import ladder_decisions
 

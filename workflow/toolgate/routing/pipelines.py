@@ -15,9 +15,9 @@ import pandas as pd
 from .. import io
 from ..bench.cost import pipeline_cost_frame
 from ..config import Cost, Routing
-from ..gate.bootstrap import cluster_weights
 from ..gate.signals import gate_signal
 from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..stats import cluster_weights
 from ..tables import write_table
 from .baselines import (
     Gold,
