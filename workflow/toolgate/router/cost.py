@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,6 +26,20 @@ from .artifact import MANIFEST
 from .runtime import Router, RouterError, check_request
 
 GOALS = {"load_s": 0.5, "p50_ms": 3.0, "p95_ms": 6.0, "peak_rss_mb": 300.0}  # issue 25's, for the selected router
+LIGHT = {"import_load_s": 0.25, "fresh_rss_mb": 60.0}  # issue 37's, for a router without an encoder
+# A fresh interpreter, as an application embedding the router starts: import, load, one decision. Its peak RSS is
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's (the study's interpreter) and survives exec.
+FRESH = ("import json, sys, time; t0 = time.perf_counter(); from toolgate import Router; "
+         "r = Router.load(sys.argv[1], threads=int(sys.argv[2]) or None); t = time.perf_counter() - t0; "
+         "r.decide('hello'); hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM')]; "
+         "print(json.dumps({'import_load_s': t, 'fresh_rss_mb': float(hwm[0].split()[1]) / 1024 if hwm else None}))")
+
+
+def fresh(router, threads) -> dict:
+    """Import + load time and peak RSS of ``router`` in a fresh interpreter (:data:`FRESH`)."""
+    out = subprocess.run([sys.executable, "-c", FRESH, str(router), str(threads or 0)], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
 
 
 def _bench(job: dict) -> dict:
@@ -46,12 +62,13 @@ def _bench(job: dict) -> dict:
     sel = m.get("selection") or {}
     return {"pipeline": m["pipeline"]["name"], "kind": m["pipeline"]["kind"], "ranker": m["pipeline"]["ranker"],
             "gate": m["pipeline"]["gate"] or "(pool top score)", "chosen": sel.get("chosen", ""),
-            "encoder_threads": job["threads"] or "default", "load_s": load_s,
+            "encoders": len(m["encoders"]), "encoder_threads": job["threads"] or "default", "load_s": load_s,
             "p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
             **stages, "batch_qps": len(queries) / batch_s,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "artifact_kb": sum(f["bytes"] for f in m["files"].values()) / 1024 + (folder / MANIFEST).stat().st_size / 1024,
-            "catalog_kb": m["files"]["catalog.jsonl"]["bytes"] / 1024, "queries_timed": len(queries)}
+            "catalog_kb": m["files"]["catalog.jsonl"]["bytes"] / 1024, "queries_timed": len(queries),
+            **fresh(folder, job["threads"])}
 
 
 def accepted(texts, max_chars: int) -> list[str]:
@@ -72,6 +89,8 @@ def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
     df = pd.DataFrame(run_jobs(jobs, __name__))
     for col, goal in GOALS.items():
         df[f"{col.split('_')[0]}_goal_met"] = df[col] <= goal
+    for col, goal in LIGHT.items():  # a goal for a router without an encoder: empty for one with
+        df[f"{col.rsplit('_', 1)[0]}_goal_met"] = (df[col] <= goal).where(df["encoders"] == 0)
     return df
 
 
@@ -90,7 +109,10 @@ def write_router_cost(manifests, catalog_path, utterances_path, out_csv, setting
                 "manifest); encoder weights are referenced by id, not shipped. encoder_threads: the encoders' thread "
                 "count (default: the backend's). Goals (issue 25, for the selected router on 2 cores): "
                 f"load <= {GOALS['load_s']} s, p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= "
-                f"{GOALS['peak_rss_mb']} MB. A measurement: it varies run to run and with the machine's load."
+                f"{GOALS['peak_rss_mb']} MB. import_load_s and fresh_rss_mb: a fresh interpreter importing toolgate, loading the "
+                "router and deciding once, as an application embedding it starts; goals (issue 37, a router without an "
+                f"encoder): import + load <= {LIGHT['import_load_s']} s, peak RSS <= {LIGHT['fresh_rss_mb']} MB, p50 <= "
+                "0.5 ms. A measurement: it varies run to run and with the machine's load."
                 + (f" {refused} requests the router refuses (control characters, over router.max_chars) are not "
                    "timed." if refused else ""), run.seed)
     return df
