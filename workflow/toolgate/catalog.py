@@ -7,6 +7,7 @@ Both variants concatenate every language of the experiment, in ``langs`` order.
 from __future__ import annotations
 
 VARIANTS = ("E0", "E1")
+ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
 
 
 def _lang_text(value, lang) -> str:
@@ -29,6 +30,20 @@ def index_text(tool: dict, variant: str = "E0", langs=("ko", "en")) -> str:
     return " ".join(p for p in parts if p)
 
 
+def is_action(tool: dict) -> bool:
+    """Is a catalog entry a searchable action? Arrays of kinds (score matrices' columns) compare with ``ACTION``."""
+    return tool["kind"] == ACTION
+
+
 def actions(catalog: list[dict]) -> list[dict]:
     """The searchable actions (route entries excluded), in catalog order."""
-    return [t for t in catalog if t["kind"] == "action"]
+    return [t for t in catalog if is_action(t)]
+
+
+def action_ids(catalog: list[dict]) -> list[str]:
+    return [t["id"] for t in actions(catalog)]
+
+
+def route_ids(catalog: list[dict]) -> list[str]:
+    """The route entries' ids, in catalog order."""
+    return [t["id"] for t in catalog if not is_action(t)]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, io
+from .catalog import is_action
 from .errors import InputError
 
 
@@ -99,7 +100,7 @@ def _route(args) -> int:
     run = cfgmod.run(cfg["seed"], cfg["langs"], cfg["text"])
     ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text.ngram, run.text.pad)
     scores = np.asarray(ranker.score(args.text))
-    order = [i for i in top_order(scores) if args.routes or catalog[i]["kind"] == "action"]
+    order = [i for i in top_order(scores) if args.routes or is_action(catalog[i])]
     lang = _lang(args.text)
     print(f"{args.ranker} top {args.top} for: {args.text}")
     for rank, i in enumerate(order[: args.top], start=1):

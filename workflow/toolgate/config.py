@@ -13,6 +13,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from . import io, schemas
+from .catalog import actions
 from .errors import InputError
 
 
@@ -124,7 +125,7 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     if not Path(cfg["catalog"]).is_file():
         return
     catalog = io.load_catalog(cfg["catalog"], tuple(cfg["langs"]))
-    fit_ks(cfg["ablation"]["ks"], sum(t["kind"] == "action" for t in catalog), source)
+    fit_ks(cfg["ablation"]["ks"], len(actions(catalog)), source)
     path = utt["file"]
     if utt["source"] != "file" or not Path(path).is_file():
         return

@@ -17,6 +17,7 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+from .catalog import ACTION, actions
 from .errors import InputError
 from .schemas import check_schema
 
@@ -148,18 +149,18 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
             if req not in props:
                 raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
         tools.append(obj)
-    if not any(t["kind"] == "action" for t in tools):
+    if not actions(tools):
         raise InputError(path, "catalog has no tool of kind 'action'")
-    flagged = ["mutating" in t for t in tools if t["kind"] == "action"]
+    flagged = ["mutating" in t for t in actions(tools)]
     if any(flagged) and not all(flagged):
-        lineno = [seen[t["id"]] for t in tools if t["kind"] == "action" and "mutating" not in t][0]
+        lineno = [seen[t["id"]] for t in actions(tools) if "mutating" not in t][0]
         raise InputError(path, "mutating flag missing (give it for every action or for none)", lineno, "mutating")
     return tools
 
 
 def mutating_known(catalog: list[dict]) -> bool:
     """Do the catalog's actions carry ``mutating`` flags? (All or none do; see load_catalog.)"""
-    return all("mutating" in t for t in catalog if t["kind"] == "action")
+    return all("mutating" in t for t in actions(catalog))
 
 
 MUTATING_NOTE = "not available: the catalog's actions have no mutating flags"
@@ -188,7 +189,7 @@ def in_catalog(rows: list[dict]) -> list[dict]:
 
 def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
     """Validate (line number, row) pairs; ``path`` names the source in errors."""
-    actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
+    acts = {t["id"]: t for t in actions(catalog)}
     seen: dict[str, int] = {}
     rows = []
     for lineno, obj in numbered_rows:
@@ -203,7 +204,7 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
         if outcome in IN_CATALOG:
             if tool is None:
                 raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
-            if tool not in actions:
+            if tool not in acts:
                 raise InputError(path, f"unknown gold_tool '{tool}' (not an action in the catalog)", lineno, "gold_tool")
             if obj["slice"] == "out":
                 raise InputError(path, f"slice 'out' contradicts gold_outcome '{outcome}'", lineno, "slice")
@@ -212,12 +213,12 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
                 raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
             if obj["slice"] != "out":
                 raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
-        _check_candidates(path, lineno, obj, actions)
+        _check_candidates(path, lineno, obj, acts)
         missing = obj["missing_slots"]
         if (outcome == "ask") != bool(missing):
             raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
         if missing:
-            required = set(actions[tool]["parameters"].get("required", []))
+            required = set(acts[tool]["parameters"].get("required", []))
             bad = [m for m in missing if m not in required and m != UNKNOWN_SLOT]
             if bad:
                 raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
@@ -295,7 +296,7 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     desc = (_part(fn, "description", str, "a string", (path, lineno, at)) or fn["name"]).strip() or fn["name"]
     return {
         "id": tool_id(fn["name"]),
-        "kind": "action",
+        "kind": ACTION,
         "group": group,
         "domain": domain,
         "names": {lang: fn["name"]},
@@ -328,9 +329,9 @@ def tool_id(name: str) -> str:
 
 def summarize(catalog: list[dict], rows: list[dict] | None = None) -> dict:
     """Counts of a catalog and (optionally) an utterance set, for reports and logs."""
-    actions = [t for t in catalog if t["kind"] == "action"]
-    out = {"tools": len(catalog), "actions": len(actions), "routes": len(catalog) - len(actions),
-           "mutating_actions": sum(t["mutating"] for t in actions) if mutating_known(catalog) else None}
+    acts = actions(catalog)
+    out = {"tools": len(catalog), "actions": len(acts), "routes": len(catalog) - len(acts),
+           "mutating_actions": sum(t["mutating"] for t in acts) if mutating_known(catalog) else None}
     if rows is not None:
         out["utterances"] = len(rows)
         out["pairs"] = len({r["pair_id"] for r in rows})

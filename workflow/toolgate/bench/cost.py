@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..catalog import index_text
+from ..catalog import index_text, is_action
 from ..config import Cost, Run
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
@@ -37,7 +37,7 @@ def _bench(job: dict, turn=None) -> dict:
         fit = lambda s: fit_ranker(s, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
         ranker = fit(spec)
         gate = ranker if job["shared"] else fit(job["gate_spec"])
-        acts = np.array([t["kind"] == "action" for t in catalog])
+        acts = np.array([is_action(t) for t in catalog])
 
         def score(q):  # the gate value is computed as a deployment would; timing needs only its cost
             s = ranker.score(q)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..catalog import action_ids
 from ..errors import InputError
 
 NONE = "none"
@@ -21,7 +22,7 @@ COLUMNS = ["lang", "text", "answer"]
 
 def load_passes(folder, catalog: list[dict]) -> dict[str, pd.DataFrame]:
     """Every pass in ``folder`` by name; answers checked against the catalog's action ids."""
-    allowed = {t["id"] for t in catalog if t["kind"] == "action"} | {NONE}
+    allowed = set(action_ids(catalog)) | {NONE}
     passes = {}
     for path in sorted(Path(folder).glob("*.csv")):
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from .. import io
+from ..catalog import actions
 from ..errors import InputError
 from . import korean
 
@@ -22,7 +23,7 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
     lexicons = io.read_yaml(lex_path) if lex_path.exists() else {}
     for name, entries in lexicons.items():
         _check_fillers(lex_path, name, entries, langs)
-    actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
+    acts = {t["id"]: t for t in actions(catalog)}
     banks = {"lexicons": lexicons, "actions": {}, "out": {k: [] for k in io.OUT_SUBTYPES}, "files": {}}
     files = sorted(p for p in folder.glob("*.yaml") if p.name != "lexicons.yaml")
     if not files:
@@ -35,11 +36,11 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
             raise InputError(path, "unknown top-level key", field=sorted(unknown)[0])
         for tool_id, bank in (doc.get("actions") or {}).items():
             where = f"actions.{tool_id}"
-            if tool_id not in actions:
+            if tool_id not in acts:
                 raise InputError(path, f"'{tool_id}' is not an action in the catalog", field=where)
             if tool_id in banks["actions"]:
                 raise InputError(path, f"'{tool_id}' has banks in two files", field=where)
-            banks["actions"][tool_id] = _action_bank(path, where, bank, actions[tool_id], lexicons, langs)
+            banks["actions"][tool_id] = _action_bank(path, where, bank, acts[tool_id], lexicons, langs)
         for subtype, entries in (doc.get("out") or {}).items():
             if subtype not in io.OUT_SUBTYPES:
                 raise InputError(path, f"unknown out subtype (known: {', '.join(io.OUT_SUBTYPES)})", field=f"out.{subtype}")
@@ -49,7 +50,7 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
                 slots = {name: _lexicon(path, where, name, lexicons) for name in _placeholders(entry, langs)}
                 banks["out"][subtype].append({"texts": {l: entry[l] for l in langs}, "slots": slots,
                                                "tools": entry.get("tools", [])})
-    missing = [a for a in actions if a not in banks["actions"]]
+    missing = [a for a in acts if a not in banks["actions"]]
     if missing:
         raise InputError(folder, f"{len(missing)} catalog actions have no template bank, e.g. '{missing[0]}'")
     return banks

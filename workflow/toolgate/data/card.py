@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, io, metrics, schemas
+from ..catalog import actions
 from ..config import Run
 from ..retrieval import text
 from ..tables import paper_note, to_markdown
@@ -72,10 +73,10 @@ LOW_TEXT_SHARE = 0.5  # below it, most of a language's requests meet tools with 
 def language_table(catalog: list[dict], rows: list[dict]) -> pd.DataFrame:
     """Per language of the requests: their count, and the catalog's actions with a name or description in it
     (what a lexical ranker can match a request of that language against) out of all its actions."""
-    actions = [t for t in catalog if t["kind"] == "action"]
+    acts = actions(catalog)
     return pd.DataFrame([{"lang": lang, "requests": sum(r["lang"] == lang for r in rows),
-                          "actions_with_text": sum(lang in t["names"] or lang in t["descriptions"] for t in actions),
-                          "actions": len(actions)} for lang in sorted({r["lang"] for r in rows})],
+                          "actions_with_text": sum(lang in t["names"] or lang in t["descriptions"] for t in acts),
+                          "actions": len(acts)} for lang in sorted({r["lang"] for r in rows})],
                         columns=["lang", "requests", "actions_with_text", "actions"])
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__, io
+from ..catalog import action_ids, actions
 from ..config import Run, config_hash
 from ..errors import InputError
 from .banks import load_banks, render
@@ -55,7 +56,7 @@ def _check_composition_config(composition: dict, catalog) -> dict:
     n_match = comp["in_catalog_pairs"] * comp["match_share"]
     if abs(n_match - round(n_match)) > 1e-9:
         raise InputError("<config>", "in_catalog_pairs x match_share must be a whole number", field="utterances.composition.match_share")
-    n_actions = sum(t["kind"] == "action" for t in catalog)
+    n_actions = len(actions(catalog))
     if comp["in_catalog_pairs"] < n_actions * comp["min_per_action"]:
         raise InputError("<config>", f"in_catalog_pairs must be >= {n_actions} actions x min_per_action",
                          field="utterances.composition.in_catalog_pairs")
@@ -77,7 +78,7 @@ def _fill(rng: random.Random, texts: dict, slots: dict, langs, seen: set) -> dic
 
 
 def _in_catalog_pairs(catalog, banks, comp, rng, langs) -> list[dict]:
-    actions = [t["id"] for t in catalog if t["kind"] == "action"]
+    actions = action_ids(catalog)
     n_in = comp["in_catalog_pairs"]
     base, extra = divmod(n_in, len(actions))
     counts = {a: base for a in actions}
@@ -210,16 +211,16 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
              + comp["mismatch_hard_pairs"])
     if len(pairs) != total:
         fail(f"{len(pairs)} pairs, configured {total}")
-    actions = {t["id"]: t for t in catalog if t["kind"] == "action"}
+    acts = {t["id"]: t for t in actions(catalog)}
     per_action = Counter(h["gold_tool"] for h in heads if h["slice"] in ("match", "mismatch"))
-    for a in actions:
+    for a in acts:
         if per_action[a] < comp["min_per_action"]:
             fail(f"action {a} appears in {per_action[a]} in-catalog pairs, fewer than {comp['min_per_action']}")
     for h in heads:
-        if h["gold_tool"] is not None and h["gold_tool"] not in actions:
+        if h["gold_tool"] is not None and h["gold_tool"] not in acts:
             fail(f"gold tool {h['gold_tool']} is not in the catalog")
         if h["gold_outcome"] == "ask":
-            required = set(actions[h["gold_tool"]]["parameters"].get("required", []))
+            required = set(acts[h["gold_tool"]]["parameters"].get("required", []))
             if not h["missing_slots"] or not set(h["missing_slots"]) <= required:
                 fail(f"pair {h['pair_id']}: missing_slots {h['missing_slots']} are not required parameters")
 

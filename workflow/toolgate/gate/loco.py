@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions
 from ..config import Gate, Run
 from ..retrieval.rankers import fit_ranker
 from ..stats import auc_interval, cluster_weights, folds
@@ -53,7 +54,7 @@ def catalog_scale(catalog: list[dict], spec: dict, langs, text) -> float:
     in each language: what a request to it paraphrases). It needs no labelled request, only the catalog."""
     ranker = fit_ranker(spec, catalog, tuple(langs), text.ngram, text.pad)
     queries = [f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
-               for t in catalog if t["kind"] == "action" for lang in langs]
+               for t in actions(catalog) for lang in langs]
     return float(np.median([np.max(ranker.score(q)) for q in queries if q]))
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import yaml
 
 from .. import io, schemas
+from ..catalog import actions
 from ..config import check_inputs, resolve
 from ..data.card import language_gaps, language_table
 from ..errors import InputError
@@ -175,7 +176,7 @@ def requests_over(ext: ExternalSet, catalog: list[dict], opt: Options,
     as ``import`` prepares them: each tool of the set is the catalog action of the same definition; a tool the
     catalog lacks is split off as ``--holdout-tools`` splits (its requests out of catalog, its candidate entries
     gone; info's ``removed_tools`` counts them)."""
-    own = {_definition(t): t["id"] for t in catalog if t["kind"] == "action"}
+    own = {_definition(t): t["id"] for t in actions(catalog)}
     ids = {t["id"]: own.get(_definition(t)) for t in ext.catalog}
     _, rows, info = prepare(ext, opt, notes, {tid for tid, to in ids.items() if to is None})
     for u in rows:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import actions
 from ..config import Ablation, Roles, Run, fit_ks
 from ..tables import write_table
 from .rankers import encoder_rankers, hybrid_rankers
@@ -128,7 +129,7 @@ def write_ablation(catalog_path, utterances_path, score_paths: dict, rankers: di
     BM25 with each dense ranker, and with each hybrid of the two."""
     catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
     seeds, seed = ablation.seeds, run.seed
-    ks = fit_ks(ablation.ks, sum(t["kind"] == "action" for t in catalog))
+    ks = fit_ks(ablation.ks, len(actions(catalog)))
     abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ks, seeds, seed)
     write_table(abl, outputs.table, "Candidate-count ablation: top-1 among k candidates",
                 f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "

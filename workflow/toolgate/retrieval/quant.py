@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import io
 from ..catalog import actions as catalog_actions
-from ..catalog import index_text
+from ..catalog import index_text, is_action
 from ..config import Run
 from ..errors import MissingExtra
 from ..tables import write_table
@@ -79,8 +79,8 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     texts = [r["text"] for r in inrows]
     pos = {r["utterance_id"]: i for i, r in enumerate(rows)}
     q_rows = [pos[r["utterance_id"]] for r in inrows]
-    d_cols = [i for i, t in enumerate(catalog) if t["kind"] == "action"]
-    hidden = candidate_mask(inrows, ids, ["action"] * len(ids))
+    d_cols = [i for i, t in enumerate(catalog) if is_action(t)]
+    hidden = candidate_mask(inrows, ids, [t["kind"] for t in acts])
     recs = []
     for name in encoder_rankers(rankers):
         spec = rankers[name]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import io
+from ..catalog import ACTION
 from .rankers import fit_ranker
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Scores:
     @property
     def actions(self) -> np.ndarray:
         """Column indices of the searchable actions."""
-        return np.flatnonzero(self.kinds == "action")
+        return np.flatnonzero(self.kinds == ACTION)
 
     @property
     def action_ids(self) -> np.ndarray:
@@ -71,7 +72,7 @@ def candidate_mask(rows, tool_ids, kinds) -> np.ndarray | None:
     if not any(lists):
         return None
     col = {t: j for j, t in enumerate(tool_ids)}
-    hidden = np.broadcast_to(np.asarray(kinds) == "action", (len(rows), len(tool_ids))).copy()
+    hidden = np.broadcast_to(np.asarray(kinds) == ACTION, (len(rows), len(tool_ids))).copy()
     for i, cands in enumerate(lists):
         if cands:
             hidden[i, [col[c] for c in cands]] = False

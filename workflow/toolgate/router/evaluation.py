@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io, schemas
+from ..catalog import action_ids
 from ..config import External
 from ..errors import InputError
 from ..gate.signals import signal_rows
@@ -213,7 +214,7 @@ def on_catalog(router: Router, path) -> Router:
 def _candidates(router: Router, rows: list[dict]) -> list | None:
     """Each request's candidate ids (the catalog's actions where it has no list; an empty list: none), or None
     when no request has a list."""
-    actions = [t["id"] for t in router.catalog if t["kind"] == "action"]
+    actions = action_ids(router.catalog)
     return [r.get("candidates", actions) for r in rows] if any("candidates" in r for r in rows) else None
 
 

@@ -35,7 +35,7 @@ import unicodedata
 
 import numpy as np
 
-from ..catalog import index_text
+from ..catalog import actions, index_text
 from ..retrieval.scores import top_order
 from ..retrieval.text import normalize
 
@@ -128,7 +128,7 @@ class Evidence:
     """The rules above for one catalog (index text variant E1: names, descriptions, parameters, keywords)."""
 
     def __init__(self, catalog: list[dict], langs):
-        self.tools = {t["id"]: t for t in catalog if t["kind"] == "action"}
+        self.tools = {t["id"]: t for t in actions(catalog)}
         self.vocab = {i: set(words(index_text(t, "E1", langs))) for i, t in self.tools.items()}
         self.stems = {i: {_stem(w) for w in v} for i, v in self.vocab.items()}
         self.catalog_words = set().union(*self.vocab.values()) if self.vocab else set()

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__, io
+from ..catalog import actions, route_ids
 from ..errors import InputError
 from ..gate.calibration import fit_platt, platt_probability
 from ..gate.models import load_payloads
@@ -123,8 +124,8 @@ def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row,
 
 def catalog_entry(catalog: list[dict], data: bytes, source) -> dict:
     """The manifest's ``catalog``: the file's sha256 and where it came from, its action count and route entries."""
-    return {"sha256": sha256(data), "source": str(source), "actions": sum(t["kind"] == "action" for t in catalog),
-            "routes": [t["id"] for t in catalog if t["kind"] == "route"]}
+    return {"sha256": sha256(data), "source": str(source), "actions": len(actions(catalog)),
+            "routes": route_ids(catalog)}
 
 
 def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool = False) -> str:

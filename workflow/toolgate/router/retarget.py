@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
+from ..catalog import actions
 from .artifact import RouterError
 
 GENERIC_REQUESTS = Path(__file__).with_name("generic_requests.jsonl")
@@ -33,7 +34,7 @@ def own_queries(catalog: list[dict], langs) -> list[str]:
     """Each action's name and description in each of ``langs`` where it has them: the catalog's own texts as
     requests (label-free in-catalog pseudo-requests)."""
     queries = (f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
-               for t in catalog if t["kind"] == "action" for lang in langs)
+               for t in actions(catalog) for lang in langs)
     return [q for q in queries if q]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
-from ..catalog import index_text
+from ..catalog import ACTION, index_text
 from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.rankers import BM25Ranker, fit_ranker
@@ -85,7 +85,7 @@ class Router:
         self.encoders, self.docs, self.exemplars = encoders or {}, docs or {}, exemplars or {}
         self.ids = np.array([t["id"] for t in catalog])
         self.kinds = np.array([t["kind"] for t in catalog])
-        self.actions = np.flatnonzero(self.kinds == "action")
+        self.actions = np.flatnonzero(self.kinds == ACTION)
         cal, th, p = manifest["calibrator"], manifest["thresholds"], manifest["pipeline"]
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
@@ -136,7 +136,7 @@ class Router:
                               + (f"{len(candidates)} lists" if isinstance(candidates, (list, tuple)) else
                                  type(candidates).__name__))
         col = {t: j for j, t in enumerate(self.ids)}
-        out = np.tile(self.kinds != "action", (n, 1))
+        out = np.tile(self.kinds != ACTION, (n, 1))
         for i, ids in enumerate(candidates):
             if not isinstance(ids, (list, tuple)):
                 raise RouterError(f"request {i + 1}: candidates are {type(ids).__name__}, not a list of tool ids")

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
+from ..catalog import ACTION, actions
 from ..config import Gate, Routing, Run
 from ..gate.calibration import calibrate_oof
 from ..gate.signals import Signal, gate_signal, signal_rows
@@ -57,7 +58,7 @@ class Gold:
         self.chat = self.outcome == "chat"
         self.n = len(rows)
         # None when the catalog's actions carry no mutating flags: the mutating rows are then "not available"
-        self.mutating = ({t["id"] for t in catalog if t["kind"] == "action" and t["mutating"]}
+        self.mutating = ({t["id"] for t in actions(catalog) if t["mutating"]}
                          if io.mutating_known(catalog) else None)
 
 
@@ -87,8 +88,8 @@ def standalone(lexical: Scores, rows) -> tuple[np.ndarray, np.ndarray]:
     m = lexical.for_rows(rows).matrix
     top = np.argmax(m, axis=1)
     ids, kinds = lexical.tool_ids[top], lexical.kinds[top]
-    kind = np.where(kinds == "action", "action", np.where(ids == "clarify", "ask", ids))
-    return kind, np.where(kinds == "action", ids, "")
+    kind = np.where(kinds == ACTION, "action", np.where(ids == "clarify", "ask", ids))
+    return kind, np.where(kinds == ACTION, ids, "")
 
 
 def quantile_grid(score, n):

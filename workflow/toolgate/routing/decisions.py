@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..catalog import ACTION
+
 
 def ladder_decisions(pool: np.ndarray, tool_ids, kinds, lo: float, hi: float):
     """(kind, tool) of the single-pool ladder: the pool's (actions + route entries) top entry runs when its score is
     >= hi, an action is asked (a route entry still taken) when >= lo, and the request is delegated below lo."""
     top = np.argmax(pool, axis=1)
     s1, ids, kinds = pool[np.arange(len(pool)), top], np.asarray(tool_ids)[top], np.asarray(kinds)[top]
-    exec_kind = np.where(kinds == "action", "action", np.where(ids == "clarify", "ask", ids))
-    kind = np.where(s1 >= hi, exec_kind, np.where(s1 >= lo, np.where(kinds == "action", "ask", exec_kind), "delegate"))
-    return kind, np.where((kind != "delegate") & (kinds == "action"), ids, "")
+    exec_kind = np.where(kinds == ACTION, "action", np.where(ids == "clarify", "ask", ids))
+    kind = np.where(s1 >= hi, exec_kind, np.where(s1 >= lo, np.where(kinds == ACTION, "ask", exec_kind), "delegate"))
+    return kind, np.where((kind != "delegate") & (kinds == ACTION), ids, "")
 
 
 def band_decisions(prob: np.ndarray, lo: float, hi: float, top1: np.ndarray, route: np.ndarray):
