@@ -130,7 +130,7 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     if utt["source"] != "file" or not Path(path).is_file():
         return
     rows = io.main_set(io.load_utterances(path, catalog, tuple(cfg["langs"])))
-    pairs = {side: {r["pair_id"] for r in rows if (r["gold_outcome"] in io.IN_CATALOG) == side} for side in (True, False)}
+    pairs = {side: {r["pair_id"] for r in rows if io.is_in_catalog(r["gold_outcome"]) == side} for side in (True, False)}
     _check_folds(cfg, len(pairs[True]), len(pairs[False]), path, source)
 
 

@@ -182,9 +182,14 @@ def main_set(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["slice"] != "mismatch_hard"]
 
 
+def is_in_catalog(outcome: str) -> bool:
+    """The in-catalog label: is a gold outcome a catalog action (executed or asked about)? What the gates predict."""
+    return outcome in IN_CATALOG
+
+
 def in_catalog(rows: list[dict]) -> list[dict]:
-    """The rows whose gold outcome is a catalog action (executed or asked about)."""
-    return [r for r in rows if r["gold_outcome"] in IN_CATALOG]
+    """The rows whose gold outcome is in-catalog."""
+    return [r for r in rows if is_in_catalog(r["gold_outcome"])]
 
 
 def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
@@ -201,7 +206,7 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> l
         if obj["lang"] not in langs:
             raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
         outcome, tool = obj["gold_outcome"], obj["gold_tool"]
-        if outcome in IN_CATALOG:
+        if is_in_catalog(outcome):
             if tool is None:
                 raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
             if tool not in acts:

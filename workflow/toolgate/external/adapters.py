@@ -62,7 +62,7 @@ class ExternalSet:
 
     @property
     def in_catalog(self) -> np.ndarray:
-        return np.array([u["gold_outcome"] in io.IN_CATALOG for u in self.utterances], int)
+        return np.array([io.is_in_catalog(u["gold_outcome"]) for u in self.utterances], int)
 
     def subset(self, mask) -> "ExternalSet":
         """The rows where ``mask`` holds; scores already computed are kept, not recomputed."""

@@ -101,7 +101,7 @@ class GateStudy:
                  gate: Gate, run: Run):
         lexical_name, lexical = lexical
         self.rows, self.seed = rows, run.seed
-        self.y = np.array([r["gold_outcome"] in io.IN_CATALOG for r in rows], int)
+        self.y = np.array([io.is_in_catalog(r["gold_outcome"]) for r in rows], int)
         self.groups = np.array([r["pair_id"] for r in rows])
         lengths = query_lengths([r["text"] for r in rows], run.text)
         lex = lexical.for_rows(rows).action_scores()

@@ -55,7 +55,7 @@ class Decisions:
             self.count("offered no tools: sees the whole catalog (--empty-candidates catalog)")
             self.ambiguous += outcome == "delegate"
             return outcome
-        outcome = "delegate" if outcome in io.IN_CATALOG else outcome
+        outcome = "delegate" if io.is_in_catalog(outcome) else outcome
         self.count(f"offered no tools: {outcome}, seeing no tool (--empty-candidates delegate)")
         self.sees_none.add(uid)
         return outcome

@@ -175,7 +175,7 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
         uid = str(obj.get("id") or f"r{lineno:05d}")
         if obj.get("candidates") == []:
             outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
-            gold, missing = (gold, missing) if outcome in io.IN_CATALOG else (None, [])
+            gold, missing = (gold, missing) if io.is_in_catalog(outcome) else (None, [])
         utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
                "lang": lang, "text": text, "gold_outcome": outcome,
                "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),

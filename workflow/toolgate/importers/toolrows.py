@@ -171,7 +171,7 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
     if not ids:
         given, outcome = outcome, notes.offered_none(path, lineno, fields.tools, uid, outcome)
         names = names if outcome == given else []
-    if (outcome in io.IN_CATALOG) != bool(names):
+    if io.is_in_catalog(outcome) != bool(names):
         raise InputError(path, f"label '{label}' means '{outcome}' but the row has " + (
             f"a call of '{names[0]}'" if names else "no call naming its tool (--call-field names the field)"),
             lineno, source)

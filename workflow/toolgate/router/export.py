@@ -107,7 +107,7 @@ def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row,
     names = [route.ranker] if RankerSpec.of(rankers[route.ranker]).encoder_gate else []
     names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate) if route.gate else [])))
     entries, arrays = {}, {}
-    in_catalog = {r["utterance_id"] for r in exemplar_rows if r["gold_outcome"] in io.IN_CATALOG}
+    in_catalog = {r["utterance_id"] for r in exemplar_rows if io.is_in_catalog(r["gold_outcome"])}
     for name in names:
         spec = RankerSpec.of(rankers[name]).entry
         ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache or None)

@@ -53,7 +53,7 @@ class Gold:
     def __init__(self, rows, catalog):
         self.outcome = np.array([r["gold_outcome"] for r in rows])
         self.tool = np.array([r["gold_tool"] or "" for r in rows])
-        self.in_catalog = np.isin(self.outcome, io.IN_CATALOG)
+        self.in_catalog = np.array([io.is_in_catalog(o) for o in self.outcome], bool)
         self.delegate = self.outcome == "delegate"
         self.chat = self.outcome == "chat"
         self.n = len(rows)
