@@ -46,7 +46,7 @@ def _calls_and_rejects():
         tool, others = names[i % 6], [names[(i + 1) % 6], names[(i + 2) % 6]]
         text = f"please {tool} {tool} now {i}"
         for inside in (True, False):
-            utts.append(A._utt(f"r{i}-{inside}", f"r{i}", "en", text, tool if inside else None, "x"))
+            utts.append(A.utterance(f"r{i}-{inside}", f"r{i}", "en", text, tool if inside else None, "x"))
             cands.append(([tool] if inside else []) + others)
             clusters.append(f"r{i}")
     return A.ExternalSet("functionchat_calldecision", "en", catalog, utts, cands, clusters, ["x"] * len(utts),

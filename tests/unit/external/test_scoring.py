@@ -23,7 +23,7 @@ def _tiny():
     texts = ["weather forecast please", "weather forecast please", "set an alarm", "tell me a joke"]
     golds = ["alpha", "beta", "gamma", None]
     cands = [["alpha", "beta", "gamma"], ["beta", "alpha"], ["alpha", "gamma"], ["gamma"]]
-    utts = [A._utt(f"t{i}", f"t{i}", "en", t, g, "tiny") for i, (t, g) in enumerate(zip(texts, golds))]
+    utts = [A.utterance(f"t{i}", f"t{i}", "en", t, g, "tiny") for i, (t, g) in enumerate(zip(texts, golds))]
     return A.ExternalSet("bfcl", "en", catalog, utts, cands, [f"t{i}" for i in range(4)],
                          ["multiple", "multiple", "multiple", "irrelevance"], {t["id"]: t["id"] for t in catalog})
 

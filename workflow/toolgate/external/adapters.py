@@ -73,8 +73,8 @@ class ExternalSet:
                            {key: pick(rows) for key, rows in self._scores.items()})
 
 
-class _Tools:
-    """Distinct tool definitions of one set -> catalog rows with unique ids."""
+class Tools:
+    """Distinct tool definitions of one set -> catalog rows with unique ids (public: the importers build on it)."""
 
     def __init__(self, lang: str, domain: str):
         self.lang, self.domain = lang, domain
@@ -103,8 +103,9 @@ class _Tools:
         return [self.add(o, path, lineno, f"{field}[{i}]") for i, o in enumerate(objs)]
 
 
-class _Rows:
-    """The per-row lists of a set under construction, appended together so they stay aligned."""
+class Rows:
+    """The per-row lists of a set under construction, appended together so they stay aligned (public: the importers
+    build their sets with it)."""
 
     def __init__(self):
         self.utts, self.cands, self.clusters, self.conds = [], [], [], []
@@ -115,7 +116,7 @@ class _Rows:
         self.clusters.append(cluster)
         self.conds.append(cond)
 
-    def done(self, dataset: str, lang: str, tools: _Tools) -> ExternalSet:
+    def done(self, dataset: str, lang: str, tools: Tools) -> ExternalSet:
         return ExternalSet(dataset, lang, tools.rows, self.utts, self.cands, self.clusters, self.conds, tools.names)
 
 
@@ -139,21 +140,23 @@ def _last_user(messages) -> str:
     raise ValueError("conversation has no user message")
 
 
-def _utt(uid, pair, lang, text, tool, subtype) -> dict:
+def utterance(uid, pair, lang, text, tool, subtype) -> dict:
+    """A request row, in catalog (executed ``tool``) or delegated when ``tool`` is None; public: the importers
+    make theirs with it."""
     inside = tool is not None
     return {"utterance_id": uid, "pair_id": pair, "lang": lang, "text": text,
             "gold_outcome": "action" if inside else "delegate", "gold_tool": tool,
             "slice": "match" if inside else "out", "subtype": subtype, "missing_slots": []}
 
 
-def _gold_in(cands: list[str], tools: _Tools, name: str, where: str) -> str:
+def _gold_in(cands: list[str], tools: Tools, name: str, where: str) -> str:
     for c in cands:
         if tools.names[c] == name:
             return c
     raise InputError(where, f"gold function '{name}' is not among the row's candidates")
 
 
-def functionchat_singlecall(folder=None, tools: _Tools | None = None) -> ExternalSet:
+def functionchat_singlecall(folder=None, tools: Tools | None = None) -> ExternalSet:
     """FunctionChat-Bench Singlecall: 25 tools x 4 requests x 5 candidate conditions = 500 rows.
 
     One catalog of every distinct tool of every condition; one utterance per
@@ -164,14 +167,14 @@ def functionchat_singlecall(folder=None, tools: _Tools | None = None) -> Externa
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-Singlecall.jsonl"])
     path = folder / "FunctionChat-Singlecall.jsonl"
-    tools, out = tools or _Tools("ko", "functionchat"), _Rows()
+    tools, out = tools or Tools("ko", "functionchat"), Rows()
     for lineno, rec in io.read_jsonl(path):
         with _record(path, lineno):
             _singlecall_record(rec, tools, out, path, lineno)
     return out.done("functionchat_singlecall", "ko", tools)
 
 
-def _singlecall_record(rec: dict, tools: _Tools, out: _Rows, path, lineno: int) -> None:
+def _singlecall_record(rec: dict, tools: Tools, out: Rows, path, lineno: int) -> None:
     """One Singlecall line: its requests, each under the five candidate conditions."""
     sets = {t["type"]: t["content"] for t in rec["tools"]}
     fields = {t["type"]: f"tools[{k}].content" for k, t in enumerate(rec["tools"])}
@@ -190,7 +193,7 @@ def _singlecall_record(rec: dict, tools: _Tools, out: _Rows, path, lineno: int) 
             if gold_id not in ids:
                 raise InputError(path, f"condition '{cond}' lacks the gold tool {gold_key[:60]}", lineno, "tools")
             sid = f"{q['serial_num']:03d}"
-            utt = _utt(f"fcs-{sid}-{cond}", f"fcs-{sid}", "ko", q["content"], gold_id, f"singlecall:{cond}")
+            utt = utterance(f"fcs-{sid}-{cond}", f"fcs-{sid}", "ko", q["content"], gold_id, f"singlecall:{cond}")
             out.add(utt, ids, q["content"], cond)
 
 
@@ -205,7 +208,7 @@ def _reject_cluster(rec: dict, calls: dict, call_by_text: dict, path, lineno: in
     return _last_user(partner["input_messages"])
 
 
-def functionchat_calldecision(folder=None, tools: _Tools | None = None) -> ExternalSet:
+def functionchat_calldecision(folder=None, tools: Tools | None = None) -> ExternalSet:
     """FunctionChat-Bench CallDecision: 100 CALL rows (in catalog) and 100 REJECT rows (out of catalog).
 
     Every row has its own 5 candidate tools; a REJECT row is a CALL request
@@ -221,7 +224,7 @@ def functionchat_calldecision(folder=None, tools: _Tools | None = None) -> Exter
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-CallDecision.jsonl"])
     path = folder / "FunctionChat-CallDecision.jsonl"
-    tools, out = tools or _Tools("ko", "functionchat"), _Rows()
+    tools, out = tools or Tools("ko", "functionchat"), Rows()
     rows = io.read_jsonl(path)
     calls, call_by_text = {}, {}
     for lineno, rec in rows:
@@ -241,7 +244,7 @@ def functionchat_calldecision(folder=None, tools: _Tools | None = None) -> Exter
                 cluster = text
             else:
                 gold, cluster = None, _reject_cluster(rec, calls, call_by_text, path, lineno)
-            out.add(_utt(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster,
+            out.add(utterance(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster,
                     cat.lower())
     return out.done("functionchat_calldecision", "ko", tools)
 
@@ -266,7 +269,7 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
     else:
         need = [f"BFCL_v4_{s}.json" for s in subsets] + [f"possible_answer/BFCL_v4_{s}.json" for s in subsets if s in BFCL_RELEVANT]
         folder = locate("bfcl", files=need)
-    tools, out = _Tools("en", "bfcl"), _Rows()
+    tools, out = Tools("en", "bfcl"), Rows()
     for sub in subsets:
         path = folder / f"BFCL_v4_{sub}.json"
         answers = {}
@@ -288,7 +291,7 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
                     if rec["id"] not in answers:
                         raise InputError(path, f"no possible answer for '{rec['id']}'", lineno, "id")
                     gold = _gold_in(ids, tools, answers[rec["id"]], f"{path}:{lineno}")
-                out.add(_utt(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
+                out.add(utterance(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
     return out.done("bfcl", "en", tools)
 
 

@@ -79,7 +79,7 @@ def pairs(pairs_path, ids: dict[str, str], tools: Tools, notes: Decisions, given
     every request sees the whole catalog)."""
     rows = records(Path(pairs_path))
     col = columns_of(pairs_path, given, Counter(k for _, r in rows for k in r), notes)
-    unknown, unknown_at, first, out = Counter(), None, {}, A._Rows()
+    unknown, unknown_at, first, out = Counter(), None, {}, A.Rows()
     for lineno, rec in rows:
         text, name = rec.get(col.text), str(rec.get(col.tool) or "").strip()
         if not isinstance(text, str) or not text.strip():
@@ -98,7 +98,7 @@ def pairs(pairs_path, ids: dict[str, str], tools: Tools, notes: Decisions, given
         uid, lang = str(rec.get(col.id) or f"p{lineno:05d}"), notes.lang(pairs_path, lineno, text, col.text)
         if lang is None:
             continue
-        utt = A._utt(uid, uid, lang, text, ids[name] if name else None, "pair" if name else "no_tool")
+        utt = A.utterance(uid, uid, lang, text, ids[name] if name else None, "pair" if name else "no_tool")
         first[key] = utt
         out.add(with_extras(utt, [], notes.meta(rec, {col.text, col.tool, col.id})), [], uid, utt["subtype"])
     if unknown:

@@ -121,8 +121,8 @@ def with_extras(utt: dict, context: list, meta: dict) -> dict:
     return {**utt, **({"context": context} if context else {}), **({"meta": meta} if meta else {})}
 
 
-class Tools(A._Tools):
-    """:class:`~toolgate.external.adapters._Tools` where each definition takes its own language (unless forced)
+class Tools(A.Tools):
+    """:class:`~toolgate.external.adapters.Tools` where each definition takes its own language (unless forced)
     and each definition met again is counted as merged."""
 
     def __init__(self, notes: Decisions, domain: str):

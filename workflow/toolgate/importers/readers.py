@@ -138,7 +138,7 @@ def _names(path, lineno: int, field: str, value, ids: dict) -> list[str]:
     return [ids[n] for n in names]
 
 
-def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: A._Tools) -> None:
+def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: A.Tools) -> None:
     """A request's gold, candidates, missing slots and outcome agree with each other and with its tool."""
     if gold and cands and gold not in cands:
         raise InputError(path, f"tool '{obj['tool']}' is not among the request's candidates", lineno, "candidates")
@@ -157,7 +157,7 @@ def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: 
 
 def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
-    tools, out = Tools(notes, "imported"), A._Rows()
+    tools, out = Tools(notes, "imported"), A.Rows()
     ids = _tool_names(tools_path, tools)
     path = requests_path
     for lineno, obj in json_lines(path, "requests"):
@@ -225,7 +225,7 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
     The gold tool of a query is its highest-scored relevant entry (the first on ties); a query with several
     relevant entries still has one gold tool. Queries without a relevant entry are left out.
     """
-    tools, out, docs = Tools(notes, "beir"), A._Rows(), {}
+    tools, out, docs = Tools(notes, "beir"), A.Rows(), {}
     for lineno, rec in json_lines(corpus, "corpus entries"):
         did, title, text = rec.get("_id"), str(rec.get("title") or "").strip(), str(rec.get("text") or "").strip()
         if not isinstance(did, (str, int)) or str(did) == "":
@@ -243,7 +243,7 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
         gold, uid, lang = docs[max(judged[qid], key=lambda x: x[0])[1]], f"q-{qid}", notes.lang(queries, lineno, text)
         if lang is None:
             continue
-        utt = A._utt(uid, uid, lang, text, gold, "query")
+        utt = A.utterance(uid, uid, lang, text, gold, "query")
         out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text"))), [], uid, "query")
     return out.done("beir", notes.forced or "en", tools)
 
@@ -279,9 +279,9 @@ def functionchat(sources: list[Path]) -> A.ExternalSet:
     bad = [p for p in files if p.name not in FUNCTIONCHAT_FILES]
     if bad or not files:
         raise InputError(bad[0] if bad else sources[0], f"not a FunctionChat-Bench file ({', '.join(FUNCTIONCHAT_FILES)})")
-    tools = A._Tools("ko", "functionchat")
+    tools = A.Tools("ko", "functionchat")
     parts = [FUNCTIONCHAT_FILES[p.name](p.parent, tools) for p in files]
-    merged = A._Rows()
+    merged = A.Rows()
     for part in parts:
         for row in zip(part.utterances, part.candidates, part.clusters, part.conditions):
             merged.add(*row)

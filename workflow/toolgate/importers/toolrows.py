@@ -252,7 +252,7 @@ def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
                 raise InputError(path, f"duplicate id '{uid}' (first: {seen[uid]})", lineno, fields.id)
             seen[uid] = f"{path}:{lineno}"
             parsed.append((path, lineno, *row))
-    out = A._Rows()
+    out = A.Rows()
     for path, lineno, utt, ids, gold in parsed:
         if gold is not None:
             pool = ids or list(tools.names)
