@@ -156,3 +156,18 @@ def test_the_result_hash_leaves_the_bench_switch_out():
     cfg = load(ROOT / "config.yaml")
     assert result_hash({**cfg, "bench": True}) == result_hash(cfg) != result_hash({**cfg, "seed": cfg["seed"] + 1})
     assert not study_on(cfg, "scaling") and study_on({**cfg, "bench": True}, "scaling") == cfg["scaling"]["enabled"]
+
+
+def test_each_section_dataclass_declares_the_schemas_keys_without_defaults():
+    """The sections are written out for readers; the schema stays the one source of their keys and defaults."""
+    import dataclasses
+
+    from toolgate import schemas
+
+    props = schemas.schema("config")["properties"]
+    assert set(config.SECTIONS) <= set(props)
+    for name, cls in config.SECTIONS.items():
+        fields = dataclasses.fields(cls)
+        assert [f.name for f in fields] == list(props[name]["properties"]), name
+        assert all(f.default is f.default_factory is dataclasses.MISSING for f in fields), name
+        assert cls.__dataclass_params__.frozen and isinstance(config.section(name), cls), name

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass, fields, make_dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import jsonschema
@@ -218,35 +218,175 @@ class Run:
     """What every stage needs: seed, languages, lexical text processing and the cache folder."""
     seed: int
     langs: tuple[str, ...]
-    text: object  # Text
+    text: Text
     cache: str
 
 
 SECTIONS: dict[str, type] = {}
 
 
-def _section_type(name: str, doc: str, title: str = ""):
-    """A frozen dataclass whose fields are the schema's keys of config section ``name`` (schema order)."""
-    title = title or "".join(part.capitalize() for part in name.split("_"))
-    cls = make_dataclass(title, list(schemas.schema("config")["properties"][name]["properties"]), frozen=True)
-    cls.__doc__ = doc
-    SECTIONS[name] = cls
-    return cls
+def _section(name: str):
+    """Registers a dataclass as config section ``name``: its fields are the schema's keys of that section, in schema
+    order (tests/unit/test_config.py checks it), and carry no defaults: :func:`section` fills them from the schema."""
+    def register(cls):
+        SECTIONS[name] = cls
+        return cls
+    return register
 
 
-Text = _section_type("text", "`text:` lexical text processing (character n-grams).")
-Roles = _section_type("roles", "`roles:` which ranker plays each part of the paper's design.")
-Cost = _section_type("cost", "`cost:` the latency benchmark.")
-Scaling = _section_type("scaling", "`scaling:` the catalog-size benchmark.")
-TokenizerAblation = _section_type("tokenizer_ablation", "`tokenizer_ablation:` BM25 over Korean lexical units.")
-Gate = _section_type("gate", "`gate:` the abstention gate study.")
-Routing = _section_type("routing", "`routing:` baselines and band pipelines.")
-Ablation = _section_type("ablation", "`ablation:` the candidate-count ablation.")
-External = _section_type("external", "`external:` the FunctionChat-Bench and BFCL cross-checks.")
-Native = _section_type("native", "`native:` native tool calling through an OpenAI-compatible server.")
-Tournament = _section_type("tournament", "`tournament:` the multiple-choice tournament ranker on a chat model.")
-RouterSettings = _section_type("router", "`router:` exported routers and their cost.", "RouterSettings")
-DataCheck = _section_type("data_check", "`data_check:` design targets of the utterance set, checked before any ranker.")
+@_section("text")
+@dataclass(frozen=True)
+class Text:
+    """`text:` lexical text processing (character n-grams)."""
+    ngram: int
+    pad: bool
+
+
+@_section("roles")
+@dataclass(frozen=True)
+class Roles:
+    """`roles:` which ranker plays each part of the paper's design."""
+    lexical: str
+    encoder: str
+    second_encoder: str
+
+
+@_section("cost")
+@dataclass(frozen=True)
+class Cost:
+    """`cost:` the latency benchmark."""
+    queries: int
+    warmup: int
+
+
+@_section("scaling")
+@dataclass(frozen=True)
+class Scaling:
+    """`scaling:` the catalog-size benchmark."""
+    enabled: bool
+    sizes: tuple[int, ...]
+    queries: int
+    warmup: int
+    rank_bm25_max: int
+    encoder_queries: int
+    encoder_max: int
+
+
+@_section("tokenizer_ablation")
+@dataclass(frozen=True)
+class TokenizerAblation:
+    """`tokenizer_ablation:` BM25 over Korean lexical units."""
+    enabled: bool
+    variants: tuple[str, ...]
+    ks: tuple[int, ...]
+    seeds: int
+    resamples: int
+    queries: int
+    warmup: int
+
+
+@_section("gate")
+@dataclass(frozen=True)
+class Gate:
+    """`gate:` the abstention gate study."""
+    top_k: int
+    folds: int
+    resamples: int
+    cluster_units: tuple[str, ...]
+    calibration_bins: int
+    danger_budget: float
+
+
+@_section("routing")
+@dataclass(frozen=True)
+class Routing:
+    """`routing:` baselines and band pipelines."""
+    gate: str
+    grid: int
+    ask_cap: float
+    band_top: int
+    fidelities: tuple[float, ...]
+    pipelines: dict
+
+
+@_section("ablation")
+@dataclass(frozen=True)
+class Ablation:
+    """`ablation:` the candidate-count ablation."""
+    ks: str | tuple[int, ...]
+    seeds: int
+
+
+@_section("external")
+@dataclass(frozen=True)
+class External:
+    """`external:` the FunctionChat-Bench and BFCL cross-checks."""
+    enabled: bool
+    mirror: str
+    bfcl_limit: int
+
+
+@_section("native")
+@dataclass(frozen=True)
+class Native:
+    """`native:` native tool calling through an OpenAI-compatible server."""
+    enabled: bool
+    server: str
+    roster: dict
+    conditions: tuple[str, ...]
+    concurrency: int
+    readiness_timeout_s: int
+    request_timeout_s: int
+    endpoint: str
+    tool_language: str
+
+
+@_section("tournament")
+@dataclass(frozen=True)
+class Tournament:
+    """`tournament:` the multiple-choice tournament ranker on a chat model."""
+    enabled: bool
+    checkpoint: str
+    group_size: int
+    max_prompt_chars: int
+
+
+@_section("router")
+@dataclass(frozen=True)
+class RouterSettings:
+    """`router:` exported routers and their cost."""
+    enabled: bool
+    pipelines: tuple[str, ...]
+    select: str
+    rankers: tuple[str, ...]
+    gates: tuple[str, ...]
+    ranker: str
+    gate: str
+    latency_budget_ms: float
+    latency_table: str
+    latency_ms: dict
+    allow_regret: bool
+    max_chars: int
+    top_k: int
+    tie_margins: tuple[float, ...]
+    tie_cost: float
+    probes: str
+    queries: int
+    warmup: int
+
+
+@_section("data_check")
+@dataclass(frozen=True)
+class DataCheck:
+    """`data_check:` design targets of the utterance set, checked before any ranker."""
+    enabled: bool
+    jaccard_medians: dict
+    tolerance: float
+    quartiles_separate: bool
+    zero_overlap_max: dict
+    out_longer: bool
+    length_auc: dict | None
+    min_agreement: float
 
 
 def _typed(cls, data: dict):
