@@ -38,7 +38,7 @@ from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
 from .artifact import RouterError, sha256
-from .retarget import generic_requests, retarget
+from .retarget import anchors, generic_requests, retargeted
 from .runtime import KIND_WORDS, Router
 from .select import Candidate, outcomes
 
@@ -103,14 +103,18 @@ def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarr
     return kind.astype(str), tool.astype(str), p, int((~ok).sum())
 
 
-def on_set(router: Router, ext, mode: str, bank: list[str]):
-    """((kind, tool, P(in catalog), refused) of ``router`` on external set ``ext`` in ``mode``, note)."""
+def on_set(router: Router, ext, bank: list[str], fit: dict | None = None) -> dict:
+    """{mode: ((kind, tool, P(in catalog), refused) or None, note)} of ``router`` on external set ``ext``, each request
+    over its own candidates: ``unchanged`` (:meth:`Router.on_catalog`) and ``re-targeted`` by the anchors on
+    ``bank`` (:mod:`.retarget`; ``fit``: the router's own anchors on ``bank``, computed when not given; None and
+    why where the anchors give no direction)."""
+    over, texts = router.on_catalog(ext.catalog, (ext.lang,)), [u["text"] for u in ext.utterances]
+    out = {"unchanged": (routed(over, texts, ext.candidates), "")}
     try:
-        over = (router.on_catalog(ext.catalog, (ext.lang,)) if mode == "unchanged"
-                else retarget(router, ext.catalog, (ext.lang,), bank))
+        moved = retargeted(over, anchors(router, bank) if fit is None else fit, bank)
     except RouterError as exc:
-        return None, str(exc)
-    return routed(over, [u["text"] for u in ext.utterances], ext.candidates), ""
+        return out | {"re-targeted": (None, str(exc))}
+    return out | {"re-targeted": (routed(moved, texts, ext.candidates), "")}
 
 
 def loco_path(inputs):
@@ -153,8 +157,7 @@ def external_rows(router: Router, external: External, study: Study, loco=None) -
     recs = []
     for name, ext in load_all(external, study.run.seed).items():
         g, bank = Gold(ext.utterances, ext.catalog), generic_requests((ext.lang,))
-        for mode in ("unchanged", "re-targeted"):
-            out, note = on_set(router, ext, mode, bank)
+        for mode, (out, note) in on_set(router, ext, bank).items():
             if out is None:
                 log.warning("%s: not re-targeted: %s", name, note)
                 continue

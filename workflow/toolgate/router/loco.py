@@ -30,7 +30,7 @@ from ..routing.pipelines import versus_ladder
 from ..tables import write_table
 from .evaluation import card_row, on_set
 from .export import Route, build_artifact, experiment_data
-from .retarget import generic_requests
+from .retarget import anchors, generic_requests
 from .runtime import Router
 from .select import Candidate, candidates, declared_latency
 
@@ -79,10 +79,10 @@ def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, 
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
         router = candidate_router(data, c, rankers, study, provenance, encoders)
+        fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
-            for mode in MODES:
-                out, note = on_set(router, ext, mode, banks[ext.lang])
+            for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang]).items():
                 row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
                        "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:

@@ -76,10 +76,15 @@ def retargeted_manifest(manifest: dict, fit: dict, new: dict) -> dict:
     return m
 
 
+def retargeted(over, fit: dict, bank: list[str]):
+    """``over``, a router already over the new catalog (:meth:`~toolgate.router.runtime.Router.on_catalog`), with
+    its gate's scale moved from the fit catalog's anchors ``fit`` (:func:`anchors`) to its own on ``bank``."""
+    m = retargeted_manifest(over.manifest, fit, anchors(over, bank))
+    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars)
+
+
 def retarget(router, catalog: list[dict], langs, bank: list[str] | None = None):
-    """``router`` over ``catalog`` (:meth:`~toolgate.router.runtime.Router.on_catalog`) with its gate's scale moved
-    by the anchors of both catalogs; ``bank``: the generic requests (default: the shipped bank in ``langs``)."""
+    """``router`` over ``catalog`` with its gate's scale moved by the anchors of both catalogs; ``bank``: the
+    generic requests (default: the shipped bank in ``langs``)."""
     bank = generic_requests(langs) if bank is None else bank
-    over = router.on_catalog(catalog, langs)
-    m = retargeted_manifest(over.manifest, anchors(router, bank), anchors(over, bank))
-    return type(router)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars)
+    return retargeted(router.on_catalog(catalog, langs), anchors(router, bank), bank)
