@@ -4,10 +4,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from types import SimpleNamespace
 
-from .config import SECTIONS, run, section
-from .gate.signals import registry
+from .experiment import typed  # noqa: F401  the scripts' typed params: the experiment's own
 
 
 @contextlib.contextmanager
@@ -40,17 +38,3 @@ def logged(snakemake):
             root.removeHandler(handler)
             console.removeHandler(terminal)
             console.setLevel(level)
-
-
-def typed(params) -> SimpleNamespace:
-    """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ..."""
-    out = {}
-    for name, value in params.items():
-        if name == "run":
-            value = run(**value)
-        elif name == "signals":
-            value = registry(**value)
-        elif name in SECTIONS:
-            value = section(name, value)
-        out[name] = value
-    return SimpleNamespace(**out)

@@ -1,0 +1,43 @@
+"""The experiment object: typed params read as attributes, the catalog and utterances loaded once, the layout."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import ROOT
+from toolgate.config import load
+from toolgate.errors import InputError
+from toolgate.experiment import Experiment, Layout, typed
+
+
+def test_typed_params_read_as_attributes_and_a_missing_one_names_itself():
+    exp = Experiment(typed({"run": {"seed": 3, "langs": ["ko", "en"], "text": {"ngram": 3, "pad": True}},
+                            "gate": load(ROOT / "config.yaml")["gate"]}))
+    assert exp.seed == 3 and exp.run.langs == ("ko", "en") and exp.gate.danger_budget == 0.06
+    with pytest.raises(AttributeError, match="has no 'routing'"):
+        exp.routing
+
+
+def test_the_catalog_and_utterances_load_once(tmp_path, monkeypatch):
+    from toolgate import io
+
+    calls = []
+    monkeypatch.setattr(io, "load_inputs", lambda *a: calls.append(a) or ([{"id": "a"}], [{"slice": "match"},
+                                                                                       {"slice": "mismatch_hard"}]))
+    exp = Experiment(SimpleNamespace(run=SimpleNamespace(langs=("en",))), SimpleNamespace(catalog="c", utterances="u"))
+    assert exp.catalog == [{"id": "a"}] and len(exp.rows) == 2 and exp.main == [{"slice": "match"}]
+    assert calls == [("c", "u", ("en",))]
+
+
+def test_the_layout_is_the_workflows():
+    lay = Layout("default")
+    assert lay.table("gate_loco") == Path("results/default/tables/gate_loco.csv")
+    assert (lay.fig, lay.logs, lay.scores("bm25")) == (Path("figures/default"), Path("logs/default"),
+                                                      Path("results/default/scores/bm25.npz"))
+
+
+def test_from_config_names_the_first_missing_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = load(ROOT / "config.yaml")
+    with pytest.raises(InputError, match="run the workflow for config.yaml first"):
+        Experiment.from_config(cfg, "config.yaml")

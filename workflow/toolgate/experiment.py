@@ -1,0 +1,146 @@
+"""One experiment as every stage sees it: its typed config sections, seed and run settings, its files, the catalog and
+utterances loaded once and its score matrices by ranker name.
+
+Built by :meth:`Experiment.from_snakemake` in a rule's script (the rule's declared params, typed, and its named
+inputs and outputs: a config change reruns exactly the rules whose params hold it) or by
+:meth:`Experiment.from_config` for a command run after the workflow (``toolgate export``: every section, and the
+inputs where the workflow wrote them, :class:`Layout`). A stage function takes the experiment and reads what it
+needs: ``exp.gate``, ``exp.run``, ``exp.input.signals``, ``exp.main``, ``exp.scores("bm25")``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from types import SimpleNamespace
+
+from . import io
+from .config import SECTIONS, run, section, utterances_path
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where an experiment's files live (rules/common.smk takes its paths from here)."""
+    name: str
+
+    @property
+    def res(self) -> Path:
+        return Path("results") / self.name
+
+    @property
+    def fig(self) -> Path:
+        return Path("figures") / self.name
+
+    @property
+    def logs(self) -> Path:
+        return Path("logs") / self.name
+
+    def table(self, name: str) -> Path:
+        return self.res / "tables" / f"{name}.csv"
+
+    def scores(self, ranker: str) -> Path:
+        return self.res / "scores" / f"{ranker}.npz"
+
+    def router(self, name: str) -> Path:
+        return self.res / "router" / name
+
+
+def typed(params) -> SimpleNamespace:
+    """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ..."""
+    from .gate.signals import registry
+
+    out = {}
+    for name, value in params.items():
+        if name == "run":
+            value = run(**value)
+        elif name == "signals":
+            value = registry(**value)
+        elif name in SECTIONS:
+            value = section(name, value)
+        out[name] = value
+    return SimpleNamespace(**out)
+
+
+class Experiment:
+    """``params``: typed config sections and settings (``run``, ``gate``, ``rankers``, ``signals``, ...), read as
+    attributes (``exp.gate``); ``input`` / ``output``: named paths."""
+
+    def __init__(self, params: SimpleNamespace, input=None, output=None):
+        self.params, self.input, self.output = params, input or SimpleNamespace(), output or SimpleNamespace()
+        self._scores: dict = {}
+
+    @classmethod
+    def from_snakemake(cls, snakemake, params=None) -> "Experiment":
+        """A rule's experiment: its params typed (``params``: a nested mapping of them instead, e.g. the export
+        rules' ``settings``), its named inputs and outputs."""
+        return cls(typed(snakemake.params if params is None else params), snakemake.input, snakemake.output)
+
+    @classmethod
+    def from_config(cls, cfg: dict, config_path) -> "Experiment":
+        """A resolved config's experiment after its workflow ran: every section typed, and as inputs the files the
+        workflow wrote (InputError names the first one missing)."""
+        from .gate.signals import registry
+        from .retrieval.rankers import encoder_rankers
+
+        lay = Layout(cfg["experiment"])
+        inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
+                                 signals=lay.res / "gate" / "signals.csv", gates=lay.res / "gate" / "gates.json",
+                                 scores=[lay.scores(n) for n in cfg["rankers"]],
+                                 loco=[lay.table("router_loco")] if cfg["external"]["enabled"] else [])
+        missing = [p for p in [*inputs.scores, inputs.signals, inputs.gates, *inputs.loco] if not Path(p).exists()]
+        if missing:
+            raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
+                                         f"--configfile {config_path} {missing[0]})")
+        params = {name: section(name, cfg[name]) for name in SECTIONS if name in cfg}
+        params |= {"run": run(cfg["seed"], cfg["langs"], cfg["text"], str(lay.res / "cache")),
+                   "rankers": cfg["rankers"], "experiment": cfg["experiment"], "config": cfg,
+                   "signals": registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"]))}
+        return cls(SimpleNamespace(**params), inputs)
+
+    def __getattr__(self, name):
+        try:
+            return getattr(self.__dict__["params"], name)
+        except (KeyError, AttributeError):
+            raise AttributeError(f"the experiment has no '{name}' (not a param of this rule)") from None
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @cached_property
+    def inputs(self) -> tuple[list[dict], list[dict]]:
+        """(catalog, every utterance), read and checked against each other once."""
+        return io.load_inputs(self.input.catalog, self.input.utterances, self.run.langs)
+
+    @property
+    def catalog(self) -> list[dict]:
+        return self.inputs[0]
+
+    @property
+    def rows(self) -> list[dict]:
+        return self.inputs[1]
+
+    @cached_property
+    def main(self) -> list[dict]:
+        return io.main_set(self.rows)
+
+    @property
+    def score_paths(self) -> dict:
+        """{ranker: score matrix path}: the config's rankers in order, the rule's ``scores`` input."""
+        return dict(zip(self.rankers, self.input.scores))
+
+    def scores(self, ranker: str):
+        """A ranker's score matrix (:class:`toolgate.retrieval.scores.Scores`), loaded once."""
+        from .retrieval.scores import load_scores
+
+        if ranker not in self._scores:
+            self._scores[ranker] = load_scores(self.score_paths[ranker])
+        return self._scores[ranker]
+
+    @property
+    def study(self):
+        """The gate and routing studies' settings (:class:`toolgate.routing.baselines.Study`)."""
+        from .routing.baselines import Study
+
+        return Study(self.run, self.gate, self.routing, self.signals)
