@@ -9,6 +9,7 @@ import pytest
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
+from toolgate.experiment import Experiment
 from toolgate.gate.inputs import query_lengths, score_features
 from toolgate.gate.models import payload_scores, payloads
 from toolgate.gate.signals import registry
@@ -73,12 +74,14 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
     out = tmp_path / "router"
     (tmp_path / "gates.json").write_text(json.dumps(fits))
     inputs = SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv",
-                             gates=tmp_path / "gates.json")
+                             gates=tmp_path / "gates.json",
+                             scores=[tmp_path / "bm25.npz", *([tmp_path / "use.npz"] if real_gate else [])])
     route = pipeline_route("P1", study) if real_gate else Route("P1", "bm25", gate, "coverage")
-    scores = {"bm25": tmp_path / "bm25.npz", **({"use": tmp_path / "use.npz"} if real_gate else {})}
-    export_router(inputs, scores, out, route, RANKERS, study,
-                  {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
-                   "limits": {"max_chars": 1000, "top_k": 3}})
+    provenance = {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
+                  "limits": {"max_chars": 1000, "top_k": 3}}
+    exp = Experiment(SimpleNamespace(run=study.run, gate=study.gate, routing=study.routing, signals=study.signals,
+                                     rankers=RANKERS, provenance=provenance), inputs)
+    export_router(exp, route, out)
     return out
 
 

@@ -12,15 +12,16 @@ import pandas as pd
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
+from toolgate.experiment import Experiment
 from toolgate.gate.signals import Signal, registry
 from toolgate.retrieval.scores import Scores, save_scores
-from toolgate.routing.baselines import Study
 
 ACTIONS = ["set_alarm", "make_call", "check_battery", "set_wifi"]
 
 
-def experiment(tmp_path, seed: int = 0):
-    """(named inputs, score paths, study, rows): files under ``tmp_path`` as an exported router reads them."""
+def experiment(tmp_path, seed: int = 0, **router):
+    """The experiment (:class:`toolgate.experiment.Experiment`) of files under ``tmp_path`` as an exported router
+    reads them; ``router``: its router settings (:func:`settings`)."""
     rng = np.random.default_rng(seed)
     cat = [tool(a, required=()) for a in ACTIONS] + [tool(r, required=(), kind="route", mutating=False)
                                                      for r in ("chat", "delegate")]
@@ -47,10 +48,11 @@ def experiment(tmp_path, seed: int = 0):
     (tmp_path / "gates.json").write_text(json.dumps({}))
     inputs = SimpleNamespace(catalog=write_jsonl(tmp_path / "catalog.jsonl", cat),
                              utterances=write_jsonl(tmp_path / "u.jsonl", rows), signals=tmp_path / "signals.csv",
-                             gates=tmp_path / "gates.json", cost=tmp_path / "cost.csv")
+                             gates=tmp_path / "gates.json", cost=tmp_path / "cost.csv", scores=[tmp_path / "bm25.npz"])
     reg = {**registry("bm25", []), **{n: Signal(n, "score_feature", n, n, ranker="bm25") for n in ("clean", "noise")}}
-    study = Study(run(seed, ("ko", "en")), section("gate", {"resamples": 500}), section("routing", {"grid": 11}), reg)
-    return inputs, {"bm25": tmp_path / "bm25.npz"}, study, rows
+    return Experiment(SimpleNamespace(run=run(seed, ("ko", "en")), gate=section("gate", {"resamples": 500}),
+                                      routing=section("routing", {"grid": 11}), signals=reg, rankers=RANKERS,
+                                      provenance=PROVENANCE, router=settings(**router)), inputs)
 
 
 RANKERS = {"bm25": {"type": "bm25", "variant": "E1"}}

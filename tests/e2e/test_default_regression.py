@@ -147,10 +147,10 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router, io
     from toolgate.config import load
+    from toolgate.experiment import Experiment
     from toolgate.gate.calibration import platt_probability
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
     from toolgate.router import artifact
-    from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
     monkeypatch.chdir(project.root)
@@ -161,7 +161,8 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     texts = [r["text"] for r in rows]  # the batch the score matrices were made from
     cfg = load("config.yaml")
     monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg,
-                                                                       experiment_inputs(cfg, "config.yaml")[3], texts))
+                                                                       Experiment.from_config(cfg, "config.yaml").run,
+                                                                       texts))
     got = Router.load(folder).decide_many(texts)
     main = io.main_set(rows)
     lexical, gate = load_scores(res / "scores" / "bm25.npz"), load_scores(res / "scores" / "e5.npz")
@@ -223,33 +224,32 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     requests, as the study cuts it, it equals the study's too."""
     from toolgate import Router, io
     from toolgate.config import load
+    from toolgate.experiment import Experiment
     from toolgate.gate.calibration import platt_probability
     from toolgate.gate.models import load_payloads, payload_scores
     from toolgate.gate.signals import signal_rows
-    from toolgate.retrieval.scores import load_scores, route_step, top_actions
+    from toolgate.retrieval.scores import route_step, top_actions
     from toolgate.router import artifact
     from toolgate.router.export import Route, export_router
-    from toolgate.router.product import experiment_inputs
     from toolgate.routing.pipelines import band_decisions
 
     monkeypatch.chdir(project.root)
     cfg = load("config.yaml")
-    inputs, scores, study, _ = experiment_inputs(cfg, "config.yaml")
-    _, every = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
+    exp = Experiment.from_config(cfg, "config.yaml")
+    inputs, study, every = exp.input, exp.study, exp.rows
     monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg, study.run,
                                                                        [r["text"] for r in every]))
     main = io.main_set(every)
     sig, fits = signal_rows(pd.read_csv(inputs.signals), main), load_payloads(inputs.gates)
     fold = sig["fold"].to_numpy()
     exemplar_ids = [r["utterance_id"] for r in main if r["gold_outcome"] in io.IN_CATALOG]  # the artifact's order
-    lexical = load_scores(scores["bm25"])
+    lexical = exp.scores("bm25")
     top1, route = top_actions(lexical, main)[:, 0], route_step(lexical, main)
     words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
-    provenance = {"experiment": "default", "config_hash": "0" * 64, "lexical": "bm25",
-                  "limits": {"max_chars": 1000, "top_k": 5}}
+    exp.params.provenance = {"experiment": "default", "config_hash": "0" * 64, "lexical": "bm25",
+                             "limits": {"max_chars": 1000, "top_k": 5}}
     for gate in GATE_KINDS:
-        m, _ = export_router(inputs, scores, tmp_path / gate, Route(gate, "bm25", gate, "accuracy"), cfg["rankers"],
-                             study, provenance)
+        m, _ = export_router(exp, Route(gate, "bm25", gate, "accuracy"), tmp_path / gate)
         router = Router.load(tmp_path / gate)
         full = dict(router.gate.exemplars)
         fold_of = dict(zip(sig["utterance_id"], fold))

@@ -3,12 +3,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from toolgate.config import check_inputs, rebase, resolve, result_hash, study_on
+from toolgate.config import check_inputs, rebase, resolve, study_on
+from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
 from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.gate.signals import registry, studied_gates
-from toolgate.router import LIMITS, SELECTED
+from toolgate.router import SELECTED
 from toolgate.router.select import latency_table
 
 # Validate the config against workflow/toolgate/schemas/config.schema.yaml and fill its
@@ -19,13 +20,11 @@ config.update(resolve(rebase(config, workflow.configfiles)))
 check_inputs(config)
 
 EXP = config["experiment"]
-RES = f"results/{EXP}"
-FIG = f"figures/{EXP}"
-LOGS = f"logs/{EXP}"
+LAYOUT = Layout(EXP)  # where the experiment's files live: the stages' and commands' own (toolgate.experiment)
+RES, FIG, LOGS = str(LAYOUT.res), str(LAYOUT.fig), str(LAYOUT.logs)
 ENV = "../../envs/toolgate.yaml"
 # What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
 RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
-CONFIG_HASH = result_hash(config)
 
 
 def utterances_path():
@@ -126,15 +125,14 @@ def checks_this_experiment():
     return bool(path) and load_expected(path)["experiment"] == EXP
 
 
-ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.smk.typed)
+ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.experiment.Experiment.from_snakemake)
     "rankers": config["rankers"],
     "run": RUN,
     "gate": config["gate"],
     "routing": config["routing"],
     "signals": SIGNALS,
     "router": config["router"],
-    "provenance": {"experiment": EXP, "config_hash": CONFIG_HASH, "lexical": config["roles"]["lexical"],
-                   "limits": {k: config["router"][k] for k in LIMITS}},
+    "provenance": provenance(config),
 }
 
 

@@ -1,9 +1,7 @@
+from toolgate.experiment import Experiment
 from toolgate.router.product import export_selected
-from toolgate.routing.baselines import Study
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i = typed(snakemake.params.settings), snakemake.input
-    export_selected(i, dict(zip(p.rankers, i.scores)), snakemake.params.out_dir, p.rankers,
-                    Study(p.run, p.gate, p.routing, p.signals), p.provenance, p.router, snakemake.output.table,
-                    force=True)  # snakemake removed the declared outputs
+    export_selected(Experiment.from_snakemake(snakemake, snakemake.params.settings), snakemake.params.out_dir,
+                    snakemake.output.table, force=True)  # snakemake removed the declared outputs

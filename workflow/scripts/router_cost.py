@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.router.cost import write_router_cost
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i = typed(snakemake.params), snakemake.input
-    write_router_cost(i.routers, i.catalog, i.utterances, snakemake.output.table, p.router, p.run)
+    write_router_cost(Experiment.from_snakemake(snakemake))

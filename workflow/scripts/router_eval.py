@@ -1,9 +1,7 @@
-from toolgate.config import section
+from toolgate.experiment import Experiment
 from toolgate.router.evaluation import write_router_eval
-from toolgate.routing.baselines import Study
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, ext = typed(snakemake.params.settings), snakemake.input, snakemake.params.external
-    write_router_eval(i, dict(zip(p.rankers, i.scores)), snakemake.output.table, Study(p.run, p.gate, p.routing,
-                      p.signals), p.provenance["lexical"], ext and section("external", ext))
+    write_router_eval(Experiment.from_snakemake(snakemake, {**snakemake.params.settings,
+                                                            "external": snakemake.params.external}))

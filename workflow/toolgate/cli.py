@@ -176,8 +176,9 @@ def _decide(args) -> int:
     if args.router:
         folder = Path(args.router)
     else:
-        cfg = load(args.config)
-        folder = Path("results") / cfg["experiment"] / "router" / SELECTED
+        from .experiment import Layout
+
+        folder = Layout(load(args.config)["experiment"]).router(SELECTED)
     try:
         router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads)
         if args.eval:

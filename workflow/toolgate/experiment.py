@@ -47,7 +47,8 @@ class Layout:
 
 
 def typed(params) -> SimpleNamespace:
-    """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ..."""
+    """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ... (a section
+    given as None, a study that is off, stays None)."""
     from .gate.signals import registry
 
     out = {}
@@ -56,10 +57,22 @@ def typed(params) -> SimpleNamespace:
             value = run(**value)
         elif name == "signals":
             value = registry(**value)
-        elif name in SECTIONS:
+        elif name in SECTIONS and value is not None:
             value = section(name, value)
         out[name] = value
     return SimpleNamespace(**out)
+
+
+LIMITS = ("max_chars", "top_k", "tie_margins", "tie_cost")  # the router settings an export reads for limits
+
+
+def provenance(cfg: dict) -> dict:
+    """What an exported router records of its experiment (the workflow passes the same as the export rules'
+    ``provenance``): name, config hash, the lexical ranker and the router's limits."""
+    from .config import result_hash
+
+    return {"experiment": cfg["experiment"], "config_hash": result_hash(cfg), "lexical": cfg["roles"]["lexical"],
+            "limits": {k: cfg["router"][k] for k in LIMITS}}
 
 
 class Experiment:
@@ -94,8 +107,9 @@ class Experiment:
                                          f"--configfile {config_path} {missing[0]})")
         params = {name: section(name, cfg[name]) for name in SECTIONS if name in cfg}
         params |= {"run": run(cfg["seed"], cfg["langs"], cfg["text"], str(lay.res / "cache")),
-                   "rankers": cfg["rankers"], "experiment": cfg["experiment"], "config": cfg,
-                   "signals": registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"]))}
+                   "rankers": cfg["rankers"], "experiment": cfg["experiment"],
+                   "signals": registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])),
+                   "provenance": provenance(cfg)}
         return cls(SimpleNamespace(**params), inputs)
 
     def __getattr__(self, name):
@@ -137,6 +151,20 @@ class Experiment:
         if ranker not in self._scores:
             self._scores[ranker] = load_scores(self.score_paths[ranker])
         return self._scores[ranker]
+
+    @cached_property
+    def signal_table(self):
+        """gate/signals.csv (``input.signals``): every request's signals and fold, read once."""
+        import pandas as pd
+
+        return pd.read_csv(self.input.signals)
+
+    @cached_property
+    def payloads(self) -> dict:
+        """The fitted gates' payloads (gate/gates.json, ``input.gates``)."""
+        from .gate.models import load_payloads
+
+        return load_payloads(self.input.gates)
 
     @property
     def study(self):

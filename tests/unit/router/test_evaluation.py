@@ -18,14 +18,14 @@ def test_card_metrics_by_hand():
           utterance(3, None, "delegate", "out")]
     kind = ["action", "ask", "action", "delegate"]  # right tool; asked the wrong one; executed a delegate; delegated
     tool = ["set_alarm", "check_battery", "make_call", ""]
-    row = card_row(kind, tool, np.array([0.9, 0.4, 0.6, 0.1]), Gold(rs, catalog()), [r["pair_id"] for r in rs], 200, 0)
+    row = card_row((kind, tool, np.array([0.9, 0.4, 0.6, 0.1])), Gold(rs, catalog()), [r["pair_id"] for r in rs], 200, 0)
     assert (row["n"], row["n_in"], row["n_out"]) == (4, 2, 2)
     assert (row["accuracy"], row["danger_rate"], row["ask_rate"]) == (0.5, 0.25, 0.25)
     assert row["auc"] == 0.75  # of the four in/out pairs only 0.4 < 0.6 is ordered wrong
     for name in ("accuracy", "danger", "ask", "auc"):
         assert row[f"{name}_low"] <= row["accuracy" if name == "accuracy" else "auc" if name == "auc"
                                           else f"{name}_rate"] <= row[f"{name}_high"]
-    only_in = card_row(kind[:2], tool[:2], np.array([0.9, 0.4]), Gold(rs[:2], catalog()), ["a", "b"], 50, 0)
+    only_in = card_row((kind[:2], tool[:2], np.array([0.9, 0.4])), Gold(rs[:2], catalog()), ["a", "b"], 50, 0)
     assert np.isnan(only_in["auc"]) and only_in["danger_rate"] == 0
 
 
@@ -102,7 +102,7 @@ def test_decide_eval_on_another_catalog_retargets_the_router_with_references(art
     with_lists = json.loads(capsys.readouterr().out)
     kind, tool_, p, _ = routed(over, [u["text"] for u in other_rows(True)],
                                [u.get("candidates") for u in other_rows(True)])
-    card = card_row(kind, tool_, p, Gold(other_rows(), other_catalog()), [u["pair_id"] for u in other_rows()], 2000,
+    card = card_row((kind, tool_, p), Gold(other_rows(), other_catalog()), [u["pair_id"] for u in other_rows()], 2000,
                     Router.load(artifact).manifest["seed"])
     assert {k: with_lists[k] for k in card} == card and with_lists["accuracy"] != got["accuracy"]
     (folder / "import.json").write_text("{}")  # an import's utterances: its catalog.jsonl beside them is the default

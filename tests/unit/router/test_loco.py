@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selection_fixtures import RANKERS, experiment, settings
+from selection_fixtures import experiment
 from toolgate.gate.calibration import platt_probability
 from toolgate.router.artifact import RouterError
 from toolgate.router.loco import held_out
@@ -32,11 +32,11 @@ def test_held_out_takes_the_worst_set_and_the_sets_below_the_ladder(tmp_path):
 def test_the_selection_ranks_by_the_worst_held_out_catalog(tmp_path):
     """Within the set, clean and the ladder tie (the ladder wins the tie); held out, clean is ahead on its worst
     catalog and ships, and the why says so; noise, below the ladder on one catalog, is out."""
-    inputs, scores, study, _ = experiment(tmp_path)
-    inputs.loco = loco(tmp_path, [("bm25+clean", "x", 0.05, 0.1), ("bm25+clean", "y", 0.08, 0.1),
+    exp = experiment(tmp_path, gates=["clean", "noise"])
+    exp.input.loco = loco(tmp_path, [("bm25+clean", "x", 0.05, 0.1), ("bm25+clean", "y", 0.08, 0.1),
                                   ("bm25+noise", "x", -0.3, -0.1), ("bm25+noise", "y", 0.4, 0.5),
                                   ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean", "noise"]))
+    sel = selection_of(exp)
     t = sel.table.set_index("candidate")
     assert t.loc["bm25+noise", "held_out_below"] == "x"  # below the ladder on x: not eligible
     assert sel.chosen.name == "bm25+clean" and "worst held-out catalog x at +0.050" in sel.why
@@ -44,17 +44,16 @@ def test_the_selection_ranks_by_the_worst_held_out_catalog(tmp_path):
 
 
 def test_an_interval_below_the_ladder_on_one_catalog_excludes_a_candidate(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    inputs.loco = loco(tmp_path, [("bm25+clean", "x", 0.3, 0.4), ("bm25+clean", "y", -0.1, -0.01),
+    exp = experiment(tmp_path, gates=["clean"])
+    exp.input.loco = loco(tmp_path, [("bm25+clean", "x", 0.3, 0.4), ("bm25+clean", "y", -0.1, -0.01),
                                   ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean"]))
+    sel = selection_of(exp)
     assert sel.chosen.name == "ladder"
     assert sel.table.set_index("candidate").loc["bm25+clean", "held_out_below"] == "y"
 
 
 def test_without_held_out_catalogs_the_table_keeps_its_columns(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean"]))
+    sel = selection_of(experiment(tmp_path, gates=["clean"]))
     assert "held_out_worst" not in sel.table and "held-out" not in sel.why
 
 

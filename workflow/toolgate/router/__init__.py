@@ -8,5 +8,4 @@ vocabulary (act / ask / delegate / chat).
 from pathlib import Path
 
 SELECTED = "selected"  # the folder and name of the router router.select chooses
-LIMITS = ("max_chars", "top_k", "tie_margins", "tie_cost")  # the router settings an export reads for limits
 LATENCY_TABLE = Path(__file__).with_name("latency.yaml")  # the declared latencies router.select reads by default

@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..bench.timing import run_jobs, time_queries
 from ..config import Run
 from ..tables import write_table
@@ -94,13 +93,13 @@ def router_cost_frame(router_dirs, rows, settings, run: Run) -> pd.DataFrame:
     return df
 
 
-def write_router_cost(manifests, catalog_path, utterances_path, out_csv, settings, run: Run) -> pd.DataFrame:
-    """``manifests``: each exported router's router.json; timed on the experiment's main-set requests."""
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)
-    df = router_cost_frame([Path(m).parent for m in manifests], rows, settings, run)
+def write_router_cost(exp) -> pd.DataFrame:
+    """tables/router_cost.csv (``output.table``) of each exported router (``input.routers``: their router.json),
+    timed on the experiment's main-set requests (``router``: the settings, timed-query counts among them)."""
+    rows, settings, run = exp.main, exp.router, exp.run
+    df = router_cost_frame([Path(m).parent for m in exp.input.routers], rows, settings, run)
     refused = len(rows) - len(accepted([r["text"] for r in rows], settings.max_chars))
-    write_table(df, out_csv, "Cost of the exported routers (one request at a time, CPU)",
+    write_table(df, exp.output.table, "Cost of the exported routers (one request at a time, CPU)",
                 "load_s: Router.load (the catalog's embeddings are the artifact's: nothing is re-encoded; an "
                 "encoder's model is loaded). p50/p95: one decide() call (rank + gate + band + evidence rules) after "
                 "warm-up; lexical_ms: BM25 alone; encode_ms: every encoder of the router on the request; scores_ms: "

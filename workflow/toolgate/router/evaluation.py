@@ -33,7 +33,7 @@ from ..catalog import action_ids
 from ..config import External
 from ..errors import InputError
 from ..gate.signals import signal_rows
-from ..retrieval.scores import Scores, load_scores
+from ..retrieval.scores import Scores
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
@@ -73,9 +73,10 @@ def label(manifest: dict) -> str:
     return f"{p['name']}: {p['ranker']} + {p['gate'] or 'ladder'}"
 
 
-def card_row(kind, tool, p_in, g: Gold, clusters, resamples: int, seed: int) -> dict:
-    """Routed accuracy, abstention AUC, danger and ask rates of decisions (kind, tool arrays) with their intervals;
-    the AUC is NaN when the requests are all in or all out of catalog."""
+def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> dict:
+    """Routed accuracy, abstention AUC, danger and ask rates of ``decided`` (kind, tool and P(in catalog) arrays)
+    with their intervals; the AUC is NaN when the requests are all in or all out of catalog."""
+    kind, tool, p_in = decided
     kind, tool, y = np.asarray(kind, str), np.asarray(tool, str), g.in_catalog.astype(int)
     clusters = np.asarray(clusters)
     out = {"n": g.n, "n_in": int(y.sum()), "n_out": int(g.n - y.sum())}
@@ -131,21 +132,18 @@ def _accepted(router: Router, text) -> bool:
     return True
 
 
-def within_row(router: Router, inputs, score_paths: dict, study: Study, lexical: str) -> dict:
-    """The chosen candidate's out-of-fold figures on the main set (the selection's own decisions)."""
-    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, study.run.langs)
-    rows = io.main_set(rows)
+def within_row(router: Router, exp) -> dict:
+    """The chosen candidate's out-of-fold figures on the experiment's main set (the selection's own decisions)."""
+    rows, signals, study = exp.main, exp.signal_table, exp.study
     p = router.manifest["pipeline"]
-    scores = {n: load_scores(score_paths[n]) for n in dict.fromkeys([lexical, p["ranker"]])}
-    signals = pd.read_csv(inputs.signals)
-    g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
-    o = outcomes(Candidate(p["ranker"], p["gate"], (), 0.0), scores, rows, g, signals, study, lexical)
+    g, fold = Gold(rows, exp.catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    o = outcomes(exp, Candidate(p["ranker"], p["gate"], (), 0.0), g)
     kind, tool, _ = o.decisions(o.oof(fold, np.ones(len(rows), bool)))
     value = (signal_rows(signals, rows)[p["gate"]].to_numpy() if p["gate"]
-             else scores[lexical].for_rows(rows).matrix.max(1))
+             else exp.scores(exp.provenance["lexical"]).for_rows(rows).matrix.max(1))
     clusters = np.array([r["utterance_id"] for r in rows])
     return {"set": router.manifest["experiment"], "mode": "within (out of fold)", "refused": 0,
-            **card_row(kind, tool, value, g, clusters, study.gate.resamples, study.run.seed)}
+            **card_row((kind, tool, value), g, clusters, study.gate.resamples, study.run.seed)}
 
 
 def external_rows(router: Router, external: External, study: Study, loco=None) -> list[dict]:
@@ -163,7 +161,7 @@ def external_rows(router: Router, external: External, study: Study, loco=None) -
                 continue
             kind, tool, p, refused = out
             recs.append({"set": name, "mode": f"external ({mode})", "refused": refused,
-                         **card_row(kind, tool, p, g, ext.clusters, study.gate.resamples, study.run.seed)})
+                         **card_row((kind, tool, p), g, ext.clusters, study.gate.resamples, study.run.seed)})
             log.info("%s (%s): routed accuracy %.3f over %d requests (%d refused)", name, mode,
                      recs[-1]["accuracy"], len(kind), refused)
         if loco is not None:
@@ -223,7 +221,7 @@ def _candidates(router: Router, rows: list[dict]) -> list | None:
 
 def _card(rows: list[dict], router: Router, decided: tuple, resamples: int) -> dict:
     """:func:`card_row` of ``decided`` (kind, tool, P(in catalog)) on a file's rows, clustered by pair_id."""
-    return card_row(*decided, Gold(rows, router.catalog), [r.get("pair_id") or r["utterance_id"] for r in rows],
+    return card_row(decided, Gold(rows, router.catalog), [r.get("pair_id") or r["utterance_id"] for r in rows],
                     resamples, router.manifest["seed"])
 
 
@@ -305,18 +303,19 @@ def probe_rows(router: Router, files) -> list[dict]:
     return recs
 
 
-def write_router_eval(inputs, score_paths: dict, out_csv, study: Study, lexical: str, external: External | None):
-    """tables/router_eval.csv: the within row, one row per external set (``external``: None when off), one row per
-    probe file (:func:`probe_rows`).
+def write_router_eval(exp):
+    """tables/router_eval.csv (``output.table``): the within row, one row per external set (``external``: None when
+    off), one row per probe file (:func:`probe_rows`).
 
-    ``inputs``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals`` and
-    ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
+    ``input``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``,
+    ``scores``, ``loco`` and ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
+    inputs, study = exp.input, exp.study
     router = Router.load(Path(inputs.router).parent)
-    recs = [within_row(router, inputs, score_paths, study, lexical)]
+    recs = [within_row(router, exp)]
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
-    recs += external_rows(router, external, study, loco) if external is not None else []
+    recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
     recs += probe_rows(router, getattr(inputs, "probes", []))
     table = pd.DataFrame([{"router": label(router.manifest), **r} for r in recs]).reindex(columns=COLUMNS)
-    write_table(table, out_csv, "Router evaluation card: the selected router within the experiment and on "
+    write_table(table, exp.output.table, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)
     return table

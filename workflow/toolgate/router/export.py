@@ -17,17 +17,15 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__, io
 from ..catalog import actions, route_ids
 from ..errors import InputError
 from ..gate.calibration import fit_platt, platt_probability
-from ..gate.models import load_payloads
 from ..gate.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
 from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
-from ..retrieval.scores import load_scores, mode_note, route_step, top_actions
+from ..retrieval.scores import mode_note, route_step, top_actions
 from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
 from ..routing.pipelines import band_decisions, fit_band
 from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
@@ -60,27 +58,28 @@ def in_gap(values: np.ndarray, t: float) -> float:
     return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
 
 
-def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Route, study: Study, lexical: str):
-    """(calibrator and thresholds of ``route`` fitted on ``rows`` (the main set) with their in-sample rates, the
+def fitted_router(exp, route: Route):
+    """(calibrator and thresholds of ``route`` fitted on the experiment's main set with their in-sample rates, the
     decision kind per row)."""
-    g, rt, budget = Gold(rows, catalog), study.routing, study.gate.danger_budget
+    rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
+    g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
     if route.gate is None:
-        lex = scores[lexical]
+        lex = exp.scores(lexical)
         pool = lex.for_rows(rows).matrix
         score, scale = pool.max(1), "pool_score"
         lo, hi = choose(*ladder_setting(lex, rows, g, rt.grid), np.ones(len(rows), bool), budget, 1.0, "accuracy")
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
     else:
-        score, scale = signal_rows(signals, rows)[route.gate].to_numpy(), "probability"
+        score, scale = signal_rows(exp.signal_table, rows)[route.gate].to_numpy(), "probability"
     coef, intercept = fit_platt(score, g.in_catalog.astype(int))
     if route.gate is not None:
         if coef <= 0:
             raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
-        lo, hi = fit_band(scores[route.ranker], scores[lexical], rows, g, prob, rt, budget, route.objective)
-        kind, _ = band_decisions(prob, lo, hi, top_actions(scores[route.ranker], rows)[:, 0],
-                                 route_step(scores[lexical], rows))
+        lo, hi = fit_band(exp.scores(route.ranker), exp.scores(lexical), rows, g, prob, rt, budget, route.objective)
+        kind, _ = band_decisions(prob, lo, hi, top_actions(exp.scores(route.ranker), rows)[:, 0],
+                                 route_step(exp.scores(lexical), rows))
     on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
@@ -89,25 +88,28 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Rou
                                          "ask_rate": float((kind == "ask").mean())}}}, kind
 
 
-def limits(provenance: dict, rows, catalog, ranker_scores, kind: np.ndarray, signals: pd.DataFrame) -> dict:
+def limits(exp, ranker: str, kind: np.ndarray) -> dict:
     """The manifest's ``limits``: max_chars, top_k and, where the provenance names ``tie_margins`` and ``tie_cost``
-    (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds."""
-    lim = provenance["limits"]
+    (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds for ``ranker``'s
+    scores and the band's decisions ``kind``."""
+    lim, rows = exp.provenance["limits"], exp.main
     out = {k: lim[k] for k in ("max_chars", "top_k")}
     if lim.get("tie_margins"):
-        s = ranker_scores.for_rows(rows)
-        decided = (kind, Gold(rows, catalog).outcome == "action", signal_rows(signals, rows)["fold"].to_numpy())
+        s = exp.scores(ranker).for_rows(rows)
+        decided = (kind, Gold(rows, exp.catalog).outcome == "action",
+                   signal_rows(exp.signal_table, rows)["fold"].to_numpy())
         out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, decided, lim["tie_margins"], lim["tie_cost"])
     return out
 
 
-def encoder_parts(route: Route, rankers: dict, study: Study, catalog, every_row, exemplar_rows, run) -> tuple:
+def encoder_parts(exp, route: Route) -> tuple:
     """(manifest ``encoders``, arrays of embeddings.npz): per encoder the ranker or gate reads, the catalog's
-    embeddings and, for an exemplar gate, the exemplar index (the in-catalog requests of ``exemplar_rows``)."""
+    embeddings and, for an exemplar gate, the exemplar index (the in-catalog requests of the main set)."""
+    rankers, study, run, catalog, every_row = exp.rankers, exp.study, exp.run, exp.catalog, exp.rows
     names = [route.ranker] if RankerSpec.of(rankers[route.ranker]).encoder_gate else []
     names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate) if route.gate else [])))
     entries, arrays = {}, {}
-    in_catalog = {r["utterance_id"] for r in exemplar_rows if io.is_in_catalog(r["gold_outcome"])}
+    in_catalog = {r["utterance_id"] for r in exp.main if io.is_in_catalog(r["gold_outcome"])}
     for name in names:
         spec = RankerSpec.of(rankers[name]).entry
         ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache or None)
@@ -142,27 +144,6 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
 
 
 @dataclass(frozen=True)
-class ExperimentData:
-    """What every export of an experiment reads, loaded once: the catalog, every utterance and the main set, the
-    rankers' score matrices, gate/signals.csv and the fitted gates' payloads (gates.json)."""
-    catalog_path: str  # as given: the manifest records it
-    catalog: list
-    every_row: list
-    rows: list
-    scores: dict
-    signals: pd.DataFrame
-    payloads: dict
-
-
-def experiment_data(inputs, score_paths: dict, run) -> ExperimentData:
-    """``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json)."""
-    catalog, every_row = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
-    return ExperimentData(inputs.catalog, catalog, every_row, io.main_set(every_row),
-                          {n: load_scores(p) for n, p in score_paths.items()}, pd.read_csv(inputs.signals),
-                          load_payloads(inputs.gates))
-
-
-@dataclass(frozen=True)
 class Artifact:
     """An exported router before it is written: the manifest, the files' bytes, and the parts a
     :class:`~toolgate.router.runtime.Router` is built of (catalog, BM25 ranker, encoders' arrays)."""
@@ -173,16 +154,17 @@ class Artifact:
     arrays: dict
 
 
-def build_artifact(data: ExperimentData, route: Route, rankers: dict, study: Study, provenance: dict,
-                   selection: dict | None = None) -> Artifact:
-    """The artifact of ``route`` (``provenance``: experiment, config_hash, lexical ranker name, limits (max_chars,
-    top_k); ``selection``: how the route was chosen)."""
-    run, lexical, rows = study.run, provenance["lexical"], data.rows
-    fit, kind = fitted_router(rows, data.catalog, data.scores, data.signals, route, study, lexical)
-    gate = (gate_entry(study.signals, route.gate, data.payloads, lexical, study.gate.top_k) if route.gate else None)
-    encoders, arrays = encoder_parts(route, rankers, study, data.catalog, data.every_row, rows, run)
-    bm25 = fit_ranker(rankers[lexical], data.catalog, run.langs, run.text.ngram, run.text.pad)
-    blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(data.catalog_path).read_bytes(),
+def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact:
+    """The artifact of ``route`` on the experiment ``exp`` (:class:`toolgate.experiment.Experiment`: its
+    ``provenance`` names the experiment, config_hash, lexical ranker and limits (max_chars, top_k); ``selection``:
+    how the route was chosen)."""
+    run, provenance, rankers, study = exp.run, exp.provenance, exp.rankers, exp.study
+    lexical, catalog = provenance["lexical"], exp.catalog
+    fit, kind = fitted_router(exp, route)
+    gate = (gate_entry(study.signals, route.gate, exp.payloads, lexical, study.gate.top_k) if route.gate else None)
+    encoders, arrays = encoder_parts(exp, route)
+    bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad)
+    blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(exp.input.catalog).read_bytes(),
              EMBEDDINGS: npz_bytes(arrays)}
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
@@ -193,23 +175,22 @@ def build_artifact(data: ExperimentData, route: Route, rankers: dict, study: Stu
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         "gate": gate, "encoders": encoders, **fit,
         **({"selection": selection} if selection else {}),
-        "catalog": catalog_entry(data.catalog, blobs["catalog.jsonl"], data.catalog_path),
-        "fitted_candidates": mode_note(rows),  # the tools each request saw when the thresholds were fitted
-        "limits": limits(provenance, rows, data.catalog, data.scores[route.ranker], kind, data.signals),
+        "catalog": catalog_entry(catalog, blobs["catalog.jsonl"], exp.input.catalog),
+        "fitted_candidates": mode_note(exp.main),  # the tools each request saw when the thresholds were fitted
+        "limits": limits(exp, route.ranker, kind),
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
-    return Artifact(manifest, blobs, data.catalog, bm25, arrays)
+    return Artifact(manifest, blobs, catalog, bm25, arrays)
 
 
-def export_router(inputs, score_paths: dict, out_dir, route: Route, rankers: dict, study: Study,
-                  provenance: dict, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
+def export_router(exp, route: Route, out_dir, force: bool = False, selection: dict | None = None) -> tuple[dict, str]:
     """Write ``out_dir``/{router.json, bm25.index, catalog.jsonl, embeddings.npz} (:func:`toolgate.outdir.write_folder`,
     so an existing folder is refused unless ``force``); return the manifest and how the folder was written.
 
-    ``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates`` (gates.json); ``provenance``
-    and ``selection``: :func:`build_artifact`'s.
+    ``exp``: an experiment whose inputs are named ``catalog``, ``utterances``, ``signals`` (signals.csv), ``gates``
+    (gates.json) and ``scores``; ``selection``: :func:`build_artifact`'s.
     """
-    a = build_artifact(experiment_data(inputs, score_paths, study.run), route, rankers, study, provenance, selection)
+    a = build_artifact(exp, route, selection)
     written = write_artifact(out_dir, a.manifest, a.blobs, force)
     log.info("exported %s (%s + %s) to %s", route.name, route.ranker, route.gate or "ladder", out_dir)
     return a.manifest, written

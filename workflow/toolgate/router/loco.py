@@ -21,15 +21,14 @@ import logging
 
 import pandas as pd
 
-from ..config import External
 from ..retrieval.embedding_cache import CachedEncoder
 from ..retrieval.encoders import make_encoder
 from ..retrieval.rankers import encoder_kwargs
-from ..routing.baselines import Gold, Study
+from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
 from .evaluation import card_row, on_set
-from .export import Route, build_artifact, experiment_data
+from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
 from .runtime import Router
 from .select import Candidate, candidates, declared_latency
@@ -57,19 +56,20 @@ class Encoders:
         return self.made[key]
 
 
-def candidate_router(data, c: Candidate, rankers: dict, study: Study, provenance: dict, encoders: Encoders) -> Router:
-    """Candidate ``c`` as an export would ship it, built in memory."""
-    a = build_artifact(data, Route(c.name, c.ranker, c.gate, "accuracy"), rankers, study, provenance)
+def candidate_router(exp, c: Candidate, encoders: Encoders) -> Router:
+    """Candidate ``c`` as an export of the experiment would ship it, built in memory."""
+    a = build_artifact(exp, Route(c.name, c.ranker, c.gate, "accuracy"))
     names = a.manifest["encoders"]
     return Router(a.manifest, a.catalog, a.lexical, {n: encoders(e["spec"]) for n, e in names.items()},
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
 
 
-def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, settings) -> pd.DataFrame:
-    """Every candidate of ``settings`` (RouterSettings; the ladder always) on every set of ``sets`` (name ->
+def loco_frame(exp, sets: dict) -> pd.DataFrame:
+    """Every candidate of the experiment's ``router`` settings (the ladder always) on every set of ``sets`` (name ->
     ExternalSet) in both modes, against the ladder (module docstring)."""
     if not sets:  # nothing held out: no candidate is built
         return pd.DataFrame(columns=COLUMNS)
+    rankers, study, provenance, settings = exp.rankers, exp.study, exp.provenance, exp.router
     cands = candidates(rankers, study, provenance["lexical"], settings, declared_latency(rankers, settings))
     ladder = next((c for c in cands if c.gate is None), Candidate(provenance["lexical"], None, (), 0.0))
     cands = [ladder] + [c for c in cands if c is not ladder]  # the reference first: every row is set against it
@@ -78,7 +78,7 @@ def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, 
     recs, reference = [], {}
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
-        router = candidate_router(data, c, rankers, study, provenance, encoders)
+        router = candidate_router(exp, c, encoders)
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
@@ -88,7 +88,7 @@ def loco_frame(data, sets: dict, rankers: dict, study: Study, provenance: dict, 
                 if out is not None:
                     kind, tool, p, refused = out
                     reference.setdefault((name, mode), (kind, tool))
-                    row |= {"refused": refused, **card_row(kind, tool, p, g, ext.clusters, res, seed),
+                    row |= {"refused": refused, **card_row((kind, tool, p), g, ext.clusters, res, seed),
                             **versus_ladder((kind, tool), reference[(name, mode)], g, res, seed, ext.clusters)}
                 recs.append(row)
     return pd.DataFrame(recs).reindex(columns=COLUMNS)
@@ -107,16 +107,15 @@ def held_out(table: pd.DataFrame) -> dict[str, dict]:
     return out
 
 
-def write_router_loco(inputs, score_paths: dict, out_csv, rankers: dict, study: Study, provenance: dict, settings,
-                      external: External | None) -> pd.DataFrame:
-    """tables/router_loco.csv (``inputs``: an export's; ``external``: None when the external study is off: a
-    table with no rows, and the selection falls back to the experiment's own set)."""
+def write_router_loco(exp) -> pd.DataFrame:
+    """tables/router_loco.csv (``output.table``) of the experiment (inputs an export's; ``external``: the external
+    section, None when the study is off: a table with no rows, and the selection falls back to the own set)."""
     from ..external.adapters import load_all
 
-    sets = load_all(external, study.run.seed) if external is not None else {}
-    data = experiment_data(inputs, score_paths, study.run)
-    table = loco_frame(data, sets, rankers, study, provenance, settings)
-    write_table(table, out_csv, "Leave one catalog out: every router candidate fitted on the experiment, applied to "
+    study, provenance = exp.study, exp.provenance
+    sets = load_all(exp.external, study.run.seed) if exp.external is not None else {}
+    table = loco_frame(exp, sets)
+    write_table(table, exp.output.table, "Leave one catalog out: every router candidate fitted on the experiment, applied to "
                 "each external set", f"Fit set: {provenance['experiment']} (calibrator and thresholds on every request "
                 "of the main set, as an export fits them); test sets: " + (", ".join(sets) or "none (the external "
                 "study is off)") + ". The shipped runtime, evidence rules included, each request over its own "

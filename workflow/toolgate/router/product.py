@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 
-from ..config import Run, result_hash, run, section, utterances_path
 from ..errors import InputError
-from ..gate.signals import registry
-from ..retrieval.rankers import encoder_rankers
+from ..experiment import Experiment, Layout
 from ..retrieval.scores import mode_note
-from ..routing.baselines import Study
 from ..tables import write_table
-from . import LIMITS, SELECTED
+from . import SELECTED
 from .evaluation import loco_path
-from .export import Route, experiment_data, export_router, pipeline_route
+from .export import Route, export_router, pipeline_route
 from .loco import held_out
 from .select import Selection, select
 
@@ -34,17 +30,16 @@ class Regret(InputError):
     """The selected router routes worse than the ladder on the same folds (interval entirely below 0)."""
 
 
-def selection_of(inputs, score_paths: dict, rankers: dict, study: Study, lexical: str, settings):
-    """(Selection, main-set rows); ``inputs``: an export's (:func:`toolgate.router.export.experiment_data`) and,
-    where the external study ran, ``loco`` (tables/router_loco.csv: the held-out catalogs the selection ranks by)."""
-    data = experiment_data(inputs, score_paths, study.run)
-    loco = loco_path(inputs)
-    held = held_out(pd.read_csv(loco)) if loco else None
-    return select(data, rankers, study, lexical, settings, held), data.rows
+def selection_of(exp) -> Selection:
+    """router.select on the experiment (its inputs an export's, :func:`toolgate.router.export.export_router`, and,
+    where the external study ran, ``loco``: tables/router_loco.csv, the held-out catalogs the selection ranks by)."""
+    loco = loco_path(exp.input)
+    return select(exp, held_out(pd.read_csv(loco)) if loco else None)
 
 
-def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows) -> None:
-    """tables/router_selection.csv of ``sel`` (``rows``: the main set it was measured on)."""
+def write_router_selection(sel: Selection, exp, out_csv) -> None:
+    """tables/router_selection.csv of ``sel``, measured on the experiment's main set."""
+    study, settings = exp.study, exp.router
     write_table(sel.table, out_csv, "Router selection: every candidate and the nested selection against the ladder",
                 f"Candidates: bands of router.rankers x router.gates (thresholds for routed accuracy under danger <= "
                 f"{study.gate.danger_budget} and ask rate <= {study.routing.ask_cap}, out of fold over the gate "
@@ -58,7 +53,7 @@ def write_router_selection(sel: Selection, out_csv, study: Study, settings, rows
                 "applied inside each outer fold on the other four alone (inner out-of-fold accuracy), its pick "
                 "deciding the held-out fold (chosen_by_fold); the gates' out-of-fold values are not refit inside the "
                 f"nest. Why: {sel.why}. " + "".join(f"{line[0].upper()}{line[1:]}. " for line in sel.passed_over)
-                + mode_note(rows), study.run.seed)
+                + mode_note(exp.main), study.run.seed)
 
 
 def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
@@ -79,37 +74,20 @@ def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
             "evaluation": "tables/router_eval.csv"}  # the card the router_eval rule writes of this router
 
 
-def export_selected(inputs, score_paths: dict, out_dir, rankers: dict, study: Study, provenance: dict, settings,
-                    table=None, force: bool = False, allow_regret: bool = False):
-    """The selected router (``settings``: RouterSettings) exported, or Regret (see the module docstring); ``table``:
-    where to write tables/router_selection.csv of the same selection."""
-    sel, rows = selection_of(inputs, score_paths, rankers, study, provenance["lexical"], settings)
+def export_selected(exp, out_dir, table=None, force: bool = False, allow_regret: bool = False):
+    """The selected router (the experiment's ``router`` settings) exported, or Regret (see the module docstring);
+    ``table``: where to write tables/router_selection.csv of the same selection."""
+    settings = exp.router
+    sel = selection_of(exp)
     if table is not None:
-        write_router_selection(sel, table, study, settings, rows)
+        write_router_selection(sel, exp, table)
     if sel.chosen is None:
         raise InputError("router.select", sel.why)
     for line in sel.passed_over:  # on the terminal, not only in the log: the user chose the budgets
         CONSOLE.warning("router.select %s", line)
     record = selection_record(sel, settings, allow_regret or settings.allow_regret)
     route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "accuracy")
-    return export_router(inputs, score_paths, out_dir, route, rankers, study, provenance, force, record)
-
-
-def experiment_inputs(cfg: dict, config_path) -> tuple[SimpleNamespace, dict, Study, Run]:
-    """(named inputs, score paths, study) of an experiment whose workflow has run; InputError names what is missing."""
-    res = Path("results") / cfg["experiment"]
-    scores = {n: res / "scores" / f"{n}.npz" for n in cfg["rankers"]}
-    loco = res / "tables" / "router_loco.csv" if cfg["external"]["enabled"] else None  # the held-out catalogs
-    inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg), loco=loco,
-                             signals=res / "gate" / "signals.csv", gates=res / "gate" / "gates.json")
-    missing = [p for p in [*scores.values(), inputs.signals, inputs.gates, loco] if p and not Path(p).exists()]
-    if missing:
-        raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
-                                     f"--configfile {config_path} {missing[0]})")
-    r = run(cfg["seed"], cfg["langs"], cfg["text"], str(res / "cache"))
-    study = Study(r, section("gate", cfg["gate"]), section("routing", cfg["routing"]),
-                  registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])))
-    return inputs, scores, study, r
+    return export_router(exp, route, out_dir, force, record)
 
 
 def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None, force: bool = False,
@@ -122,14 +100,10 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
     if pipeline is not None and pipeline not in cfg["routing"]["pipelines"]:
         raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join(cfg['routing']['pipelines'])})",
                          field="routing.pipelines")
-    inputs, scores, study, _ = experiment_inputs(cfg, config_path)
-    out = Path(out_dir or Path("results") / cfg["experiment"] / "router" / (pipeline or SELECTED))
-    provenance = {"experiment": cfg["experiment"], "config_hash": result_hash(cfg), "lexical": cfg["roles"]["lexical"],
-                  "limits": {k: cfg["router"][k] for k in LIMITS}}
+    exp = Experiment.from_config(cfg, config_path)
+    out = Path(out_dir or Layout(cfg["experiment"]).router(pipeline or SELECTED))
     if pipeline is None:
-        m, written = export_selected(inputs, scores, out, cfg["rankers"], study, provenance,
-                                     section("router", cfg["router"]), None, force, allow_regret)
+        m, written = export_selected(exp, out, None, force, allow_regret)
     else:
-        m, written = export_router(inputs, scores, out, pipeline_route(pipeline, study), cfg["rankers"], study,
-                                   provenance, force)
+        m, written = export_router(exp, pipeline_route(pipeline, exp.study), out, force)
     return out, m, written

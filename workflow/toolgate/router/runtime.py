@@ -184,15 +184,17 @@ class Router:
         out = []
         seen = np.ones(acts.shape, bool) if visible is None else visible[:, self.actions]
         for i, t in enumerate(texts):
-            k, chosen, why = self._checked(t, kind[i], str(tool[i]), acts[i], lex[i, self.actions].max(), route[i], seen[i])
+            band = (kind[i], str(tool[i]), route[i])
+            k, chosen, why = self._checked(t, band, acts[i], lex[i, self.actions].max(), seen[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i] if seen[i, j]]
             out.append(Decision(t, KIND_WORDS[k], (chosen or None) if k in ("action", "ask") else None,
                                 float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
         return out
 
-    def _checked(self, text: str, kind: str, tool: str, acts: np.ndarray, lexical_max: float, route: str, seen):
-        """(kind, tool, reason): the band's decision after the evidence rules (:mod:`.evidence`), in their order;
-        ``seen``: the actions the request sees."""
+    def _checked(self, text: str, band: tuple, acts: np.ndarray, lexical_max: float, seen):
+        """(kind, tool, reason): the band's decision (``band``: its kind and tool, and the route step's choice) after
+        the evidence rules (:mod:`.evidence`), in their order; ``seen``: the actions the request sees."""
+        kind, tool, route = band
         if not seen.any():
             return route, "", "no_candidates"
         if not self.evidence.has_evidence(text, lexical_max):

@@ -148,12 +148,14 @@ class Outcomes:
         return kind.astype(str), tool.astype(str), rows
 
 
-def outcomes(c: Candidate, scores: dict, rows, g: Gold, signals: pd.DataFrame, study: Study, lexical: str) -> Outcomes:
+def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
+    """Candidate ``c``'s decisions on the experiment's main set (``g``: its gold) under each threshold pair."""
+    study, rows, lexical = exp.study, exp.main, exp.provenance["lexical"]
     budget = study.gate.danger_budget
     if c.gate is None:
-        return Outcomes(*ladder_setting(scores[lexical], rows, g, study.routing.grid), 1.0, budget)
-    value = signal_rows(signals, rows)[c.gate].to_numpy()
-    evaluate, cands, _, _ = band_setting(scores[c.ranker], scores[lexical], rows, g, value, study.routing)
+        return Outcomes(*ladder_setting(exp.scores(lexical), rows, g, study.routing.grid), 1.0, budget)
+    value = signal_rows(exp.signal_table, rows)[c.gate].to_numpy()
+    evaluate, cands, _, _ = band_setting(exp.scores(c.ranker), exp.scores(lexical), rows, g, value, study.routing)
     return Outcomes(evaluate, cands, study.routing.ask_cap, budget)
 
 
@@ -191,19 +193,20 @@ class Selection:
     passed_over: list[str]  # one sentence per more accurate candidate that was not chosen, and why
 
 
-def select(data, rankers: dict, study: Study, lexical: str, settings, held: dict | None = None) -> Selection:
-    """Every candidate out of fold, the selection nested (module docstring), each against the ladder. ``data``: the
-    experiment's (:func:`toolgate.router.export.experiment_data`); ``held``: each candidate's held-out catalogs
-    (:func:`toolgate.router.loco.held_out`; None or empty: the experiment's own set alone decides)."""
-    rows, catalog, scores, signals = data.rows, data.catalog, data.scores, data.signals
-    held = held or None
+def select(exp, held: dict | None = None) -> Selection:
+    """Every candidate out of fold on the experiment's main set, the selection nested (module docstring), each
+    against the ladder. ``exp``: the experiment (:class:`toolgate.experiment.Experiment`: its ``router`` settings);
+    ``held``: each candidate's held-out catalogs (:func:`toolgate.router.loco.held_out`; None or empty: the
+    experiment's own set alone decides)."""
+    rows, catalog, signals, study, settings = exp.main, exp.catalog, exp.signal_table, exp.study, exp.router
+    rankers, lexical, held = exp.rankers, exp.provenance["lexical"], held or None
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
     cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
     res, clusters = study.gate.resamples, np.array([r["utterance_id"] for r in rows])
-    ladder = study_ladder(scores[lexical], rows, g, signals, study)[:2]
+    ladder = study_ladder(exp.scores(lexical), rows, g, signals, study)[:2]
     every, outs, plain, recs = np.ones(len(rows), bool), {}, {}, []
     for c in cands:
-        outs[c.name] = outcomes(c, scores, rows, g, signals, study, lexical)
+        outs[c.name] = outcomes(exp, c, g)
         plain[c.name] = outs[c.name].oof(fold, every)
     rate = {n: rates(o, plain[n], every) for n, o in outs.items()}
     chosen = _best(cands, rate, settings, study, held)
