@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.bootstrap import write_bootstrap
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p = typed(snakemake.params)
-    write_bootstrap(snakemake.input.signals, snakemake.output.table, p.roles, p.gate, p.run.seed)
+    write_bootstrap(Experiment.from_snakemake(snakemake))

@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.reliability import write_calibration
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, o = typed(snakemake.params), snakemake.output
-    write_calibration(snakemake.input.signals, o, p.signals, p.gate.calibration_bins, p.run.seed)
+    write_calibration(Experiment.from_snakemake(snakemake))

@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.subtype import write_gate_by_subtype
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i = typed(snakemake.params), snakemake.input
-    write_gate_by_subtype(i.catalog, i.utterances, i.signals, snakemake.output.table, p.signals, p.gate, p.run)
+    write_gate_by_subtype(Experiment.from_snakemake(snakemake))

@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.comparison import write_gate_comparison
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_gate_comparison(i.catalog, i.utterances, i.lexical, i.signals, o.table, p.signals, p.gate, p.run)
+    write_gate_comparison(Experiment.from_snakemake(snakemake))

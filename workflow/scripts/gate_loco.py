@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.loco import write_gate_loco
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p = typed(snakemake.params)
-    write_gate_loco(snakemake.input, snakemake.output.table, p.signals, p.own, p.gate, p.run)
+    write_gate_loco(Experiment.from_snakemake(snakemake))

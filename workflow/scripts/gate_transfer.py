@@ -1,7 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.transfer import write_gate_transfer
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    external = i.external[0] if i.external else None
-    write_gate_transfer(i.signals, external, o.table, p.signals, p.experiment, p.gate, p.run)
+    write_gate_transfer(Experiment.from_snakemake(snakemake))

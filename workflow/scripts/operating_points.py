@@ -1,7 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.gate.operating import write_operating_points
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_operating_points(i.catalog, i.utterances, i.lexical, i.signals, o, p.signals,
-                           p.gate.danger_budget, p.run)
+    write_operating_points(Experiment.from_snakemake(snakemake))

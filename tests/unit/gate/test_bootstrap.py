@@ -1,10 +1,20 @@
 """Cluster bootstrap: paired weights, reproducible intervals, the mismatch slice."""
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from toolgate.config import section
-from toolgate.gate.bootstrap import NO_SLICE, auc_measures, bootstrap_frame, paired_differences, write_bootstrap
+from toolgate.experiment import Experiment
+from toolgate.gate.bootstrap import (
+    NO_SLICE,
+    Resamples,
+    auc_measures,
+    bootstrap_frame,
+    paired_differences,
+    write_bootstrap,
+)
 from toolgate.metrics import weighted_fpr_at_tpr
 from toolgate.stats import cluster_weights, percentile_interval, resampled_means
 
@@ -29,10 +39,10 @@ def test_bootstrap_interval_contains_point_and_is_deterministic():
     n = 200
     y = np.r_[np.ones(100), np.zeros(100)].astype(int)
     sig = pd.DataFrame({"good": y + rng.normal(0, 1, n), "bad": rng.normal(0, 1, n)})
-    df = paired_differences(sig, y, np.arange(n), [("good", "bad")], 2000, seed=1)
+    df = paired_differences(sig, y, np.arange(n), [("good", "bad")], Resamples(2000, seed=1))
     r = df.iloc[0]
     assert r["ci_low"] < r["difference"] < r["ci_high"] and r["excludes_zero"]
-    again = paired_differences(sig, y, np.arange(n), [("good", "bad")], 2000, seed=1)
+    again = paired_differences(sig, y, np.arange(n), [("good", "bad")], Resamples(2000, seed=1))
     pd.testing.assert_frame_equal(df, again)
 
 
@@ -40,9 +50,9 @@ def test_auc_measures_share_the_resamples_of_paired_differences():
     rng = np.random.default_rng(2)
     y = np.r_[np.ones(30), np.zeros(30)].astype(int)
     sig = pd.DataFrame({"a": y + rng.normal(0, 1, 60), "b": rng.normal(0, 1, 60)})
-    rows = pd.DataFrame(auc_measures(sig, y, np.arange(60) // 2, ["a", "b"], [("a", "b")], 200, seed=4))
+    rows = pd.DataFrame(auc_measures(sig, y, np.arange(60) // 2, ["a", "b"], [("a", "b")], Resamples(200, seed=4)))
     assert list(rows["measure"]) == ["auc", "auc", "auc difference"] and rows["name"].iloc[2] == "a - b"
-    diff = paired_differences(sig, y, np.arange(60) // 2, [("a", "b")], 200, seed=4).iloc[0]
+    diff = paired_differences(sig, y, np.arange(60) // 2, [("a", "b")], Resamples(200, seed=4)).iloc[0]
     assert rows.iloc[2][["value", "ci_low", "ci_high"]].tolist() == diff[["difference", "ci_low", "ci_high"]].tolist()
     assert rows["value"].iloc[0] == diff["auc_a"] and rows["ci_low"].iloc[0] < diff["auc_a"] < rows["ci_high"].iloc[0]
 
@@ -68,8 +78,11 @@ def _signals(slices):
                                            (["in", "in", "out", "out"] * 5, "all in vs out (no mismatch slice)")])
 def test_bootstrap_title_names_the_slice_of_its_rows(tmp_path, slices, title):
     _signals(slices).to_csv(tmp_path / "signals.csv", index=False)
-    df = write_bootstrap(tmp_path / "signals.csv", tmp_path / "bootstrap.csv", section("roles"),
-                         section("gate", {"resamples": 20}), seed=0)
+    exp = Experiment(SimpleNamespace(roles=section("roles"), gate=section("gate", {"resamples": 20}),
+                                     run=SimpleNamespace(seed=0)),
+                     input=SimpleNamespace(signals=tmp_path / "signals.csv"),
+                     output=SimpleNamespace(table=tmp_path / "bootstrap.csv"))
+    df = write_bootstrap(exp)
     heading = (tmp_path / "bootstrap.md").read_text(encoding="utf-8").splitlines()[0]
     assert heading == f"# Cluster bootstrap: paired AUC differences, {title}"
     assert set(df["slice"]) == {"mismatch" if "mismatch" in slices else NO_SLICE}
@@ -79,5 +92,5 @@ def test_paired_differences_takes_any_measure():
     rng = np.random.default_rng(0)
     y = np.r_[np.ones(30), np.zeros(30)].astype(int)
     sig = pd.DataFrame({"good": y + rng.normal(0, 0.5, 60), "bad": rng.normal(0, 1, 60)})
-    df = paired_differences(sig, y, np.arange(60), [("good", "bad")], 200, 0, metric=("fpr", weighted_fpr_at_tpr))
+    df = paired_differences(sig, y, np.arange(60), [("good", "bad")], Resamples(200, 0), metric=("fpr", weighted_fpr_at_tpr))
     assert {"fpr_a", "fpr_b"} <= set(df.columns) and df["difference"].iloc[0] < 0

@@ -1,11 +1,13 @@
 """Every gate on this set and on external sets, within and transferred."""
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from toolgate.config import section
+from toolgate.experiment import Experiment
 from toolgate.gate.signals import compared_gates, registry
-from toolgate.gate.transfer import closing_sentences, transfer_frame
+from toolgate.gate.transfer import closing_sentences, transfer_frame, write_gate_transfer
 from toolgate.report.plots import gate_transfer_figure
 
 
@@ -35,6 +37,25 @@ def test_transfer_table_own_set_then_external_within_before_transfer():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["within", "raw", "transfer"]
     alone = gate_transfer_figure(own, reg)  # no external study: no transfer in the legend
     assert [t.get_text() for t in alone.legends[0].get_texts()] == ["within", "raw"]
+
+
+def test_the_rule_entry_reads_its_experiment(tmp_path):
+    """Without an external study (an empty ``external`` input) the table is the own set's, named after the
+    experiment."""
+    reg = registry("bm25", ["e5"])
+    rng = np.random.default_rng(1)
+    signals = pd.DataFrame({"utterance_id": [f"u{i}" for i in range(40)], "pair_id": [f"p{i // 2}" for i in range(40)],
+                            "slice": ["match", "out"] * 20, "in_catalog": [1, 0] * 20,
+                            **{g: rng.normal(size=40) for g in compared_gates(reg)}})
+    signals.to_csv(tmp_path / "signals.csv", index=False)
+    gate = section("gate", {"resamples": 30})
+    exp = Experiment(SimpleNamespace(signals=reg, experiment="mine", gate=gate, run=SimpleNamespace(seed=0)),
+                     input=SimpleNamespace(signals=tmp_path / "signals.csv", external=[]),
+                     output=SimpleNamespace(table=tmp_path / "gate_transfer.csv"))
+    table = write_gate_transfer(exp)
+    pd.testing.assert_frame_equal(table, transfer_frame(pd.read_csv(tmp_path / "signals.csv"), None, reg, "mine",
+                                                        gate, 0))
+    assert "within only" in (tmp_path / "gate_transfer.md").read_text(encoding="utf-8")
 
 
 def test_closing_sentences_quote_the_table():

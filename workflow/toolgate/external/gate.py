@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Gate, Run
-from ..gate.bootstrap import NO_SLICE, paired_differences
+from ..gate.bootstrap import NO_SLICE, Resamples, paired_differences
 from ..gate.inputs import query_lengths, raw_signals
 from ..gate.loco import catalog_scale
 from ..gate.models import fit_signals, load_payloads, payload_scores
@@ -127,7 +127,7 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
             recs.append(_auc_row(dataset, column, m, df[column].to_numpy(), y, w))
         pairs = [(a, b) for a, b in differences if a in df and b in df]
         if pairs:
-            d = paired_differences(df, y, np.array(ext.clusters), pairs, gate.resamples, run.seed, LEVEL)
+            d = paired_differences(df, y, np.array(ext.clusters), pairs, Resamples(gate.resamples, run.seed, LEVEL))
             diffs.append(d.assign(dataset=dataset, cluster_unit="cluster", slice=NO_SLICE, resamples=gate.resamples))
     diff = pd.concat(diffs, ignore_index=True)[DIFF_COLUMNS] if diffs else pd.DataFrame(columns=DIFF_COLUMNS)
     signals = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["dataset"])

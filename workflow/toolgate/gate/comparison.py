@@ -21,12 +21,11 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..config import Gate, Run
 from ..metrics import weighted_auc, weighted_fpr_at_tpr
 from ..retrieval.scores import Scores, load_scores, route_step, top_actions
 from ..tables import write_table
-from .bootstrap import paired_differences
+from .bootstrap import Resamples, paired_differences
 from .operating import best_coverage, outcomes, weighted_sweep
 from .signals import Signal, compared_gates, of_kind, signal_rows
 from .study import study_masks
@@ -94,23 +93,25 @@ def comparison_frame(rows, lexical: Scores, signals: pd.DataFrame, reg: dict[str
                 values = {e: fn(sub[e].to_numpy(), y[m], np.ones(int(m.sum()))) for e in encoders}
                 best = sorted(encoders, key=lambda e: -values[e] if higher else values[e])[0]  # ties: the first
                 diffs = [(g, "g3") for g in gates if g != "g3"] + [(g, best) for g in gates if g != best]
-                diff = paired_differences(sub, y[m], clusters, diffs, gate.resamples, run.seed, metric=(name, fn))
+                diff = paired_differences(sub, y[m], clusters, diffs, Resamples(gate.resamples, run.seed),
+                                          metric=(name, fn))
                 head = {"cluster_unit": unit, "slice": sl, "measure": measure, "n_in": int(y[m].sum()),
                         "n_out": int((y[m] == 0).sum())}
                 recs += [head | r for r in _rows(diff, name, gates, "g3", best, higher)]
     return pd.DataFrame(recs)
 
 
-def write_gate_comparison(catalog_path, utterances_path, lexical_path, signals_csv, out_csv,
-                          reg: dict[str, Signal], gate: Gate, run: Run) -> pd.DataFrame:
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    table = comparison_frame(rows, load_scores(lexical_path), pd.read_csv(signals_csv), reg, gate, run)
-    write_table(table, out_csv, "Gate study v2: each gate against G3 and the best single encoder",
+def write_gate_comparison(exp) -> pd.DataFrame:
+    """tables/gate_comparison.csv over the experiment's utterances, with the ``lexical`` input's scores."""
+    gate = exp.gate
+    table = comparison_frame(exp.rows, load_scores(exp.input.lexical), pd.read_csv(exp.input.signals), exp.signals,
+                             gate, exp.run)
+    write_table(table, exp.output.table, "Gate study v2: each gate against G3 and the best single encoder",
                 "Slices as in gate_auc.csv (fitted gates out of fold; mismatch_hard predicted only). auroc: AUC in vs "
                 "out; fpr_at_95tpr: share of out items admitted at the highest threshold admitting 95% of in-catalog "
                 f"items (lower is better); best_coverage: highest local coverage with danger <= {gate.danger_budget} "
                 "over the slice's items. minus_*: gate minus G3 / minus the best encoder gate on the same measure "
                 "(chosen per unit, slice and measure by its point value), with 95% percentile intervals over "
                 f"{gate.resamples} paired cluster-bootstrap resamples; *_verdict: better / worse when the interval "
-                "excludes 0 on that side (the measure's direction), within when it contains 0.", run.seed)
+                "excludes 0 on that side (the measure's direction), within when it contains 0.", exp.seed)
     return table

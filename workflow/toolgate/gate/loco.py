@@ -31,7 +31,7 @@ import pandas as pd
 
 from .. import io
 from ..catalog import actions
-from ..config import Gate, Run
+from ..config import Gate
 from ..retrieval.rankers import fit_ranker
 from ..stats import auc_interval, cluster_weights, folds
 from ..tables import write_table
@@ -149,18 +149,20 @@ def loco_frame(sets: dict[str, LabelledSet], reg: dict[str, Signal], gate: Gate,
     return pd.DataFrame(recs, columns=COLUMNS)
 
 
-def write_gate_loco(inputs, out_csv, reg: dict[str, Signal], own: dict, gate: Gate, run: Run) -> pd.DataFrame:
-    """tables/gate_loco.csv. ``inputs``: named ``signals`` (gate/signals.csv), ``catalog`` (the experiment's, for its
-    scale) and ``external`` (a list: external/gate_signals.csv, or empty when the external study is off and the
-    table holds the own set's rows alone); ``own``: the experiment's ``name`` and its ``lexical`` ranker's entry."""
+def write_gate_loco(exp) -> pd.DataFrame:
+    """tables/gate_loco.csv. The rule's inputs: ``signals`` (gate/signals.csv), ``catalog`` (the experiment's, for
+    its scale) and ``external`` (a list: external/gate_signals.csv, or empty when the external study is off and the
+    table holds the own set's rows alone); ``exp.own``: the experiment's ``name`` and its ``lexical`` ranker's
+    entry."""
+    inputs, gate, run, own = exp.input, exp.gate, exp.run, exp.own
     set_name = own["name"]
     scale = catalog_scale(io.load_catalog(inputs.catalog, run.langs), own["lexical"], run.langs, run.text)
     own = own_set(pd.read_csv(inputs.signals), gate)
     sets = {set_name: LabelledSet(own.frame.assign(**{SCALE: scale}), own.y, own.clusters)}
     external_csv = inputs.external[0] if inputs.external else None
     sets |= external_sets(pd.read_csv(external_csv)) if external_csv else {}
-    table = loco_frame(sets, reg, gate, run.seed)
-    write_table(table, out_csv, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
+    table = loco_frame(sets, exp.signals, gate, run.seed)
+    write_table(table, exp.output.table, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
                 f"Sets: {', '.join(sets)}. within: a fitted gate out of fold on the test set; raw: a signal that fits "
                 "nothing; transfer: fitted on all of fit_set, applied unchanged (standardisation and coefficients); "
                 "pooled: fitted on the other sets together. bfcl_2plus is a subset of bfcl: neither is fitted on to "

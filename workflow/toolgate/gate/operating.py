@@ -16,10 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Run
 from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from ..tables import write_table
-from .signals import Signal, signal_rows, studied_gates
+from .signals import signal_rows, studied_gates
 
 
 def outcomes(rows, top1, route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,18 +105,16 @@ def operating_frames(rows, lexical: Scores, signals: pd.DataFrame, gates: list[s
     return table, curves[["gate", "threshold", "danger_rate", "coverage", "admitted"]]
 
 
-def write_operating_points(catalog_path, utterances_path, lexical_path, signals_csv, outputs, reg: dict[str, Signal],
-                           budget: float, run: Run):
-    """``outputs``: the rule's named outputs ``table`` (operating points) and ``curves`` (sweeps); every studied gate
-    of ``reg``."""
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    lexical = load_scores(lexical_path)
-    table, curves = operating_frames(rows, lexical, pd.read_csv(signals_csv), studied_gates(reg), budget)
+def write_operating_points(exp):
+    """The rule's named outputs ``table`` (operating points) and ``curves`` (sweeps) of every studied gate, at the
+    gate's danger budget, with the ``lexical`` input's scores."""
+    rows, budget, seed, outputs = exp.main, exp.gate.danger_budget, exp.seed, exp.output  # main: no mismatch_hard
+    lexical = load_scores(exp.input.lexical)
+    table, curves = operating_frames(rows, lexical, pd.read_csv(exp.input.signals), studied_gates(exp.signals), budget)
     note = (f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
             f"danger rate at which G3's best coverage exceeds this gate's (empty: never). {mode_note(rows)} "
             + route_note(lexical))
-    write_table(table, outputs.table, "Operating points of each gate (paper Figure 2)", note.rstrip(), run.seed,
+    write_table(table, outputs.table, "Operating points of each gate (paper Figure 2)", note.rstrip(), seed,
                 paper=("operating.",))
-    write_table(curves, outputs.curves, "Operating-point sweep (data of figure 2)", "", run.seed)
+    write_table(curves, outputs.curves, "Operating-point sweep (data of figure 2)", "", seed)
     return table

@@ -21,9 +21,9 @@ from ..catalog import actions
 from ..config import Gate, Run
 from ..data.card import gold_text, jaccard_frame
 from ..retrieval import text
-from ..retrieval.scores import gold_ranks, load_scores, mode_note
+from ..retrieval.scores import gold_ranks, mode_note
 from ..tables import write_table
-from .bootstrap import auc_measures, difference_label
+from .bootstrap import Resamples, auc_measures, difference_label
 from .signals import Signal, of_kind
 
 LEVEL = 0.95
@@ -45,9 +45,13 @@ def in_catalog_bins(rows, catalog, ngram: int) -> tuple[list[dict], np.ndarray, 
     return inrows, *overlap_bins(jac.loc[[r["utterance_id"] for r in inrows]].to_numpy())
 
 
-def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[str, Signal], gate: Gate, run: Run):
-    """The long table: one row per (bin, measure, name)."""
-    inrows, bins, edges = in_catalog_bins(rows, catalog, run.text.ngram)
+def overlap_frame(exp):
+    """The long table: one row per (bin, measure, name), from the experiment's catalog, utterances, gate signals
+    (the rule's ``signals`` input) and every ranker's scores."""
+    gate, run, reg = exp.gate, exp.run, exp.signals
+    signals = pd.read_csv(exp.input.signals)
+    scores = {n: exp.scores(n) for n in exp.score_paths}
+    inrows, bins, edges = in_catalog_bins(exp.rows, exp.catalog, run.text.ngram)
     sig = signals.set_index("utterance_id")
     out_ids = signals.loc[signals["slice"] == "out", "utterance_id"].to_numpy()
     gates = [n for n in reg if n not in ("g3_no_length", "length_fitted")]
@@ -61,7 +65,7 @@ def overlap_frame(rows, catalog, signals: pd.DataFrame, scores: dict, reg: dict[
         head = {"bin": f"Q{b + 1}", "jaccard_low": edges[b], "jaccard_high": edges[b + 1], "n_in": len(members),
                 "n_out": len(out_ids)}
         recs += [{**head, **m} for m in auc_measures(sub, y, sub["utterance_id"].to_numpy(), gates, diffs,
-                                                      gate.resamples, run.seed, LEVEL)]
+                                                      Resamples(gate.resamples, run.seed, LEVEL))]
         for ranker, s in scores.items():
             ranks = gold_ranks(s, members)
             recs.append({**head, "measure": "top1", "name": ranker, "value": float((ranks == 1).mean()),
@@ -83,18 +87,16 @@ def separation_sentence(table: pd.DataFrame) -> str:
     return "Encoder gates separate from G3 with an interval above 0 at: " + "; ".join(parts) + "."
 
 
-def write_gate_by_overlap(catalog_path, utterances_path, signals_csv, score_paths: dict, out_csv, reg: dict[str, Signal],
-                          gate: Gate, run: Run):
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    table = overlap_frame(rows, catalog, pd.read_csv(signals_csv), {n: load_scores(p) for n, p in score_paths.items()},
-                          reg, gate, run)
-    write_table(table, out_csv, "Gates and rankers by overlap with the gold text",
+def write_gate_by_overlap(exp):
+    gate, run = exp.gate, exp.run
+    table = overlap_frame(exp)
+    write_table(table, exp.output.table, "Gates and rankers by overlap with the gold text",
                 "In-catalog items (match, mismatch, mismatch_hard, ask) binned at the quartiles of their character "
                 f"{run.text.ngram}-gram Jaccard with the gold action's name + description (edges: jaccard_low, "
                 "jaccard_high; tied edges merge bins); each bin's items against every out-of-catalog item. "
                 f"auc: each gate; auc difference: encoder gate minus G3, paired; {gate.resamples} utterance-cluster "
                 f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the catalog's actions. "
-                + separation_sentence(table) + " " + mode_note(rows), run.seed)
+                + separation_sentence(table) + " " + mode_note(exp.rows), run.seed)
     return table
 
 
@@ -133,8 +135,8 @@ def overlap_map_frame(rows, catalog, signals: pd.DataFrame, reg: dict[str, Signa
                 continue
             sub = sig.loc[ids].reset_index()
             recs += [{**head, **m, "note": ""} for m in auc_measures(
-                sub, sub["in_catalog"].to_numpy(), sub["utterance_id"].to_numpy(), names, diffs, gate.resamples,
-                run.seed, LEVEL)]
+                sub, sub["in_catalog"].to_numpy(), sub["utterance_id"].to_numpy(), names, diffs,
+                Resamples(gate.resamples, run.seed, LEVEL))]
     return pd.DataFrame(recs)
 
 
@@ -171,11 +173,10 @@ def map_paragraph(table: pd.DataFrame) -> str:
         ". In the other cells the interval contains 0."
 
 
-def write_gate_overlap_map(catalog_path, utterances_path, signals_csv, out_csv, reg: dict[str, Signal], gate: Gate,
-                           run: Run):
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    table = overlap_map_frame(rows, catalog, pd.read_csv(signals_csv), reg, gate, run)
-    write_table(table, out_csv, "Gates on the overlap map: in-catalog overlap bin x out-of-catalog overlap bin",
+def write_gate_overlap_map(exp):
+    gate, run, rows = exp.gate, exp.run, exp.rows
+    table = overlap_map_frame(rows, exp.catalog, pd.read_csv(exp.input.signals), exp.signals, gate, run)
+    write_table(table, exp.output.table, "Gates on the overlap map: in-catalog overlap bin x out-of-catalog overlap bin",
                 f"Rows: in-catalog items (all slices) binned at the quartiles of their character {run.text.ngram}-gram "
                 "Jaccard with the gold action's name + description; columns: out-of-catalog items binned at the "
                 "quartiles of their highest Jaccard with any action's name + description (the actions each request "

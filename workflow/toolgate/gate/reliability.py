@@ -31,9 +31,11 @@ def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):
     return pd.DataFrame(recs), pd.DataFrame(curves)
 
 
-def write_calibration(signals_csv, outputs, reg: dict[str, Signal], bins: int, seed: int):
-    """``outputs``: the rule's named outputs ``table`` and ``curves`` (reliability curves); every studied gate of ``reg``."""
-    signals = pd.read_csv(signals_csv)
+def write_calibration(exp):
+    """The rule's named outputs ``table`` and ``curves`` (reliability curves) of every studied gate, from its
+    ``signals`` input, over ``gate.calibration_bins`` bins."""
+    reg, bins, seed, outputs = exp.signals, exp.gate.calibration_bins, exp.seed, exp.output
+    signals = pd.read_csv(exp.input.signals)
     signals = signals[signals["slice"] != "mismatch_hard"]  # the main set only
     table, curves = calibration_frames(signals, [reg[g] for g in studied_gates(reg)], bins)
     write_table(table, outputs.table, "Calibration of the gates (out of fold)",

@@ -34,10 +34,10 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Gate, Roles, Run
+from ..config import Gate, Run
 from ..metrics import auc
 from ..retrieval.rankers import query_embeddings
-from ..retrieval.scores import Scores, load_scores, mode_note
+from ..retrieval.scores import Scores, mode_note
 from ..stats import main_folds
 from ..tables import write_table
 from .inputs import query_lengths, raw_signals
@@ -137,15 +137,14 @@ class GateStudy:
         return pd.DataFrame(recs)
 
 
-def load_study(catalog_path, utterances_path, score_paths: dict, specs: dict, roles: Roles, gate: Gate,
-               run: Run) -> GateStudy:
-    """``score_paths``: the lexical ranker's and every encoder's score matrix, by ranker name; ``specs``: each
-    encoder's ``rankers:`` entry, whose request embeddings are read from the cache the scores rule filled."""
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    encoders = {n: load_scores(p) for n, p in score_paths.items() if n != roles.lexical}
+def load_study(exp) -> GateStudy:
+    """The study of the experiment's utterances: its rankers are the lexical one and every encoder, whose ``specs``
+    (their ``rankers:`` entries) say where the scores rule cached their request embeddings."""
+    rows, run, lexical = exp.rows, exp.run, exp.roles.lexical
+    encoders = {n: exp.scores(n) for n in exp.score_paths if n != lexical}
     texts = [r["text"] for r in rows]  # the scores rule's order, so its cached embeddings are found
-    embeddings = {n: query_embeddings(specs[n], texts, run) for n in encoders}
-    return GateStudy(rows, (roles.lexical, load_scores(score_paths[roles.lexical])), encoders, embeddings, gate, run)
+    embeddings = {n: query_embeddings(exp.specs[n], texts, run) for n in encoders}
+    return GateStudy(rows, (lexical, exp.scores(lexical)), encoders, embeddings, exp.gate, run)
 
 
 def write_signals(study: GateStudy, path) -> None:
@@ -163,16 +162,19 @@ def _fold_ids(study: GateStudy) -> np.ndarray:
     return out
 
 
-def write_gate_auc(study: GateStudy, out_csv, payload_path, gates_path) -> pd.DataFrame:
-    """gate_auc.csv, G3's payload (g3.json) and every fitted gate's payload (gates.json, what transfer applies)."""
+def write_gate_auc(exp) -> pd.DataFrame:
+    """The rule's outputs: the per-utterance ``signals``, gate_auc.csv (``table``), G3's ``payload`` (g3.json) and
+    every fitted gate's payload (``gates``: gates.json, what transfer applies)."""
+    study, out = load_study(exp), exp.output
+    write_signals(study, out.signals)
     df = study.auc_frame()
-    io.write_atomic(payload_path, study.payload + "\n")
-    io.write_atomic(gates_path, json.dumps(study.payloads, indent=1) + "\n")
+    io.write_atomic(out.payload, study.payload + "\n")
+    io.write_atomic(out.gates, json.dumps(study.payloads, indent=1) + "\n")
     n_bytes = len(study.payload.encode())
     g3 = df["signal"] == "g3"
     df.loc[g3, "parameters"] = len(FEATURES) + 1
     df.loc[g3, "payload_bytes"] = n_bytes
-    write_table(df, out_csv, "Gate AUC: in-catalog vs out (paper Table 4)",
+    write_table(df, out.table, "Gate AUC: in-catalog vs out (paper Table 4)",
                 "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
                 "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
                 "length within each language, since length separates the slices partly by construction. "

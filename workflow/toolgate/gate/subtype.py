@@ -16,9 +16,9 @@ import logging
 import pandas as pd
 
 from .. import io
-from ..config import Gate, Run
+from ..config import Gate
 from ..tables import write_table
-from .bootstrap import NO_SLICE, auc_measures, difference_label, slice_title
+from .bootstrap import NO_SLICE, Resamples, auc_measures, difference_label, slice_title
 from .signals import Signal, of_kind
 
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
@@ -56,8 +56,8 @@ def subtype_frame(signals: pd.DataFrame, subtype: dict[str, str], reg: dict[str,
                 head = {"cluster_unit": unit, "in_slice": label, "out_subtype": st, "n_in": int(y.sum()),
                         "n_out": int((y == 0).sum())}
                 clusters = sub["utterance_id" if unit == "utterance" else "pair_id"].to_numpy()
-                recs += [{**head, **m} for m in auc_measures(sub, y, clusters, list(reg), diffs, gate.resamples,
-                                                              seed, LEVEL)]
+                recs += [{**head, **m} for m in auc_measures(sub, y, clusters, list(reg), diffs,
+                                                              Resamples(gate.resamples, seed, LEVEL))]
     return pd.DataFrame(recs)
 
 
@@ -90,16 +90,15 @@ def deciding_subtype_sentence(table: pd.DataFrame, unit: str = "utterance") -> s
             f"lowest interval: {detail}.")
 
 
-def write_gate_by_subtype(catalog_path, utterances_path, signals_csv, out_csv, reg: dict[str, Signal], gate: Gate,
-                          run: Run):
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    table = subtype_frame(pd.read_csv(signals_csv), {r["utterance_id"]: r["subtype"] for r in rows}, reg, gate,
-                          run.seed)
+def write_gate_by_subtype(exp):
+    gate = exp.gate
+    table = subtype_frame(pd.read_csv(exp.input.signals), {r["utterance_id"]: r["subtype"] for r in exp.rows},
+                          exp.signals, gate, exp.seed)
     diff = difference_label("<encoder gate>", "g3")
-    write_table(table, out_csv, "Gates by out-of-catalog subtype: each in-catalog slice vs each out subtype",
+    write_table(table, exp.output.table, "Gates by out-of-catalog subtype: each in-catalog slice vs each out subtype",
                 "Each in-catalog slice (in_slice; every in-catalog item, labelled as such, where the set has no "
                 "mismatch slice) against the out-of-catalog items of one subtype (out_subtype, as the data declares "
                 f"it). auc: every gate signal, as in gate_auc.csv; auc difference ({diff}): paired. {gate.resamples} "
                 f"cluster-bootstrap resamples per cluster_unit, {LEVEL:.0%} percentile intervals. "
-                + deciding_subtype_sentence(table, gate.cluster_units[0]), run.seed)
+                + deciding_subtype_sentence(table, gate.cluster_units[0]), exp.seed)
     return table

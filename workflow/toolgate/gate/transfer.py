@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..config import Gate, Run
+from ..config import Gate
 from ..stats import auc_interval, cluster_weights
 from ..tables import write_table
 from .signals import Signal, compared_gates, of_kind
@@ -52,20 +52,21 @@ def transfer_frame(signals: pd.DataFrame, external_gate: pd.DataFrame | None, re
     return pd.concat(parts, ignore_index=True)
 
 
-def write_gate_transfer(signals_csv, external_csv, out_csv, reg: dict[str, Signal], set_name: str, gate: Gate,
-                        run: Run) -> pd.DataFrame:
-    """``external_csv``: external_gate.csv, or None when the experiment runs no external study."""
-    external = pd.read_csv(external_csv) if external_csv else None
-    table = transfer_frame(pd.read_csv(signals_csv), external, reg, set_name, gate, run.seed)
+def write_gate_transfer(exp) -> pd.DataFrame:
+    """The rule's ``external`` input: [external_gate.csv], or empty when the experiment runs no external study; the
+    own set is named after the experiment."""
+    gate, reg, set_name = exp.gate, exp.signals, exp.experiment
+    external = pd.read_csv(exp.input.external[0]) if exp.input.external else None
+    table = transfer_frame(pd.read_csv(exp.input.signals), external, reg, set_name, gate, exp.seed)
     sets = ", ".join(dict.fromkeys(table["set"]))
-    write_table(table, out_csv, "Transfer without refit: gates on this experiment's set and on external sets",
+    write_table(table, exp.output.table, "Transfer without refit: gates on this experiment's set and on external sets",
                 f"Sets: {sets}. {set_name}: the main set, fitted gates out of fold (within), raw gates as computed, "
                 f"{gate.resamples} {gate.cluster_units[0]}-cluster bootstrap resamples. External sets (where the "
                 "external study runs): within = refitted out of fold on the set; transfer = this experiment's fit "
                 "applied unchanged; exemplar kNN reads the set's own training-fold requests in both modes "
                 "(exemplars belong to a catalog). 95% percentile intervals."
                 + ("" if external is not None else " The external study is off for this experiment: within only."),
-                run.seed)
+                exp.seed)
     return table
 
 
