@@ -78,7 +78,7 @@ def fitted_router(rows, catalog, scores: dict, signals: pd.DataFrame, route: Rou
             raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
-        lo, hi = fit_band(scores[route.ranker], scores[lexical], rows, g, prob, rt, budget, route.objective)
+        lo, hi = fit_band((scores[route.ranker], scores[lexical]), rows, g, prob, study, route.objective)
         kind, _ = band_decisions(prob, lo, hi, top_actions(scores[route.ranker], rows)[:, 0],
                                  route_step(scores[lexical], rows))
     on = score if route.gate is None else prob
