@@ -18,7 +18,6 @@ import pandas as pd
 
 from ..catalog import index_text, is_action
 from ..config import Cost, Run
-from ..experiment import Experiment
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
 from ..tables import write_table
@@ -93,7 +92,7 @@ def cost_frame(base: dict, rankers: dict, lexical: str, index_path=None) -> pd.D
     return df
 
 
-def write_cost(exp: Experiment):
+def write_cost(exp):
     """``exp.output``: named ``table`` and ``index`` (the serialised lexical index)."""
     rows = exp.main  # the mismatch_hard slice stays out of this study
     console.info("timing %d rankers and two reference BM25s, one process each", len(exp.rankers))

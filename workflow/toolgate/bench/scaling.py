@@ -31,7 +31,6 @@ import pandas as pd
 
 from ..catalog import actions, index_text
 from ..config import External, Run, Scaling
-from ..experiment import Experiment
 from ..external import adapters, sources
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, build_ranker, encoder_rankers
@@ -156,7 +155,7 @@ def scaling_frame(tools: list[dict], queries: list[str], rankers: dict, lexical:
     return with_ratios(pd.DataFrame(run_jobs(jobs, __name__)))
 
 
-def write_scaling(exp: Experiment) -> pd.DataFrame:
+def write_scaling(exp) -> pd.DataFrame:
     run, scaling, rankers = exp.run, exp.scaling, exp.rankers
     base, pool = actions(exp.catalog), external_tools(exp.external)
     tools = tool_sequence(base, pool, max(scaling.sizes), run.seed)

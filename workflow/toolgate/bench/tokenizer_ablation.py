@@ -28,7 +28,6 @@ import pandas as pd
 from .. import io
 from ..catalog import actions
 from ..config import Run, TokenizerAblation
-from ..experiment import Experiment
 from ..retrieval.ablation import in_catalog_groups, seeded_ranks
 from ..retrieval.rankers import RankerSpec, fit_ranker
 from ..retrieval.scores import mode_note, scores_of
@@ -121,7 +120,7 @@ def winner_sentences(table: pd.DataFrame, lang: str = "ko") -> list[str]:
     return out or [f"No {lang} match/mismatch rows: the set has no such split in this language."]
 
 
-def write_tokenizer_ablation(exp: Experiment) -> pd.DataFrame:
+def write_tokenizer_ablation(exp) -> pd.DataFrame:
     """``exp.spec``: the lexical ranker's config entry, whose tokenizer each variant replaces."""
     rows, run, cfg = exp.rows, exp.run, exp.tokenizer_ablation
     df = tokenizer_frame(exp.catalog, rows, exp.spec, run, cfg)

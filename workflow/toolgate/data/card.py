@@ -8,7 +8,6 @@ import pandas as pd
 
 from .. import __version__, io, metrics, schemas
 from ..catalog import actions
-from ..experiment import Experiment
 from ..retrieval import text
 from ..tables import paper_note, to_markdown
 from .annotations import agreement_frame, confusions, joined, load_passes
@@ -129,7 +128,7 @@ def licence_sentences(utterances_path) -> list[str]:
     return out
 
 
-def write_data_card(exp: Experiment) -> None:
+def write_data_card(exp) -> None:
     """``exp.output``: named ``card``, ``composition``, ``jaccard``, ``agreement`` (annotation agreement);
     ``exp.utterances``: the config section (its template folder's README.md says how the banks were written)."""
     catalog_path, utterances_path, outputs = exp.input.catalog, exp.input.utterances, exp.output

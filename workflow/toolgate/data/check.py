@@ -12,7 +12,6 @@ import pandas as pd
 
 from .. import io
 from ..config import DataCheck
-from ..experiment import Experiment
 from .annotations import agreement_frame, joined, load_passes
 from .card import jaccard_frame, length_auc, ngram_length
 
@@ -70,7 +69,7 @@ def annotation_statistics(rows, catalog, folder, check: DataCheck) -> list[tuple
     return out
 
 
-def write_data_check(exp: Experiment) -> list:
+def write_data_check(exp) -> list:
     """Run the configured checks (``exp.data_check``; ``exp.annotations``: the passes' folder, or empty); raise
     DataCheckFailed naming the first failing statistic, else write ``exp.output.report``."""
     catalog, check, annotations = exp.catalog, exp.data_check, exp.annotations

@@ -17,7 +17,6 @@ from .. import __version__, io
 from ..catalog import action_ids, actions
 from ..config import config_hash
 from ..errors import InputError
-from ..experiment import Experiment
 from .banks import load_banks, render
 
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
@@ -226,7 +225,7 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
                 fail(f"pair {h['pair_id']}: missing_slots {h['missing_slots']} are not required parameters")
 
 
-def generate_files(exp: Experiment) -> None:
+def generate_files(exp) -> None:
     """Generate from the banks in ``exp.templates``, validate against the loaders, and write utterances + provenance
     sidecar (``exp.output``: named ``utterances`` and ``meta``, the sidecar)."""
     catalog_path, templates, composition = exp.input.catalog, exp.templates, exp.composition

@@ -27,7 +27,6 @@ import pandas as pd
 from .. import io
 from ..catalog import actions
 from ..config import fit_ks
-from ..experiment import Experiment
 from ..tables import write_table
 from .rankers import encoder_rankers, hybrid_rankers
 from .scores import Scores, gold_rank, mode_note
@@ -124,7 +123,7 @@ def _hybrid_columns(d: pd.DataFrame, hybrid: str, members, k) -> dict:
     return out
 
 
-def write_ablation(exp: Experiment):
+def write_ablation(exp):
     """``exp.output``: named ``table`` and ``crossover``; ``exp.rankers``: the config's entries. The crossover compares
     BM25 with each dense ranker, and with each hybrid of the two."""
     catalog, rows, outputs, rankers = exp.catalog, exp.rows, exp.output, exp.rankers

@@ -24,7 +24,6 @@ score matrices); this module fits convex weights and fuses score files.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,9 +31,6 @@ from .. import io
 from ..stats import main_folds
 from .fusion import combine, convex
 from .scores import Scores, gold_rank, load_scores, save_scores
-
-if TYPE_CHECKING:
-    from ..experiment import Experiment
 
 log = logging.getLogger(__name__)
 GRID = np.round(np.linspace(0.0, 1.0, 21), 2)  # convex weights tried on each training part
@@ -79,7 +75,7 @@ def fuse(members: list[Scores], rows: list[dict], spec: dict, seed: int) -> Scor
     return Scores(first.utterance_ids, first.tool_ids, first.kinds, matrix)
 
 
-def compute_hybrid_scores(exp: Experiment) -> Scores:
+def compute_hybrid_scores(exp) -> Scores:
     """``exp.spec``: the hybrid's config entry, fused from ``exp.input.members`` (its members' score matrices)."""
     s = fuse([load_scores(p) for p in exp.input.members], exp.rows, exp.spec, exp.seed)
     save_scores(exp.output[0], s)

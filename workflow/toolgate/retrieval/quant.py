@@ -20,7 +20,6 @@ from ..catalog import actions as catalog_actions
 from ..catalog import index_text, is_action
 from ..config import Run
 from ..errors import MissingExtra
-from ..experiment import Experiment
 from ..tables import write_table
 from .embedding_cache import CachedEncoder
 from .encoders import ModelUnavailable, make_encoder
@@ -112,7 +111,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     return pd.DataFrame(recs)
 
 
-def write_retention(exp: Experiment):
+def write_retention(exp):
     # the mismatch_hard slice stays out of this study
     df = retention_frame(exp.catalog, exp.rows, exp.rankers, exp.run, exp.onnx_model)
     write_table(df, exp.output[0], "Quantization retention on the routing task",

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..experiment import Experiment
 from ..tables import write_table
 from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
@@ -47,7 +46,7 @@ def rerank_frame(rows, lexical: Scores, rerankers: dict[str, Scores], k: int) ->
     return pd.DataFrame(recs)
 
 
-def write_rerank(exp: Experiment):
+def write_rerank(exp):
     """``exp.input``: ``lexical``, the lexical ranker's scores, and ``rerankers``, those of ``exp.rerankers``."""
     rows, k = exp.rows, exp.top_k
     rerankers = {n: load_scores(p) for n, p in zip(exp.rerankers, exp.input.rerankers)}

@@ -17,15 +17,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..catalog import ACTION
 from .rankers import fit_ranker
-
-if TYPE_CHECKING:
-    from ..experiment import Experiment
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
@@ -103,7 +99,7 @@ def load_scores(path) -> Scores:
     return Scores(z["utterance_ids"], z["tool_ids"], z["kinds"], z["matrix"])
 
 
-def compute_scores(exp: Experiment) -> Scores:
+def compute_scores(exp) -> Scores:
     """``exp.spec``: the ranker's config entry; writes its score matrix to ``exp.output[0]``."""
     catalog, rows, run, spec = exp.catalog, exp.rows, exp.run, exp.spec
     t0 = time.perf_counter()

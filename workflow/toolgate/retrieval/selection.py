@@ -4,7 +4,6 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import io
-from ..experiment import Experiment
 from ..tables import write_table
 from .scores import Scores, gold_ranks, mode_note
 
@@ -37,7 +36,7 @@ def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: in
     return pd.DataFrame(recs)
 
 
-def write_selection(exp: Experiment):
+def write_selection(exp):
     rows, top_k = exp.rows, exp.top_k
     df = selection_frame(rows, {k: exp.scores(k) for k in exp.score_paths}, top_k)
     write_table(df, exp.output[0], "Selection over the catalog's actions (paper Table 3)",

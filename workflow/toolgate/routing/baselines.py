@@ -28,7 +28,6 @@ import pandas as pd
 from .. import io
 from ..catalog import ACTION, actions
 from ..config import Gate, Routing, Run
-from ..experiment import Experiment
 from ..gate.calibration import calibrate_oof
 from ..gate.signals import Signal, gate_signal, signal_rows
 from ..retrieval.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
@@ -209,7 +208,7 @@ def gate_probability(signals: pd.DataFrame, rows, gate: Signal) -> tuple[np.ndar
     return calibrate_oof(sig[gate.name].to_numpy(), sig["in_catalog"].to_numpy(), fold, "platt"), fold
 
 
-def write_baselines(exp: Experiment):
+def write_baselines(exp):
     """``exp.input``: named ``lexical`` (its score matrix) and ``signals`` (signals.csv), besides the data."""
     catalog, study = exp.catalog, exp.study
     rows = exp.main  # the mismatch_hard slice stays out of this study

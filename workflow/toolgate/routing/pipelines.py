@@ -14,7 +14,6 @@ import pandas as pd
 
 from ..bench.cost import pipeline_cost_frame
 from ..config import Routing
-from ..experiment import Experiment
 from ..gate.signals import gate_signal
 from ..retrieval.scores import Scores, mode_note, route_note, route_step, top_actions
 from ..stats import cluster_weights
@@ -124,7 +123,7 @@ def decision_labels(kind, tool, g: Gold) -> tuple[np.ndarray, np.ndarray]:
     return gold, pred
 
 
-def write_pipelines(exp: Experiment):
+def write_pipelines(exp):
     """``exp.input``: named ``catalog``, ``utterances``, ``scores``, ``signals`` (signals.csv); ``exp.output``: named
     ``table``, ``diversity``, ``cost`` (pipeline cost); ``exp.rankers``: the config's ranker specs (the cost step
     rebuilds them)."""
