@@ -156,6 +156,7 @@ def scaling_frame(tools: list[dict], queries: list[str], rankers: dict, lexical:
 
 
 def write_scaling(exp) -> pd.DataFrame:
+    """``exp.external``: where a local mirror of the external sets may hold more tools; writes ``exp.output.table``."""
     run, scaling, rankers = exp.run, exp.scaling, exp.rankers
     base, pool = actions(exp.catalog), external_tools(exp.external)
     tools = tool_sequence(base, pool, max(scaling.sizes), run.seed)

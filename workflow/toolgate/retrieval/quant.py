@@ -112,6 +112,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
 
 
 def write_retention(exp):
+    """``exp.rankers``: the config's entries, whose dense ones are studied; ``exp.onnx_model``: the ONNX pair's."""
     # the mismatch_hard slice stays out of this study
     df = retention_frame(exp.catalog, exp.rows, exp.rankers, exp.run, exp.onnx_model)
     write_table(df, exp.output[0], "Quantization retention on the routing task",

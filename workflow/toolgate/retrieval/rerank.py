@@ -48,9 +48,8 @@ def rerank_frame(rows, lexical: Scores, rerankers: dict[str, Scores], k: int) ->
 
 def write_rerank(exp):
     """``exp.input``: ``lexical``, the lexical ranker's scores, and ``rerankers``, those of ``exp.rerankers``."""
-    rows, k = exp.rows, exp.top_k
-    rerankers = {n: load_scores(p) for n, p in zip(exp.rerankers, exp.input.rerankers)}
-    df = rerank_frame(rows, load_scores(exp.input.lexical), rerankers, k)
+    rows, k, lexical = exp.rows, exp.top_k, load_scores(exp.input.lexical)
+    df = rerank_frame(rows, lexical, {n: load_scores(p) for n, p in zip(exp.rerankers, exp.input.rerankers)}, k)
     write_table(df, exp.output[0], f"Reranking the lexical top-{k} shortlist",
                 "recovered_share = (top1_reranked - top1_lexical) / (topk_lexical - top1_lexical). " + mode_note(rows),
                 exp.seed,

@@ -37,6 +37,7 @@ def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: in
 
 
 def write_selection(exp):
+    """``exp.rankers``: the ranker names, in the order of their score matrices (``exp.input.scores``)."""
     rows, top_k = exp.rows, exp.top_k
     df = selection_frame(rows, {k: exp.scores(k) for k in exp.score_paths}, top_k)
     write_table(df, exp.output[0], "Selection over the catalog's actions (paper Table 3)",
