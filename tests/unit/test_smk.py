@@ -4,6 +4,7 @@ import logging
 from types import SimpleNamespace
 
 from conftest import utterance, write_jsonl
+from toolgate.experiment import Experiment
 from toolgate.retrieval.scores import compute_scores
 from toolgate.smk import logged
 
@@ -42,8 +43,9 @@ def test_a_long_rule_prints_its_stages(tmp_path, capfd, small_catalog):
     catalog = write_jsonl(tmp_path / "catalog.jsonl", small_catalog)
     utterances = write_jsonl(tmp_path / "u.jsonl", [utterance(i) for i in range(3)])
     with logged(fake_snakemake(tmp_path, "scores", ranker="bm25")):
-        compute_scores(catalog, utterances, {"type": "bm25", "variant": "E1"}, tmp_path / "s.npz",
-                       SimpleNamespace(langs=("ko", "en"), text=SimpleNamespace(ngram=3, pad=True), cache=None))
+        run = SimpleNamespace(langs=("ko", "en"), text=SimpleNamespace(ngram=3, pad=True), cache=None)
+        compute_scores(Experiment(SimpleNamespace(spec={"type": "bm25", "variant": "E1"}, run=run),
+                                  SimpleNamespace(catalog=catalog, utterances=utterances), [tmp_path / "s.npz"]))
     err = capfd.readouterr().err
     lines = [x for x in err.splitlines() if x.startswith("[scores ranker=bm25] ")]
     assert lines[0] == f"[scores ranker=bm25] indexing {len(small_catalog)} catalog entries"

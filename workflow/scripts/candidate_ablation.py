@@ -1,7 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.retrieval.ablation import write_ablation
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_ablation(i.catalog, i.utterances, dict(zip(p.rankers, i.scores)), p.rankers, p.roles, o,
-                   p.ablation, p.run)
+    write_ablation(Experiment.from_snakemake(snakemake))

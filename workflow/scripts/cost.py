@@ -1,6 +1,6 @@
 from toolgate.bench.cost import write_cost
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_cost(i.catalog, i.utterances, p.rankers, p.lexical, o, p.run, p.cost)
+    write_cost(Experiment.from_snakemake(snakemake))

@@ -1,7 +1,6 @@
 from toolgate.data.check import write_data_check
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p = typed(snakemake.params)
-    write_data_check(snakemake.input.catalog, snakemake.input.utterances, p.annotations, snakemake.output.report,
-                     p.data_check, p.run)
+    write_data_check(Experiment.from_snakemake(snakemake))

@@ -1,7 +1,6 @@
 from toolgate.data.generate import generate_files
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p = typed(snakemake.params)
-    generate_files(snakemake.input.catalog, p.templates, p.composition, p.run,
-                   snakemake.output)
+    generate_files(Experiment.from_snakemake(snakemake))

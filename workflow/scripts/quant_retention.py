@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.retrieval.quant import write_retention
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_retention(i.catalog, i.utterances, p.rankers, o[0], p.onnx_model, p.run)
+    write_retention(Experiment.from_snakemake(snakemake))

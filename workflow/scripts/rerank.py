@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.retrieval.rerank import write_rerank
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_rerank(i.catalog, i.utterances, i.lexical, dict(zip(p.rerankers, i.rerankers)), o[0], p.top_k, p.run)
+    write_rerank(Experiment.from_snakemake(snakemake))

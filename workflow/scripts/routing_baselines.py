@@ -1,7 +1,6 @@
-from toolgate.routing.baselines import Study, write_baselines
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.routing.baselines import write_baselines
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    study = Study(p.run, p.gate, p.routing, p.signals)
-    write_baselines(i.catalog, i.utterances, i.lexical, i.signals, o[0], study)
+    write_baselines(Experiment.from_snakemake(snakemake))

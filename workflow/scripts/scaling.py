@@ -1,6 +1,6 @@
 from toolgate.bench.scaling import write_scaling
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_scaling(i.catalog, i.utterances, p.rankers, p.lexical, o.table, p.run, p.scaling, p.external)
+    write_scaling(Experiment.from_snakemake(snakemake))

@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.retrieval.selection import write_selection
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_selection(i.catalog, i.utterances, dict(zip(p.rankers, i.scores)), o[0], p.top_k, p.run)
+    write_selection(Experiment.from_snakemake(snakemake))

@@ -1,6 +1,6 @@
 from toolgate.bench.tokenizer_ablation import write_tokenizer_ablation
-from toolgate.smk import logged, typed
+from toolgate.experiment import Experiment
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i = typed(snakemake.params), snakemake.input
-    write_tokenizer_ablation(i.catalog, i.utterances, p.spec, snakemake.output.table, p.run, p.tokenizer_ablation)
+    write_tokenizer_ablation(Experiment.from_snakemake(snakemake))

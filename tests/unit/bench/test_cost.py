@@ -21,8 +21,8 @@ def test_bench_base_caps_timed_queries(small_catalog):
 def test_cost_frame_times_ours_beside_the_references(tmp_path, small_catalog):
     rows = [utterance(i) for i in range(20)]
     spec = {"type": "bm25", "variant": "E1"}
-    df = cost_frame(small_catalog, rows, {"bm25_e0": {**spec, "variant": "E0"}, "bm25": spec}, "bm25",
-                    run(0, ("ko", "en")), section("cost", {"queries": 5, "warmup": 1}), str(tmp_path / "bm25.npz"))
+    base = bench_base(small_catalog, rows, run(0, ("ko", "en")), section("cost", {"queries": 5, "warmup": 1}))
+    df = cost_frame(base, {"bm25_e0": {**spec, "variant": "E0"}, "bm25": spec}, "bm25", str(tmp_path / "bm25.npz"))
     # the rankers in the config's order, then the references (ours and the references are timed first, in turns)
     assert df["implementation"].tolist() == ["toolgate", "toolgate", "rank_bm25", "bm25s"]
     assert df["ranker"].tolist() == ["bm25_e0", "bm25", "bm25 (reference)", "bm25 (reference)"]
@@ -35,6 +35,7 @@ def test_cost_frame_times_a_hybrid_as_its_members_fused(tmp_path, small_catalog)
     rows = [utterance(i) for i in range(10)]
     rankers = {"bm25": {"type": "bm25", "variant": "E1"}, "bm25b": {"type": "bm25", "variant": "E0", "k1": 1.2},
                "rrf": {"type": "hybrid", "members": ["bm25", "bm25b"], "method": "rrf"}}
-    df = cost_frame(small_catalog, rows, rankers, "bm25", run(0, ("ko", "en")), section("cost", {"queries": 5, "warmup": 1}))
+    df = cost_frame(bench_base(small_catalog, rows, run(0, ("ko", "en")), section("cost", {"queries": 5, "warmup": 1})),
+                    rankers, "bm25")
     sizes = df[df["implementation"] == "toolgate"].set_index("ranker")["size_bytes"]
     assert sizes["rrf"] == sizes["bm25"] + sizes["bm25b"] and (df["median_ms"] > 0).all()

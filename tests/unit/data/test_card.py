@@ -7,6 +7,7 @@ import pandas as pd
 from conftest import utterance, write_jsonl
 from toolgate.config import run
 from toolgate.data.card import gold_text, jaccard_frame, length_table, licence_sentences, write_data_card
+from toolgate.experiment import Experiment
 
 
 def test_jaccard_with_the_gold_name_and_description(small_catalog):
@@ -24,6 +25,12 @@ def test_length_table_counts_ngrams():
     assert (t["n"], t["ngrams_median"], t["chars_median"]) == (2, 3.0, 3.0)
 
 
+def _card(catalog, utterances, outputs, section: dict) -> Experiment:
+    """The data_card rule's experiment: one example per slice, ``section`` as the config's utterances section."""
+    return Experiment(SimpleNamespace(examples=1, utterances=section, run=run(0, ("ko", "en"))),
+                      SimpleNamespace(catalog=catalog, utterances=utterances), outputs)
+
+
 def test_write_data_card_outputs(tmp_path, small_catalog):
     cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
     rows = [utterance(1), utterance(1, lang="ko"), utterance(2, slice_="mismatch"), utterance(2, lang="ko", slice_="mismatch")]
@@ -33,7 +40,7 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     ann = tmp_path / "ann"
     ann.mkdir()
     (ann / "p1.csv").write_text("# made by hand\nlang,text,answer\nen,request 1 en,set_alarm\nen,request 2 en,none\n")
-    write_data_card(cat, utts, outs, 1, {"annotations": str(ann)}, run(0, ("ko", "en")))
+    write_data_card(_card(cat, utts, outs, {"annotations": str(ann)}))
     assert "## Vocabulary overlap" in outs.card.read_text() and "`jaccard.*`" in outs.card.read_text()
     comp = pd.read_csv(outs.composition)
     assert comp["n"].sum() == 4
@@ -51,7 +58,7 @@ def test_the_card_names_the_data_licences(tmp_path, small_catalog):
     utts = write_jsonl(tmp_path / "u.jsonl", [utterance(1), utterance(2, slice_="mismatch")])
     outs = SimpleNamespace(card=tmp_path / "card.md", composition=tmp_path / "composition.csv",
                            jaccard=tmp_path / "jaccard.csv", agreement=tmp_path / "agreement.csv")
-    write_data_card(cat, utts, outs, 1, {}, run(0, ("ko", "en")))
+    write_data_card(_card(cat, utts, outs, {}))
     card = outs.card.read_text()
     assert ("Kakao Corp.'s FunctionChat-Bench (kakao/FunctionChat-Bench at cb32af378a2b) under Apache-2.0" in card
             and "BFCL v4, the Berkeley Function Calling Leaderboard (ShishirPatil/gorilla at 6ea57973c7a6) under "

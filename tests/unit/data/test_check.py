@@ -11,6 +11,7 @@ from conftest import utterance, write_jsonl
 from toolgate.config import load, run, section
 from toolgate.data.check import DataCheckFailed, design_statistics, write_data_check
 from toolgate.data.generate import generate_files
+from toolgate.experiment import Experiment
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,14 +20,23 @@ def _generate(tmp_path, templates, **composition):
     cfg = load(ROOT / "config.yaml")
     r = run(cfg["seed"], cfg["langs"], cfg["text"])
     out = SimpleNamespace(utterances=tmp_path / "u.jsonl", meta=tmp_path / "u.json")
-    generate_files(ROOT / cfg["catalog"], templates, {**cfg["utterances"]["composition"], **composition}, r, out)
+    generate_files(Experiment(SimpleNamespace(templates=templates, run=r,
+                                              composition={**cfg["utterances"]["composition"], **composition}),
+                              SimpleNamespace(catalog=ROOT / cfg["catalog"]), out))
     return cfg, r, out.utterances
+
+
+def _check(catalog, utterances, annotations, report, check, r):
+    """``write_data_check`` on the data_check rule's experiment."""
+    return write_data_check(Experiment(SimpleNamespace(annotations=annotations, data_check=check, run=r),
+                                       SimpleNamespace(catalog=catalog, utterances=utterances),
+                                       SimpleNamespace(report=report)))
 
 
 def test_default_set_meets_the_design_and_annotations(tmp_path):
     cfg, r, utts = _generate(tmp_path, ROOT / "data/templates/device70")
     check = section("data_check", cfg["data_check"])
-    stats = write_data_check(ROOT / cfg["catalog"], utts, ROOT / cfg["utterances"]["annotations"], tmp_path / "ok.json",
+    stats = _check(ROOT / cfg["catalog"], utts, ROOT / cfg["utterances"]["annotations"], tmp_path / "ok.json",
                              check, r)
     names = [s[0] for s in stats]
     assert "length auc, out vs mismatch (all)" in names
@@ -48,7 +58,7 @@ def test_a_circumlocution_bank_fails_naming_the_statistic(tmp_path):
     cfg, r, utts = _generate(tmp_path, banks, mismatch_hard_pairs=0)
     check = section("data_check", {**cfg["data_check"], "min_agreement": 0})
     with pytest.raises(DataCheckFailed, match=r"data_check: jaccard median \(\w\w, mismatch\) is 0\.0\d+, target 0\.\d+ \+- 0\.03"):
-        write_data_check(ROOT / cfg["catalog"], utts, "", tmp_path / "bad.json", check, r)
+        _check(ROOT / cfg["catalog"], utts, "", tmp_path / "bad.json", check, r)
     assert not (tmp_path / "bad.json").exists()
 
 
@@ -70,7 +80,7 @@ def _length_check(tmp_path, catalog, out_lengths):
         rows += [{**utterance(10 + i, slice_="out", outcome="delegate", tool_id=None, lang=lang), "text": "o" * n}
                  for i, n in enumerate(out_lengths)]
     paths = write_jsonl(tmp_path / "c.jsonl", catalog), write_jsonl(tmp_path / "u.jsonl", rows)
-    return write_data_check(*paths, "", tmp_path / "check.json", section("data_check", LENGTH_ONLY), run(0, ("ko", "en")))
+    return _check(*paths, "", tmp_path / "check.json", section("data_check", LENGTH_ONLY), run(0, ("ko", "en")))
 
 
 def test_long_out_items_fail_naming_the_length_statistic(tmp_path, small_catalog):

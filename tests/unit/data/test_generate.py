@@ -9,6 +9,7 @@ from toolgate.config import run
 from toolgate.data import generate as data
 from toolgate.data.banks import load_banks
 from toolgate.errors import InputError
+from toolgate.experiment import Experiment
 
 COMP = {"in_catalog_pairs": 8, "ask_pairs": 2, "match_share": 0.5, "external_service_pairs": 2,
         "multistep_pairs": 1, "chat_pairs": 1, "min_per_action": 2, "mismatch_hard_pairs": 0}
@@ -50,8 +51,9 @@ def test_generation_deterministic_and_seed_sensitive(small_catalog, bank_dir):
 def test_generate_files_byte_identical_with_sidecar(tmp_path, small_catalog, bank_dir):
     cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
     for name in ("a", "b"):
-        data.generate_files(cat, bank_dir, COMP, run(3, ("ko", "en")),
-                            SimpleNamespace(utterances=tmp_path / f"{name}.jsonl", meta=tmp_path / f"{name}.json"))
+        data.generate_files(Experiment(SimpleNamespace(templates=bank_dir, composition=COMP, run=run(3, ("ko", "en"))),
+                                       SimpleNamespace(catalog=cat),
+                                       SimpleNamespace(utterances=tmp_path / f"{name}.jsonl", meta=tmp_path / f"{name}.json")))
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     meta = json.loads((tmp_path / "a.json").read_text())
     assert meta["seed"] == 3 and meta["rows"] == 24 and len(meta["config_hash"]) == 64 and meta["toolgate_version"]

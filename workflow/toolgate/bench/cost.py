@@ -16,7 +16,6 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import index_text, is_action
 from ..config import Cost, Run
 from ..retrieval.bm25 import BM25
@@ -77,8 +76,8 @@ def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run,
     return pd.DataFrame(recs)
 
 
-def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost, index_path=None) -> pd.DataFrame:
-    base = bench_base(catalog, rows, run, cost)
+def cost_frame(base: dict, rankers: dict, lexical: str, index_path=None) -> pd.DataFrame:
+    """``base``: the jobs' common part (:func:`bench_base`)."""
     turns = {"turns": lexical}  # our BM25 and the references take turns on one core
     jobs = [{**base, "name": name, "spec": with_members(spec, rankers), "impl": "toolgate",
              **({"index_path": index_path, **turns} if name == lexical else {"index_path": None})}
@@ -93,15 +92,14 @@ def cost_frame(catalog, rows, rankers: dict, lexical: str, run: Run, cost: Cost,
     return df
 
 
-def write_cost(catalog_path, utterances_path, rankers: dict, lexical: str, outputs, run: Run, cost: Cost):
-    """``outputs``: named ``table`` and ``index`` (the serialised lexical index)."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    console.info("timing %d rankers and two reference BM25s, one process each", len(rankers))
-    df = cost_frame(catalog, rows, rankers, lexical, run, cost, outputs.index)
-    write_table(df, outputs.table, "Cost per ranker (one query, whole catalog, CPU)",
+def write_cost(exp):
+    """``exp.output``: named ``table`` and ``index`` (the serialised lexical index)."""
+    rows = exp.main  # the mismatch_hard slice stays out of this study
+    console.info("timing %d rankers and two reference BM25s, one process each", len(exp.rankers))
+    df = cost_frame(bench_base(exp.catalog, rows, exp.run, exp.cost), exp.rankers, exp.lexical, exp.output.index)
+    write_table(df, exp.output.table, "Cost per ranker (one query, whole catalog, CPU)",
                 "median/p95: single-query latency in ms (scoring + the top-10 shortlist, model loaded, after warm-up). "
                 "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
                 "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
-                "targets.", run.seed, paper=("intro.index", "cost."))
+                "targets.", exp.seed, paper=("intro.index", "cost."))
     return df

@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import actions, index_text
 from ..config import External, Run, Scaling
 from ..external import adapters, sources
@@ -156,19 +155,18 @@ def scaling_frame(tools: list[dict], queries: list[str], rankers: dict, lexical:
     return with_ratios(pd.DataFrame(run_jobs(jobs, __name__)))
 
 
-def write_scaling(catalog_path, utterances_path, rankers: dict, lexical: str, out_csv, run: Run, scaling: Scaling,
-                  external: External) -> pd.DataFrame:
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    base, pool = actions(catalog), external_tools(external)
+def write_scaling(exp) -> pd.DataFrame:
+    """``exp.external``: where a local mirror of the external sets may hold more tools; writes ``exp.output.table``."""
+    run, scaling, rankers = exp.run, exp.scaling, exp.rankers
+    base, pool = actions(exp.catalog), external_tools(exp.external)
     tools = tool_sequence(base, pool, max(scaling.sizes), run.seed)
     real = len(base) + len(pool)
     console.info("scaling catalogs: %d actions, %d external tools, %d recombined; sizes %s", len(base), len(pool),
                  max(0, len(tools) - real), ", ".join(map(str, sorted(scaling.sizes))))
-    df = scaling_frame(tools, sample_queries(io.main_set(rows), scaling.queries, run.seed), rankers, lexical, run,
-                       scaling)
+    df = scaling_frame(tools, sample_queries(exp.main, scaling.queries, run.seed), rankers, exp.lexical, run, scaling)
     df.insert(1, "recombined", (df["size"] - real).clip(lower=0))
     dense = encoder_rankers(rankers)
-    write_table(df, out_csv, "Scaling: BM25 implementations and encoders against catalog size (CPU)",
+    write_table(df, exp.output.table, "Scaling: BM25 implementations and encoders against catalog size (CPU)",
                 f"Catalog of `size` tools: the experiment's {len(base)} actions, then "
                 + (f"{len(pool)} distinct FunctionChat-Bench/BFCL tools from the local mirror (shuffled, seeded), "
                    "then " if pool else "")

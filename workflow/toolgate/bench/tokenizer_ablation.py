@@ -120,12 +120,11 @@ def winner_sentences(table: pd.DataFrame, lang: str = "ko") -> list[str]:
     return out or [f"No {lang} match/mismatch rows: the set has no such split in this language."]
 
 
-def write_tokenizer_ablation(catalog_path, utterances_path, spec: dict, out_csv, run: Run,
-                             cfg: TokenizerAblation) -> pd.DataFrame:
-    """``spec``: the lexical ranker's config entry, whose tokenizer each variant replaces."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    df = tokenizer_frame(catalog, rows, spec, run, cfg)
-    write_table(df, out_csv, "Korean lexical units: BM25 by tokenizer",
+def write_tokenizer_ablation(exp) -> pd.DataFrame:
+    """``exp.spec``: the lexical ranker's config entry, whose tokenizer each variant replaces."""
+    rows, run, cfg = exp.rows, exp.run, exp.tokenizer_ablation
+    df = tokenizer_frame(exp.catalog, rows, exp.spec, run, cfg)
+    write_table(df, exp.output.table, "Korean lexical units: BM25 by tokenizer",
                 "variant: the BM25 tokenizer (toolgate.retrieval.text); Hangul words take its unit, every other word keeps "
                 f"character {run.text.ngram}-grams. k: candidates (gold + k - 1 uniform distractors, "
                 f"{cfg.seeds} seeded draws, the candidate ablation's; k = the action count is the full catalog). "

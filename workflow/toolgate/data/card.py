@@ -8,7 +8,6 @@ import pandas as pd
 
 from .. import __version__, io, metrics, schemas
 from ..catalog import actions
-from ..config import Run
 from ..retrieval import text
 from ..tables import paper_note, to_markdown
 from .annotations import agreement_frame, confusions, joined, load_passes
@@ -129,11 +128,12 @@ def licence_sentences(utterances_path) -> list[str]:
     return out
 
 
-def write_data_card(catalog_path, utterances_path, outputs, examples: int, utterances: dict, run: Run) -> None:
-    """``outputs``: named ``card``, ``composition``, ``jaccard``, ``agreement`` (annotation agreement);
-    ``utterances``: the config section (its template folder's README.md says how the banks were written)."""
-    ngram, seed, langs = run.text.ngram, run.seed, run.langs
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, langs)
+def write_data_card(exp) -> None:
+    """``exp.output``: named ``card``, ``composition``, ``jaccard``, ``agreement`` (annotation agreement);
+    ``exp.utterances``: the config section (its template folder's README.md says how the banks were written)."""
+    catalog_path, utterances_path, outputs = exp.input.catalog, exp.input.utterances, exp.output
+    examples, utterances, ngram, seed = exp.examples, exp.utterances, exp.run.text.ngram, exp.seed
+    catalog, rows = exp.catalog, exp.rows
     comp = composition_table(rows)
     jac = summarize_distribution(jaccard_frame(rows, catalog, ngram), ["lang", "slice"], "jaccard")
     lengths = length_table(rows, ngram)

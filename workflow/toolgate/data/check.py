@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import DataCheck, Run
+from ..config import DataCheck
 from .annotations import agreement_frame, joined, load_passes
 from .card import jaccard_frame, length_auc, ngram_length
 
@@ -69,13 +69,14 @@ def annotation_statistics(rows, catalog, folder, check: DataCheck) -> list[tuple
     return out
 
 
-def write_data_check(catalog_path, utterances_path, annotations, out_json, check: DataCheck, run: Run) -> list:
-    """Run the configured checks; raise DataCheckFailed naming the first failing statistic, else write ``out_json``."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+def write_data_check(exp) -> list:
+    """Run the configured checks (``exp.data_check``; ``exp.annotations``: the passes' folder, or empty); raise
+    DataCheckFailed naming the first failing statistic, else write ``exp.output.report``."""
+    catalog, check, annotations = exp.catalog, exp.data_check, exp.annotations
     stats = []
     if check.enabled:
-        main = io.main_set(rows)
-        stats = design_statistics(main, catalog, check, run.text.ngram)
+        main = exp.main
+        stats = design_statistics(main, catalog, check, exp.run.text.ngram)
         if check.min_agreement > 0 and annotations:
             stats += annotation_statistics(main, catalog, annotations, check)
     table = pd.DataFrame(stats, columns=["statistic", "value", "target", "ok"])
@@ -86,6 +87,6 @@ def write_data_check(catalog_path, utterances_path, annotations, out_json, check
         r = failed.iloc[0]
         raise DataCheckFailed(f"data_check: {r['statistic']} is {r['value']:.4f}, target {r['target']} "
                               f"({len(failed)} of {len(table)} checks fail; see the rule's log)")
-    io.write_json(out_json, {"enabled": check.enabled, "checks": [
+    io.write_json(exp.output.report, {"enabled": check.enabled, "checks": [
         {"statistic": s, "value": round(float(v), 4), "target": t, "ok": ok} for s, v, t, ok in stats]})
     return stats

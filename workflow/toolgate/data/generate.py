@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import __version__, io
 from ..catalog import action_ids, actions
-from ..config import Run, config_hash
+from ..config import config_hash
 from ..errors import InputError
 from .banks import load_banks, render
 
@@ -225,10 +225,11 @@ def check_composition(rows: list[dict], catalog: list[dict], comp: dict, langs=i
                 fail(f"pair {h['pair_id']}: missing_slots {h['missing_slots']} are not required parameters")
 
 
-def generate_files(catalog_path, templates, composition: dict, run: Run, outputs) -> None:
-    """Generate, validate against the loaders, and write utterances + provenance sidecar (``outputs``: named
-    ``utterances`` and ``meta``, the sidecar)."""
-    out_path, sidecar_path, seed, langs = outputs.utterances, outputs.meta, run.seed, run.langs
+def generate_files(exp) -> None:
+    """Generate from the banks in ``exp.templates``, validate against the loaders, and write utterances + provenance
+    sidecar (``exp.output``: named ``utterances`` and ``meta``, the sidecar)."""
+    catalog_path, templates, composition = exp.input.catalog, exp.templates, exp.composition
+    out_path, sidecar_path, seed, langs = exp.output.utterances, exp.output.meta, exp.seed, exp.run.langs
     catalog = io.load_catalog(catalog_path, langs)
     banks = load_banks(templates, catalog, langs)
     rows = generate(catalog, banks, composition, seed, langs)

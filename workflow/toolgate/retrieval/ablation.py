@@ -26,10 +26,10 @@ import pandas as pd
 
 from .. import io
 from ..catalog import actions
-from ..config import Ablation, Roles, Run, fit_ks
+from ..config import fit_ks
 from ..tables import write_table
 from .rankers import encoder_rankers, hybrid_rankers
-from .scores import Scores, gold_rank, load_scores, mode_note
+from .scores import Scores, gold_rank, mode_note
 from .selection import by_lang_slice
 
 
@@ -123,19 +123,18 @@ def _hybrid_columns(d: pd.DataFrame, hybrid: str, members, k) -> dict:
     return out
 
 
-def write_ablation(catalog_path, utterances_path, score_paths: dict, rankers: dict, roles: Roles, outputs,
-                   ablation: Ablation, run: Run):
-    """``outputs``: named ``table`` and ``crossover``; ``rankers``: the config's entries. The crossover compares
+def write_ablation(exp):
+    """``exp.output``: named ``table`` and ``crossover``; ``exp.rankers``: the config's entries. The crossover compares
     BM25 with each dense ranker, and with each hybrid of the two."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    seeds, seed = ablation.seeds, run.seed
-    ks = fit_ks(ablation.ks, len(actions(catalog)))
-    abl = ablation_frame(rows, {n: load_scores(p) for n, p in score_paths.items()}, ks, seeds, seed)
+    catalog, rows, outputs, rankers = exp.catalog, exp.rows, exp.output, exp.rankers
+    seeds, seed = exp.ablation.seeds, exp.seed
+    ks = fit_ks(exp.ablation.ks, len(actions(catalog)))
+    abl = ablation_frame(rows, {n: exp.scores(n) for n in exp.score_paths}, ks, seeds, seed)
     write_table(abl, outputs.table, "Candidate-count ablation: top-1 among k candidates",
                 f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
                 f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
                 paper=("language.",))
-    cross = crossover_frame(abl, roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
+    cross = crossover_frame(abl, exp.roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
     write_table(cross, outputs.crossover, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
                 "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
                 "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "

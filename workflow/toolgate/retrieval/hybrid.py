@@ -75,8 +75,8 @@ def fuse(members: list[Scores], rows: list[dict], spec: dict, seed: int) -> Scor
     return Scores(first.utterance_ids, first.tool_ids, first.kinds, matrix)
 
 
-def compute_hybrid_scores(catalog_path, utterances_path, spec: dict, member_paths: list, out_path, run) -> Scores:
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    s = fuse([load_scores(p) for p in member_paths], rows, spec, run.seed)
-    save_scores(out_path, s)
+def compute_hybrid_scores(exp) -> Scores:
+    """``exp.spec``: the hybrid's config entry, fused from ``exp.input.members`` (its members' score matrices)."""
+    s = fuse([load_scores(p) for p in exp.input.members], exp.rows, exp.spec, exp.seed)
+    save_scores(exp.output[0], s)
     return s

@@ -56,7 +56,7 @@ def mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(((a * b).sum(1) / np.maximum(na * nb, 1e-12)).mean())
 
 
-def _row(name, variant, ref, var, ref_m, var_m, cos):
+def _row(name, variant, ref, ref_m, var_m, cos):
     rec = {"encoder": name, "variant": variant, "reference": ref}
     for k in ("top1", "top5", "ndcg10"):
         rec[f"{k}_ref"], rec[k] = ref_m[k], var_m[k]
@@ -91,7 +91,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
         ref = task_metrics(q, d, gold, hidden)
         for variant, fn in (("int8-vectors", quantize_int8), ("binary-vectors", binarize)):
             qv, dv = fn(q), fn(d)
-            recs.append(_row(name, variant, "float32 vectors", variant, ref, task_metrics(qv, dv, gold, hidden),
+            recs.append(_row(name, variant, "float32 vectors", ref, task_metrics(qv, dv, gold, hidden),
                              mean_cosine(q, qv)))
     if onnx_model:
         try:
@@ -103,7 +103,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
                 enc = make_encoder({"backend": "onnx", "model": onnx_model, "int8": int8}, cache_dir)
                 out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
             (q32, d32), (q8, d8) = out[False], out[True]
-            recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32", "onnx-int8",
+            recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32",
                              task_metrics(q32, d32, gold, hidden), task_metrics(q8, d8, gold, hidden), mean_cosine(q32, q8)))
         except (MissingExtra, ModelUnavailable) as exc:
             log.warning("ONNX retention not computed: %s", exc)
@@ -111,10 +111,11 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     return pd.DataFrame(recs)
 
 
-def write_retention(catalog_path, utterances_path, rankers: dict, out_csv, onnx_model: str, run: Run):
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    df = retention_frame(catalog, rows, rankers, run, onnx_model)  # the mismatch_hard slice stays out of this study
-    write_table(df, out_csv, "Quantization retention on the routing task",
+def write_retention(exp):
+    """``exp.rankers``: the config's entries, whose dense ones are studied; ``exp.onnx_model``: the ONNX pair's."""
+    # the mismatch_hard slice stays out of this study
+    df = retention_frame(exp.catalog, exp.rows, exp.rankers, exp.run, exp.onnx_model)
+    write_table(df, exp.output[0], "Quantization retention on the routing task",
                 "In-catalog utterances of the main set against the catalog's actions. retention = variant / reference. "
-                + mode_note(io.main_set(rows)), run.seed)
+                + mode_note(exp.main), exp.seed)
     return df

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Run
 from ..tables import write_table
 from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
@@ -47,11 +46,12 @@ def rerank_frame(rows, lexical: Scores, rerankers: dict[str, Scores], k: int) ->
     return pd.DataFrame(recs)
 
 
-def write_rerank(catalog_path, utterances_path, lexical_path, reranker_paths: dict, out_csv, k: int, run: Run):
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    df = rerank_frame(rows, load_scores(lexical_path), {n: load_scores(p) for n, p in reranker_paths.items()}, k)
-    write_table(df, out_csv, f"Reranking the lexical top-{k} shortlist",
+def write_rerank(exp):
+    """``exp.input``: ``lexical``, the lexical ranker's scores, and ``rerankers``, those of ``exp.rerankers``."""
+    rows, k, lexical = exp.rows, exp.top_k, load_scores(exp.input.lexical)
+    df = rerank_frame(rows, lexical, {n: load_scores(p) for n, p in zip(exp.rerankers, exp.input.rerankers)}, k)
+    write_table(df, exp.output[0], f"Reranking the lexical top-{k} shortlist",
                 "recovered_share = (top1_reranked - top1_lexical) / (topk_lexical - top1_lexical). " + mode_note(rows),
-                run.seed,
+                exp.seed,
                 paper=("rerank.",))
     return df

@@ -17,16 +17,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import io
 from ..catalog import ACTION
 from .rankers import fit_ranker
-
-if TYPE_CHECKING:
-    from ..config import Run
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
@@ -104,8 +99,9 @@ def load_scores(path) -> Scores:
     return Scores(z["utterance_ids"], z["tool_ids"], z["kinds"], z["matrix"])
 
 
-def compute_scores(catalog_path, utterances_path, spec: dict, out_path, run: Run) -> Scores:
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+def compute_scores(exp) -> Scores:
+    """``exp.spec``: the ranker's config entry; writes its score matrix to ``exp.output[0]``."""
+    catalog, rows, run, spec = exp.catalog, exp.rows, exp.run, exp.spec
     t0 = time.perf_counter()
     console.info("indexing %d catalog entries", len(catalog))
     ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache)
@@ -114,7 +110,7 @@ def compute_scores(catalog_path, utterances_path, spec: dict, out_path, run: Run
     t0 = time.perf_counter()
     s = scores_of(ranker, catalog, rows)
     console.info("scored %d utterances in %.2f s", len(rows), time.perf_counter() - t0)
-    save_scores(out_path, s)
+    save_scores(exp.output[0], s)
     return s
 
 

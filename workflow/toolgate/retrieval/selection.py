@@ -4,9 +4,8 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import io
-from ..config import Run
 from ..tables import write_table
-from .scores import Scores, gold_ranks, load_scores, mode_note
+from .scores import Scores, gold_ranks, mode_note
 
 
 def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatch_hard")):
@@ -37,10 +36,11 @@ def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: in
     return pd.DataFrame(recs)
 
 
-def write_selection(catalog_path, utterances_path, score_paths: dict, out_csv, top_k: int, run: Run):
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    df = selection_frame(rows, {k: load_scores(v) for k, v in score_paths.items()}, top_k)
-    write_table(df, out_csv, "Selection over the catalog's actions (paper Table 3)",
+def write_selection(exp):
+    """``exp.rankers``: the ranker names, in the order of their score matrices (``exp.input.scores``)."""
+    rows, top_k = exp.rows, exp.top_k
+    df = selection_frame(rows, {k: exp.scores(k) for k in exp.score_paths}, top_k)
+    write_table(df, exp.output[0], "Selection over the catalog's actions (paper Table 3)",
                 f"In-catalog utterances (gold action or ask). Route entries excluded. top{top_k} is recall at {top_k}; "
-                f"ties keep catalog order. {mode_note(rows)}", run.seed)
+                f"ties keep catalog order. {mode_note(rows)}", exp.seed)
     return df

@@ -77,7 +77,7 @@ def fitted_router(exp, route: Route):
             raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
-        lo, hi = fit_band(exp.scores(route.ranker), exp.scores(lexical), rows, g, prob, rt, budget, route.objective)
+        lo, hi = fit_band((exp.scores(route.ranker), exp.scores(lexical)), rows, g, prob, study, route.objective)
         kind, _ = band_decisions(prob, lo, hi, top_actions(exp.scores(route.ranker), rows)[:, 0],
                                  route_step(exp.scores(lexical), rows))
     on = score if route.gate is None else prob

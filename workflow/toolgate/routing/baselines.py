@@ -146,8 +146,12 @@ def study_ladder(lexical: Scores, rows, g: Gold, signals: pd.DataFrame, study: S
     return ladder(lexical, rows, g, fold, study.gate.danger_budget, study.routing.grid)
 
 
-def gated(lexical: Scores, rows, g: Gold, gate_prob, fold, budget, grid):
-    """The split architecture: gate in -> lexical top-1 action; gate out -> route step."""
+def gated(lexical: Scores, rows, g: Gold, gate: tuple, budget, grid):
+    """The split architecture: gate in -> lexical top-1 action; gate out -> route step.
+
+    ``gate``: (out-of-fold gate probability, fold id) aligned with ``rows`` (:func:`gate_probability`).
+    """
+    gate_prob, fold = gate
     top1 = top_actions(lexical, rows)[:, 0]
     route = route_step(lexical, rows)
 
@@ -204,15 +208,16 @@ def gate_probability(signals: pd.DataFrame, rows, gate: Signal) -> tuple[np.ndar
     return calibrate_oof(sig[gate.name].to_numpy(), sig["in_catalog"].to_numpy(), fold, "platt"), fold
 
 
-def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, out_csv, study: Study):
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, study.run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
+def write_baselines(exp):
+    """``exp.input``: named ``lexical`` (its score matrix) and ``signals`` (signals.csv), besides the data."""
+    catalog, study = exp.catalog, exp.study
+    rows = exp.main  # the mismatch_hard slice stays out of this study
     budget, grid, resamples, seed = study.gate.danger_budget, study.routing.grid, study.gate.resamples, study.run.seed
-    g, lexical, signals = Gold(rows, catalog), load_scores(lexical_path), pd.read_csv(signals_csv)
+    g, lexical, signals = Gold(rows, catalog), load_scores(exp.input.lexical), pd.read_csv(exp.input.signals)
     gate = gate_signal(study.signals, study.routing.gate)
-    prob, fold = gate_probability(signals, rows, gate)
+    oof = gate_probability(signals, rows, gate)
     lk, lt, lch = study_ladder(lexical, rows, g, signals, study)
-    gk, gt, gch = gated(lexical, rows, g, prob, fold, budget, grid)
+    gk, gt, gch = gated(lexical, rows, g, oof, budget, grid)
     columns = {"standalone_bm25": standalone(lexical, rows)} if has_routes(lexical.tool_ids) else {}
     columns.update({"single_pool_ladder": (lk, lt), "gated": (gk, gt)})
     table, diffs = baselines_frame(columns, g, resamples, seed, np.array([r["utterance_id"] for r in rows]))
@@ -228,5 +233,5 @@ def write_baselines(catalog_path, utterances_path, lexical_path, signals_csv, ou
             f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile. {mode_note(rows)}")
     if not has_routes(lexical.tool_ids):
         note += f" Standalone baseline skipped (it needs the route entries in its pool). {ROUTE_NOTE}"
-    write_table(table, out_csv, "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
+    write_table(table, exp.output[0], "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
     return table

@@ -12,11 +12,10 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..bench.cost import pipeline_cost_frame
-from ..config import Cost, Routing
+from ..config import Routing
 from ..gate.signals import gate_signal
-from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..retrieval.scores import Scores, mode_note, route_note, route_step, top_actions
 from ..stats import cluster_weights
 from ..tables import write_table
 from .baselines import (
@@ -53,23 +52,25 @@ def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, rout
     return evaluate, cands, gold_in_band, chat_ok
 
 
-def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, routing: Routing, budget: float):
-    """(ranker, gate, band) with thresholds chosen out of fold.
+def band_pipeline(ranker: Scores, lexical: Scores, rows, g: Gold, gate: tuple, study: Study):
+    """(ranker, gate, band) with thresholds chosen out of fold under the study's danger budget and ask cap.
 
     ``gate``: (out-of-fold gate probability, fold id) aligned with ``rows``.
     """
     gate_prob, fold = gate
+    routing = study.routing
     evaluate, cands, gold_in_band, chat_ok = band_setting(ranker, lexical, rows, g, gate_prob, routing)
-    kind, tool, chosen = oof_decisions(evaluate, cands, fold, budget, routing.ask_cap, "coverage")
+    kind, tool, chosen = oof_decisions(evaluate, cands, fold, study.gate.danger_budget, routing.ask_cap, "coverage")
     return kind, tool, chosen, gold_in_band, chat_ok
 
 
-def fit_band(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing, budget: float,
-             objective: str = "coverage"):
-    """(t_low, t_high) chosen on every row at once: the thresholds a deployed router ships with (``objective``:
-    coverage, the paper's pipelines, or accuracy, a selected router's)."""
-    evaluate, cands, _, _ = band_setting(ranker, lexical, rows, g, gate_prob, routing)
-    return choose(evaluate, cands, np.ones(len(rows), bool), budget, routing.ask_cap, objective)
+def fit_band(scores: tuple[Scores, Scores], rows, g: Gold, gate_prob, study: Study, objective: str = "coverage"):
+    """(t_low, t_high) chosen on every row at once under the study's danger budget and ask cap: the thresholds a
+    deployed router ships with (``scores``: the pipeline's ranker and the lexical ranker; ``objective``: coverage,
+    the paper's pipelines, or accuracy, a selected router's)."""
+    routing = study.routing
+    evaluate, cands, _, _ = band_setting(*scores, rows, g, gate_prob, routing)
+    return choose(evaluate, cands, np.ones(len(rows), bool), study.gate.danger_budget, routing.ask_cap, objective)
 
 
 def pipeline_metrics(kind, tool, g: Gold, gold_in_band, chat_ok, f: float) -> dict:
@@ -122,16 +123,17 @@ def decision_labels(kind, tool, g: Gold) -> tuple[np.ndarray, np.ndarray]:
     return gold, pred
 
 
-def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: str, study: Study,
-                    cost: Cost):
-    """``inputs``: named ``catalog``, ``utterances``, ``signals`` (signals.csv); ``outputs``: named ``table``, ``diversity``,
-    ``cost`` (pipeline cost); ``rankers``: the config's ranker specs (the cost step rebuilds them)."""
+def write_pipelines(exp):
+    """``exp.input``: named ``catalog``, ``utterances``, ``scores``, ``signals`` (signals.csv); ``exp.output``: named
+    ``table``, ``diversity``, ``cost`` (pipeline cost); ``exp.rankers``: the config's ranker specs (the cost step
+    rebuilds them)."""
+    study, outputs, lexical = exp.study, exp.output, exp.lexical
     run, rt = study.run, study.routing
     budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
-    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    g, signals = Gold(rows, catalog), pd.read_csv(inputs.signals)
-    scores = {n: load_scores(p) for n, p in score_paths.items()}
+    catalog = exp.catalog
+    rows = exp.main  # the mismatch_hard slice stays out of this study
+    g, signals = Gold(rows, catalog), pd.read_csv(exp.input.signals)
+    scores = {n: exp.scores(n) for n in exp.score_paths}
     clusters = np.array([r["utterance_id"] for r in rows])
     lk, lt, _ = study_ladder(scores[lexical], rows, g, signals, study)
     recs, decisions = [], {}
@@ -140,7 +142,7 @@ def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: 
                      p["gate"])
         gate = gate_probability(signals, rows, gate_signal(study.signals, p["gate"]))
         kind, tool, chosen, gold_in_band, chat_ok = band_pipeline(scores[p["ranker"]], scores[lexical], rows, g, gate,
-                                                                 rt, budget)
+                                                                 study)
         decisions[name] = (kind, tool, p["ranker"] == p["gate"])
         guard = versus_ladder((kind, tool), (lk, lt), g, resamples, seed, clusters)
         for f in rt.fidelities:
@@ -161,7 +163,7 @@ def write_pipelines(inputs, score_paths: dict, outputs, rankers: dict, lexical: 
                 f"{resamples} utterance-cluster bootstrap resamples. "
                 f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
     console.info("timing %d pipelines", len(rt.pipelines))
-    costs = pipeline_cost_frame(catalog, rows, rt.pipelines, rankers, run, cost)
+    costs = pipeline_cost_frame(catalog, rows, rt.pipelines, exp.rankers, run, exp.cost)
     write_table(costs, outputs.cost, "CPU cost per request of each pipeline",
                 "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
                 "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
