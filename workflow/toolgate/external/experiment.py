@@ -9,7 +9,6 @@ import logging
 import random
 
 from .. import io
-from ..experiment import Experiment
 from .adapters import functionchat_calldecision
 from .sources import locate
 
@@ -75,9 +74,10 @@ def functionchat_experiment(seed: int, mirror=None) -> tuple[list[dict], list[di
     return catalog, utts, info
 
 
-def write_functionchat_experiment(exp: Experiment) -> None:
+def write_functionchat_experiment(exp) -> None:
     """The experiment's catalog, utterances (checked as any utterance file) and a summary beside them (outputs
-    ``catalog``, ``utterances``, ``meta``)."""
+    ``catalog``, ``utterances``, ``meta``); ``exp``: the rule's :class:`toolgate.experiment.Experiment` (see
+    :func:`.study.write_external`)."""
     out = exp.output
     catalog, utts, info = functionchat_experiment(exp.params.seed, exp.external.mirror)  # the rule's seed: no run
     io.check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))

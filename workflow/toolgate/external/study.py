@@ -15,7 +15,6 @@ import pandas as pd
 from .. import io
 from ..config import Run
 from ..data.card import jaccard_frame
-from ..experiment import Experiment
 from ..gate.bootstrap import default_differences
 from ..retrieval.rankers import single_rankers
 from ..retrieval.text import jaccard
@@ -106,7 +105,7 @@ def jaccard_external(sets: dict[str, ExternalSet], n: int) -> tuple[pd.DataFrame
     return summary.assign(iqr=summary["q3"] - summary["q1"]), items
 
 
-def _synthetic_items(exp: Experiment) -> pd.DataFrame:
+def _synthetic_items(exp) -> pd.DataFrame:
     """The synthetic set's Jaccard items, one dataset per slice, shaped like the external items."""
     syn = jaccard_frame(exp.rows, exp.catalog, exp.run.text.ngram)
     syn = syn.assign(dataset=["synthetic " + s for s in syn["slice"]], subset=syn["slice"])
@@ -115,8 +114,10 @@ def _synthetic_items(exp: Experiment) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------------- workflow entry
 
-def write_external(exp: Experiment) -> None:
-    """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
+def write_external(exp) -> None:
+    """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4); ``exp``: the
+    rule's :class:`toolgate.experiment.Experiment` (not imported here: it reaches routing, which reaches the
+    benchmarks, which import this package).
 
     Outputs: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard``, ``jaccard_items`` and
     ``signals`` (every set's per-row gate signals, what gate_loco fits on). Inputs: ``catalog``, ``utterances`` and
