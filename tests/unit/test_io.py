@@ -217,7 +217,7 @@ def test_an_integer_too_long_to_read_names_its_line_and_field(tmp_path):
 def test_a_tool_definition_of_the_wrong_shape_is_located(fn, field, msg):
     for obj, at in ((fn, field), ({"type": "function", "function": fn}, field.replace("]", "].function", 1))):
         with pytest.raises(InputError, match=msg) as e:
-            io.import_openai_tool(obj, path="rows.jsonl", lineno=4, field="tools[2]")
+            io.import_openai_tool(obj, where=("rows.jsonl", 4, "tools[2]"))
         assert (e.value.path, e.value.line, e.value.field) == ("rows.jsonl", 4, at)
     assert io.import_openai_tool({"name": "f", "description": None, "parameters": None})["parameters"] == {
         "type": "object", "properties": {}, "required": []}  # null parts are absent ones

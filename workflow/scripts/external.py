@@ -1,7 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.external.study import write_external
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_external(i.catalog, i.utterances, i.gates, o,
-                   p.rankers, p.run, p.gate, p.external, p.roles)
+    write_external(Experiment.from_snakemake(snakemake))

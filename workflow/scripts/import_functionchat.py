@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.external.experiment import write_functionchat_experiment
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, o = typed(snakemake.params), snakemake.output
-    write_functionchat_experiment(o.catalog, o.utterances, o.meta, p.seed, p.external)
+    write_functionchat_experiment(Experiment.from_snakemake(snakemake))

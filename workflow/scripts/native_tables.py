@@ -1,6 +1,6 @@
+from toolgate.experiment import Experiment
 from toolgate.native.tables import write_native_tables
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
-    p, i, o = typed(snakemake.params), snakemake.input, snakemake.output
-    write_native_tables(i.catalog, i.utterances, i.lexical, i.deployments, i.records, o.deployment, o.calls, p.run)
+    write_native_tables(Experiment.from_snakemake(snakemake))

@@ -43,11 +43,11 @@ def _summary(catalog_path, catalog, utterances_path, rows) -> None:
 
 
 def _import(args) -> int:
-    from .importers import import_set
+    from .importers import Destination, import_set
     from .importers.command import options, summary_lines
 
     command = shlex.join(["toolgate", *args.argv])
-    info = import_set(args.format, args.sources, args.out, options(args), args.lang, command, args.force)
+    info = import_set(args.format, args.sources, Destination(args.out, command, args.force), options(args), args.lang)
     out = Path(args.out)
     if info["written"] != "new":
         print(f"{out}: " + ("replaced the earlier import's files" if info["written"] == "replaced"

@@ -271,17 +271,18 @@ def write_json(path, obj) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str = "imported", path="<tools>",
-                       lineno: int | None = None, field: str = "") -> dict:
+def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str = "imported",
+                       where: tuple = ("<tools>", None, "")) -> dict:
     """The catalog row of an OpenAI tool schema or a BFCL function doc.
 
     Accepts ``{"type": "function", "function": {...}}`` or the bare
     ``{name, description, parameters}``. Names are kept as ids when they are
     snake_case; other characters (BFCL's dotted names) become underscores.
-    ``mutating`` is unknown for foreign tools and left out. A part of the wrong
-    type raises InputError naming ``path``, ``lineno`` and the part's field
-    under ``field`` (where the definition sits in its file).
+    ``mutating`` is unknown for foreign tools and left out. ``where``: (path, line, field) of the definition in
+    its file; a part of the wrong type raises InputError naming the path, the line and the part's field under
+    that field.
     """
+    path, lineno, field = where
     fn = obj.get("function", obj) if isinstance(obj, dict) else None
     at = _field(field, "function") if fn is not obj else field
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):

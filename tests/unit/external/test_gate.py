@@ -60,7 +60,7 @@ def test_external_gate_fits_within_and_transfers_every_gate(monkeypatch):
     ext = _calls_and_rejects()
     fits = {s.name: {"features": list(s.inputs), "coef": [1.0] * len(s.inputs), "intercept": 0.0} for s in fitted(reg)}
     gate, run = section("gate", {"folds": 3, "resamples": 30}), make_run(0, ("en",))
-    df, _, _ = XG.external_gate(rankers, "bm25", fits, {"functionchat_calldecision": ext}, gate, run)
+    df, _, _ = XG.external_gate(rankers, "bm25", {"functionchat_calldecision": ext}, gate, run, XG.Comparisons(fits))
     assert set(df["gate"]) == set(reg)
     by = df.set_index(["gate", "mode"])["auc"]
     assert {(s.name, m) for s in fitted(reg) for m in ("within", "transfer")} <= set(by.index)
@@ -93,7 +93,8 @@ def test_transfer_payload_is_applied_unchanged():
 def test_external_gate_on_functionchat_with_bm25(fc_call, run0, tmp_path):
     fits = tmp_path / "gates.json"
     fits.write_text(json.dumps({"g3": {"features": list(FEATURES), "coef": [0, 0, 0, 0, 0, 1, 0], "intercept": -1}}))
-    df, _, _ = XG.external_gate(BM25, "bm25", fits, {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0)
+    df, _, _ = XG.external_gate(BM25, "bm25", {"functionchat_calldecision": fc_call}, section("gate", {"resamples": 200}), run0,
+                                XG.Comparisons(fits))
     assert list(df.columns) == ["dataset", "signal", "gate", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
     assert set(df["dataset"]) == {"functionchat"} and (df["n_in"] == 100).all() and (df["n_out"] == 100).all()
     assert set(df["mode"]) == {"raw", "within", "transfer"}

@@ -10,7 +10,7 @@ from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_fold
 from toolgate import io
 from toolgate.cli import main
 from toolgate.config import load
-from toolgate.importers import Options, import_set
+from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import source_licences
 
 
@@ -39,7 +39,7 @@ def test_openai_tools_example_writes_a_ready_experiment(tmp_path, capsys):
 
 def test_bfcl_fixture_keeps_each_rows_candidates(tmp_path):
     out = tmp_path / "bfcl_run"
-    import_set("bfcl", [bfcl_folder(tmp_path)], out, Options())
+    import_set("bfcl", [bfcl_folder(tmp_path)], Destination(out), Options())
     catalog, rows, info = _read(out)
     assert info["in_catalog"] == 6 and info["out_of_catalog"] == 6 and info["with_candidates"] == 12
     assert all(r["gold_tool"] in r["candidates"] for r in rows if r["gold_tool"])
@@ -50,7 +50,7 @@ def test_bfcl_fixture_keeps_each_rows_candidates(tmp_path):
 
 def test_functionchat_fixture_keeps_call_and_reject_of_one_request(tmp_path):
     out = tmp_path / "fc"
-    import_set("functionchat", [functionchat_folder(tmp_path)], out, Options())
+    import_set("functionchat", [functionchat_folder(tmp_path)], Destination(out), Options())
     catalog, rows, _ = _read(out)
     call = {r["pair_id"]: r for r in rows if r["subtype"] == "call"}
     reject = [r for r in rows if r["subtype"] == "reject"]
@@ -63,7 +63,7 @@ def test_functionchat_fixture_keeps_call_and_reject_of_one_request(tmp_path):
 
 def test_pooling_drops_cannot_answer_rows_that_only_their_list_made(tmp_path):
     out = tmp_path / "fc_pooled"
-    info = import_set("functionchat", [functionchat_folder(tmp_path)], out, Options(candidates=False, holdout=0.5))
+    info = import_set("functionchat", [functionchat_folder(tmp_path)], Destination(out), Options(candidates=False, holdout=0.5))
     _, rows, _ = _read(out)
     assert info["dropped"] == {"out of catalog only within its own list (pooled)": 6}
     assert not any("candidates" in r for r in rows)
@@ -72,7 +72,7 @@ def test_pooling_drops_cannot_answer_rows_that_only_their_list_made(tmp_path):
 
 def test_beir_gold_is_the_highest_scored_tool(tmp_path):
     out = tmp_path / "beir_run"
-    import_set("beir", [beir_folder(tmp_path)], out, Options(holdout=0.5, seed=3))
+    import_set("beir", [beir_folder(tmp_path)], Destination(out), Options(holdout=0.5, seed=3))
     catalog, rows, info = _read(out)
     by_id = {r["utterance_id"]: r for r in rows}
     assert info["requests"] == 8 and "q-q8" not in by_id  # the unjudged query is left out
@@ -86,8 +86,8 @@ def test_beir_gold_is_the_highest_scored_tool(tmp_path):
 
 
 def test_sample_and_seed(tmp_path):
-    a = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "a", Options(sample=8, seed=1))
-    b = import_set("bfcl", [bfcl_folder(tmp_path)], tmp_path / "b", Options(sample=8, seed=1))
+    a = import_set("bfcl", [bfcl_folder(tmp_path)], Destination(tmp_path / "a"), Options(sample=8, seed=1))
+    b = import_set("bfcl", [bfcl_folder(tmp_path)], Destination(tmp_path / "b"), Options(sample=8, seed=1))
     assert a["requests"] == b["requests"] == 8 and (tmp_path / "a" / "utterances.jsonl").read_text() == (
         tmp_path / "b" / "utterances.jsonl").read_text()
     used = {c for r in _read(tmp_path / "a")[1] for c in r["candidates"]}
@@ -96,7 +96,7 @@ def test_sample_and_seed(tmp_path):
 
 def test_no_routes_and_language(tmp_path):
     out = tmp_path / "ko"
-    import_set("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], out, Options(routes=False), "ko")
+    import_set("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], Destination(out), Options(routes=False), "ko")
     catalog, rows, _ = _read(out)
     assert not any(t["kind"] == "route" for t in catalog) and {r["lang"] for r in rows} == {"ko"}
     assert catalog[0]["descriptions"] == {"ko": "Set the target temperature of the home thermostat."}
@@ -135,7 +135,7 @@ def test_errors_before_any_output(tmp_path, capsys):
 
 def test_bfcl_on_the_mirror(mirror, tmp_path):
     out = tmp_path / "bfcl_mirror"
-    info = import_set("bfcl", [mirror / "bfcl"], out, Options(sample=40, seed=2))
+    info = import_set("bfcl", [mirror / "bfcl"], Destination(out), Options(sample=40, seed=2))
     catalog, rows, _ = _read(out)
     assert info["requests"] == 40 and info["with_candidates"] == 40 and info["in_catalog"] and info["out_of_catalog"]
     assert {r["subtype"] for r in rows} <= {"multiple", "live_multiple", "irrelevance", "live_irrelevance"}
@@ -145,11 +145,11 @@ def test_bfcl_on_the_mirror(mirror, tmp_path):
 
 def test_functionchat_on_the_mirror(mirror, tmp_path):
     out = tmp_path / "fc_mirror"
-    info = import_set("functionchat", [mirror / "functionchat" / "FunctionChat-CallDecision.jsonl"], out, Options())
+    info = import_set("functionchat", [mirror / "functionchat" / "FunctionChat-CallDecision.jsonl"], Destination(out), Options())
     _, rows, _ = _read(out)
     assert info["in_catalog"] == info["out_of_catalog"] == 100 and info["with_candidates"] == 200
     assert len({r["pair_id"] for r in rows}) == 100  # a REJECT row shares its CALL twin's pair
-    single = import_set("functionchat", [mirror / "functionchat"], tmp_path / "fc_all", Options(subsets=("4_close", "call", "reject")))
+    single = import_set("functionchat", [mirror / "functionchat"], Destination(tmp_path / "fc_all"), Options(subsets=("4_close", "call", "reject")))
     assert single["requests"] == 300
 
 
@@ -236,7 +236,7 @@ def test_requests_read_over_a_catalog_are_the_imported_rows(tmp_path):
     for fmt, src, opt in [("bfcl", [bfcl_folder(tmp_path)], Options()),
                           ("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], Options())]:
         out = tmp_path / f"{fmt}_run"
-        import_set(fmt, src, out, opt)
+        import_set(fmt, src, Destination(out), opt)
         catalog, rows, _ = _read(out)
         assert read_over(fmt, src, catalog, Options(routes=False))[0] == rows
     # a tool the catalog lacks is split off as --holdout-tools splits: its requests out of catalog, its entries gone
@@ -276,7 +276,7 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
     folder = bfcl_folder(tmp_path)
     (folder / "LICENSE").write_text("\n                                 Apache License\n"
                                     "                           Version 2.0, January 2004\n")
-    import_set("bfcl", [folder], tmp_path / "bfcl_run", Options(), command="toolgate import bfcl")  # the real path
+    import_set("bfcl", [folder], Destination(tmp_path / "bfcl_run", "toolgate import bfcl"), Options())  # the real path
     assert _read(tmp_path / "bfcl_run")[2]["licenses"] == [{"name": "Apache-2.0", "file": str(folder / "LICENSE")}]
     (tmp_path / "LICENSE.txt").write_text("# SPDX-License-Identifier: CC-BY-4.0\n")  # beside a source file
     (tmp_path / "own" / "COPYING").parent.mkdir()

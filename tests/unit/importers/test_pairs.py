@@ -6,7 +6,7 @@ import json
 from import_fixtures import NO_TOOL, PAIR_TOOLS, pairs_files
 from toolgate import io
 from toolgate.cli import main
-from toolgate.importers import Options, import_set
+from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.pairs import Columns
 
 
@@ -37,7 +37,7 @@ def test_pairs_import_counts_every_decision(tmp_path, capsys):
 def test_pairs_held_out_tools_and_balanced_sample(tmp_path):
     tools, pairs = pairs_files(tmp_path)
     opt = Options(holdout=0.25, per_tool=2, sample=16, seed=3, fields=Columns(text="query", tool="api"))
-    info = import_set("pairs", [tools, pairs], tmp_path / "out", opt)
+    info = import_set("pairs", [tools, pairs], Destination(tmp_path / "out"), opt)
     rows = list(_rows(tmp_path / "out").values())
     assert info["requests"] == 16 and info["removed_tools"] == 2 and info["actions"] == 6
     assert info["decisions"]["requests over --per-tool 2 left out"] == 8
@@ -69,7 +69,7 @@ def test_a_tools_file_in_json_lines_is_read_and_a_bad_one_names_the_shapes(tmp_p
     tools, pairs = pairs_files(tmp_path)
     lines = tmp_path / "tools.jsonl"
     lines.write_text("".join(json.dumps(t) + "\n" for t in json.loads(tools.read_text())))
-    info = import_set("pairs", [lines, pairs], tmp_path / "out", Options())
+    info = import_set("pairs", [lines, pairs], Destination(tmp_path / "out"), Options())
     assert info["decisions"]["tools file read as JSON Lines"] == 1
     lines.write_text('{"name": "a"}\nnot json\n')
     assert main(["import", "pairs", str(lines), str(pairs), "--out", str(tmp_path / "y")]) == 2

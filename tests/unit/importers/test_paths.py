@@ -8,7 +8,7 @@ import yaml
 from import_fixtures import EXAMPLE
 from toolgate.config import load, rebase
 from toolgate.errors import InputError
-from toolgate.importers import Options, import_set
+from toolgate.importers import Destination, Options, import_set
 
 
 def test_rebase_moves_the_paths_the_file_sets_and_nothing_else(tmp_path, monkeypatch):
@@ -33,7 +33,7 @@ def test_rebase_needs_one_config_file():
 def test_written_config_resolves_from_any_folder(tmp_path, monkeypatch):
     out = tmp_path / "elsewhere" / "smart"
     monkeypatch.chdir(tmp_path)
-    import_set("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], out.relative_to(tmp_path),
+    import_set("openai-tools", [EXAMPLE / "tools.json", EXAMPLE / "requests.jsonl"], Destination(out.relative_to(tmp_path)),
                Options())
     written = yaml.safe_load((out / "config.yaml").read_text())
     assert (written["relative_to"], written["catalog"], written["utterances"]["file"]) == (

@@ -10,7 +10,7 @@ from tool_rows_fixtures import TOOLS, bfcl_live_rows, labelled_rows, misnamed_ro
 from toolgate import io, schemas
 from toolgate.cli import build_parser, main
 from toolgate.config import load
-from toolgate.importers import Options, import_set
+from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import NO_TOOLS
 from toolgate.importers.toolrows import fields
 
@@ -63,7 +63,7 @@ def test_labelled_rows_keep_their_tools_and_count_every_decision(tmp_path, capsy
 
 def test_duplicates_dropped_and_empty_lists_delegated(tmp_path):
     opt = Options(duplicates="drop", empty_candidates="delegate", fields=fields("labelled"))
-    info = import_set("tool-rows", [labelled_rows(tmp_path)], tmp_path / "out", opt)
+    info = import_set("tool-rows", [labelled_rows(tmp_path)], Destination(tmp_path / "out"), opt)
     _, rows, _, _ = _read(tmp_path / "out")
     assert info["requests"] == 24 and "call-0-again" not in rows and "call-0" in rows
     assert info["decisions"]["repeated requests (text, earlier turns and candidates of an earlier row) dropped"] == 1
@@ -164,7 +164,7 @@ def test_field_flags_and_label_map(tmp_path, capsys):
 def test_same_input_and_seed_give_byte_identical_files(tmp_path):
     src, opt = labelled_rows(tmp_path), Options(sample=12, empty_candidates="catalog", fields=fields("labelled"))
     for name, o in (("a", opt), ("b", opt), ("c", Options(**{**vars(opt), "seed": 14}))):
-        import_set("tool-rows", [src], tmp_path / name, o)
+        import_set("tool-rows", [src], Destination(tmp_path / name), o)
     same = [(tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in ("catalog.jsonl",
                                                                                              "utterances.jsonl")]
     assert same == [True, True]

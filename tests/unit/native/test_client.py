@@ -18,7 +18,7 @@ from toolgate.native.server import free_port, is_ready
 def test_protocol_client_against_standin(standin, small_catalog):
     """Protocol test: the client posts chat-completions and records answers in input order (no model involved)."""
     rows = sample_rows()
-    jobs = build_jobs(small_catalog, rows, {}, "full", "stand-in", "utterance", checkpoint="c")
+    jobs = build_jobs(small_catalog, rows, {}, "full", {"model": "stand-in", "name": "c"}, "utterance")
     assert is_ready(standin) == "/health" and client.served_model(standin, "org/x") == ("stand-in", "vllm")
     recs = client.run_requests(standin, jobs, concurrency=4, timeout_s=10)
     assert [r["utterance_id"] for r in recs] == [r["utterance_id"] for r in rows]
@@ -38,7 +38,7 @@ def test_protocol_client_against_standin(standin, small_catalog):
 
 def test_protocol_client_records_http_errors(standin, small_catalog):
     """Protocol test: a rejected request is recorded with the server's error type, message and body, not raised."""
-    job = build_jobs(small_catalog, sample_rows()[:1], {}, "full", "stand-in", "utterance")[0]
+    job = build_jobs(small_catalog, sample_rows()[:1], {}, "full", {"model": "stand-in"}, "utterance")[0]
     job["request"]["tool_choice"] = "none"
     rec = client.call_one(standin, job, 10)
     assert rec["error"] == "HTTP 400 BadRequestError: expected tool_choice=required"
@@ -74,7 +74,7 @@ def test_requests_go_grouped_by_language_and_records_keep_job_order():
 def test_recorded_llama_cpp_answers(small_catalog, monkeypatch):
     """llama-cpp-python's answers as recorded: a call, a malformed call, a template that dropped the tools, errors."""
     catalog = small_catalog + [{**small_catalog[0], "id": "compress_files"}]
-    job = build_jobs(catalog, sample_rows()[:1], {}, "full", "m", "utterance", tool_choice="auto")[0]
+    job = build_jobs(catalog, sample_rows()[:1], {}, "full", {"model": "m", "tool_choice": "auto"}, "utterance")[0]
     job["request"]["tools"] *= 3  # a tools block of about 400 tokens: floor between the dropped 47 and the real 497
     for answer, want in ((LLAMA_CPP_CALL, {"chosen": "set_alarm", "malformed": False, "tools_dropped": False}),
                          (LLAMA_CPP_MALFORMED, {"chosen": "compress_files", "malformed": True, "tools_dropped": False}),

@@ -10,6 +10,7 @@ from conftest import write_jsonl
 from native_fixtures import lexical_scores, native_section, outputs, sample_rows, standin, standin_script  # noqa: F401
 from toolgate.config import run as run_config
 from toolgate.errors import InputError
+from toolgate.experiment import Experiment
 from toolgate.native import run
 from toolgate.native.backends import preflight
 from toolgate.native.client import RECORD_COLUMNS
@@ -17,23 +18,25 @@ from toolgate.native.protocol import DeploymentError
 from toolgate.native.tables import CALL_COLUMNS, native_tables, read_records
 from toolgate.retrieval.scores import save_scores
 
+M = {"model": "m"}  # a roster entry
+
 
 def test_build_jobs_full_and_top5_in_the_utterance_language(small_catalog):
     rows = sample_rows()
     sl = run.shortlists(rows, lexical_scores(rows, small_catalog))
     assert sl["u2-ko"][:2] == ["check_battery", "make_call"]  # rank order, catalog order for ties
-    full = run.build_jobs(small_catalog, rows, sl, "full", "m", "utterance")
-    top5 = run.build_jobs(small_catalog, rows, sl, "top5", "m", "utterance")
+    full = run.build_jobs(small_catalog, rows, sl, "full", M, "utterance")
+    top5 = run.build_jobs(small_catalog, rows, sl, "top5", M, "utterance")
     assert [len(j["request"]["tools"]) for j in full] == [3] * len(rows)  # route entries are never offered
     assert [t["function"]["name"] for t in top5[1]["request"]["tools"]] == sl["u2-ko"]
     assert full[1]["request"]["tools"][0]["function"]["description"].startswith("알람")  # the ko utterance
     assert full[0]["request"]["tools"][0]["function"]["description"].startswith("set alarm")
-    both = run.build_jobs(small_catalog, rows, sl, "full", "m", "both")
+    both = run.build_jobs(small_catalog, rows, sl, "full", M, "both")
     assert " / " in both[0]["request"]["tools"][0]["function"]["description"]
     with pytest.raises(InputError, match="native.conditions"):
-        run.build_jobs(small_catalog, rows, sl, "top3", "m", "utterance")
+        run.build_jobs(small_catalog, rows, sl, "top3", M, "utterance")
     with pytest.raises(InputError, match="native.tool_language"):
-        run.build_jobs(small_catalog, rows, sl, "full", "m", "fr")
+        run.build_jobs(small_catalog, rows, sl, "full", M, "fr")
 
 
 def test_shortlists_need_scores_for_every_utterance(small_catalog):
@@ -94,9 +97,11 @@ def test_write_native_calls_names_the_checkpoint(standin, small_catalog, tmp_pat
     utt = write_jsonl(tmp_path / "utterances.jsonl", rows)
     save_scores(tmp_path / "bm25.npz", lexical_scores(rows, small_catalog))
     out = outputs(tmp_path, "c.records.csv")
-    dep = run.write_native_calls(cat, utt, tmp_path / "bm25.npz", "c", {"model": "org/x", "parser": "hermes"},
-                                 out, run_config(0, ["ko", "en"]),
-                                 native_section(endpoint=standin, readiness_timeout_s=5, request_timeout_s=10))
+    exp = Experiment(SimpleNamespace(entry={"model": "org/x", "parser": "hermes"}, run=run_config(0, ["ko", "en"]),
+                                     native=native_section(endpoint=standin, readiness_timeout_s=5,
+                                                           request_timeout_s=10)),
+                     SimpleNamespace(catalog=cat, utterances=utt, lexical=tmp_path / "bm25.npz"), out)
+    dep = run.write_native_calls(exp, "c", out.server_log)
     assert dep["checkpoint"] == "c" and dep["conditions"] == ["full", "top5"]
     assert set(read_records(out.records)["checkpoint"]) == {"c"}
 

@@ -1,5 +1,6 @@
 """Native tool calling, the tables: deployment outcomes and accuracy; paper values cited by reported.yaml key."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ import yaml
 from conftest import ROOT, write_jsonl
 from native_fixtures import AMBIGUOUS, lexical_scores, sample_rows
 from toolgate.config import run as run_config
+from toolgate.experiment import Experiment
 from toolgate.native import tables
 from toolgate.native.client import RECORD_COLUMNS
 from toolgate.retrieval.scores import save_scores
@@ -30,9 +32,12 @@ def test_write_native_tables(small_catalog, tmp_path):
            "environment": {"vllm": "0.27.1", "gpu": "NVIDIA H200", "gpu_memory": "143771 MiB", "driver": "570.1"}}
     (tmp_path / "g.deployment.json").write_text(json.dumps(dep))
     (tmp_path / "g.records.csv").write_text(",".join(RECORD_COLUMNS) + "\n")
-    dep_df, calls = tables.write_native_tables(cat, utt, tmp_path / "bm25.npz", [tmp_path / "g.deployment.json"],
-                                               [tmp_path / "g.records.csv"], tmp_path / "t" / "native_deployment.csv",
-                                               tmp_path / "t" / "native_calls.csv", run_config(0, ["ko", "en"]))
+    exp = Experiment(SimpleNamespace(run=run_config(0, ["ko", "en"])),
+                     SimpleNamespace(catalog=cat, utterances=utt, lexical=tmp_path / "bm25.npz",
+                                     deployments=[tmp_path / "g.deployment.json"], records=[tmp_path / "g.records.csv"]),
+                     SimpleNamespace(deployment=tmp_path / "t" / "native_deployment.csv",
+                                     calls=tmp_path / "t" / "native_calls.csv"))
+    dep_df, calls = tables.write_native_tables(exp)
     assert dep_df.loc[0, "gpu"] == "NVIDIA H200" and "AmbiguousGlobalPerLayerAttributeError" in dep_df.loc[0, "error"]
     assert calls.empty
     md = (tmp_path / "t" / "native_deployment.md").read_text()

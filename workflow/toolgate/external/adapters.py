@@ -88,7 +88,7 @@ class Tools:
         key = json.dumps(fn, sort_keys=True, ensure_ascii=False)
         if key in self.by_key:
             return self.by_key[key]
-        row = io.import_openai_tool(obj, self.lang, "external", self.domain, path, lineno, field)
+        row = io.import_openai_tool(obj, self.lang, "external", self.domain, (path, lineno, field))
         base, n = row["id"], 1
         while row["id"] in self.names:
             n += 1

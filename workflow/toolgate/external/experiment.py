@@ -9,7 +9,6 @@ import logging
 import random
 
 from .. import io
-from ..config import External
 from .adapters import functionchat_calldecision
 from .sources import locate
 
@@ -75,11 +74,14 @@ def functionchat_experiment(seed: int, mirror=None) -> tuple[list[dict], list[di
     return catalog, utts, info
 
 
-def write_functionchat_experiment(catalog_path, utterances_path, meta_path, seed: int, external: External) -> None:
-    """The experiment's catalog, utterances (checked as any utterance file) and a summary beside them."""
-    catalog, utts, info = functionchat_experiment(seed, external.mirror)
-    io.check_utterances(enumerate(utts, start=1), catalog, utterances_path, ("ko",))
-    io.write_atomic(catalog_path, io.dumps_jsonl(catalog))
-    io.write_atomic(utterances_path, io.dumps_jsonl(utts))
-    io.write_json(meta_path, info)
+def write_functionchat_experiment(exp) -> None:
+    """The experiment's catalog, utterances (checked as any utterance file) and a summary beside them (outputs
+    ``catalog``, ``utterances``, ``meta``); ``exp``: the rule's :class:`toolgate.experiment.Experiment` (see
+    :func:`.study.write_external`)."""
+    out = exp.output
+    catalog, utts, info = functionchat_experiment(exp.params.seed, exp.external.mirror)  # the rule's seed: no run
+    io.check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))
+    io.write_atomic(out.catalog, io.dumps_jsonl(catalog))
+    io.write_atomic(out.utterances, io.dumps_jsonl(utts))
+    io.write_json(out.meta, info)
     log.info("FunctionChat experiment: %s", info)

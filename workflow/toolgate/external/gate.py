@@ -13,6 +13,7 @@ exemplars.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -82,9 +83,16 @@ def _auc_row(dataset: str, column: str, meta: tuple[str, str], sig, y, w) -> dic
             "ci_low": lo, "ci_high": hi, "n_in": int(y.sum()), "n_out": int((1 - y).sum())}
 
 
-def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, ExternalSet], gate: Gate, run: Run,
-                  bfcl_2plus: bool = True, differences: list[tuple[str, str]] = ()
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+@dataclass(frozen=True)
+class Comparisons:
+    """What the external gate study compares beyond each set's own signals (:func:`external_gate`)."""
+    fits: dict | str | Path | None = None  # the experiment's payloads by gate, or gates.json's path; None: no transfer
+    differences: tuple = ()  # (a, b) signal pairs whose paired AUC differences each set gets
+    bfcl_2plus: bool = True  # BFCL's rows with at least two candidates as a set of their own
+
+
+def external_gate(rankers: dict[str, dict], lexical: str, sets: dict[str, ExternalSet], gate: Gate, run: Run,
+                  compare: Comparisons = Comparisons()) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(AUCs, differences, signals): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap
     intervals; the per-row signals of every set with a ``dataset`` column (what leave-one-catalog-out fits on).
 
@@ -92,24 +100,23 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
     live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
     every raw signal of the registry (raw; score features from the ``lexical`` ranker), every fitted gate fitted out of
     fold within the set (within), and the experiment's fits applied unchanged
-    (transfer; ``fits`` = the payloads by gate, or the path of
+    (transfer; ``compare.fits`` = the payloads by gate, or the path of
     ``results/{exp}/gate/gates.json``; None: no transfer rows). Raw signals
     are not flipped, so values below 0.5 stay visible.
 
     In BFCL every single-candidate row is irrelevant (all of ``irrelevance``,
     most of ``live_irrelevance``), so candidate count alone separates much of
     in from out (a single candidate fixes entropy 0, score over mean 1, and a
-    max cosine over one tool). With ``bfcl_2plus`` the table adds dataset
+    max cosine over one tool). With ``compare.bfcl_2plus`` the table adds dataset
     ``bfcl_2plus``: the same analysis on rows with at least two candidates
     (within-set gates refitted on it).
 
-    ``differences``: (a, b) signal pairs whose paired AUC differences each set also gets, from the set's own
+    ``compare.differences``: (a, b) signal pairs whose paired AUC differences each set also gets, from the set's own
     clusters (the second frame, shaped like bootstrap.csv with a ``dataset`` column; empty without pairs).
     """
-    if isinstance(fits, (str, Path)):
-        fits = load_payloads(fits)
+    fits = load_payloads(compare.fits) if isinstance(compare.fits, (str, Path)) else compare.fits
     jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
-    if "bfcl" in sets and bfcl_2plus:
+    if "bfcl" in sets and compare.bfcl_2plus:
         jobs.append(("bfcl_2plus", "bfcl"))
     recs, diffs, frames, scales = [], [], [], {}
     for dataset, key in jobs:
@@ -125,7 +132,7 @@ def external_gate(rankers: dict[str, dict], lexical: str, fits, sets: dict[str, 
         w = cluster_weights(np.array(ext.clusters), gate.resamples, run.seed)
         for column, m in meta.items():
             recs.append(_auc_row(dataset, column, m, df[column].to_numpy(), y, w))
-        pairs = [(a, b) for a, b in differences if a in df and b in df]
+        pairs = [(a, b) for a, b in compare.differences if a in df and b in df]
         if pairs:
             d = paired_differences(df, y, np.array(ext.clusters), pairs, Resamples(gate.resamples, run.seed, LEVEL))
             diffs.append(d.assign(dataset=dataset, cluster_unit="cluster", slice=NO_SLICE, resamples=gate.resamples))

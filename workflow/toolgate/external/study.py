@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import External, Gate, Roles, Run
+from ..config import Run
 from ..data.card import jaccard_frame
 from ..gate.bootstrap import default_differences
 from ..retrieval.rankers import single_rankers
 from ..retrieval.text import jaccard
 from ..tables import write_table
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
-from .gate import external_gate
+from .gate import Comparisons, external_gate
 from .scoring import row_scores, top1
 
 log = logging.getLogger(__name__)
@@ -105,35 +105,37 @@ def jaccard_external(sets: dict[str, ExternalSet], n: int) -> tuple[pd.DataFrame
     return summary.assign(iqr=summary["q3"] - summary["q1"]), items
 
 
-def _synthetic_items(catalog_path, utterances_path, run: Run) -> pd.DataFrame:
+def _synthetic_items(exp) -> pd.DataFrame:
     """The synthetic set's Jaccard items, one dataset per slice, shaped like the external items."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    syn = jaccard_frame(rows, catalog, run.text.ngram)
+    syn = jaccard_frame(exp.rows, exp.catalog, exp.run.text.ngram)
     syn = syn.assign(dataset=["synthetic " + s for s in syn["slice"]], subset=syn["slice"])
     return syn[ITEM_COLUMNS]
 
 
 # ----------------------------------------------------------------------------------------------- workflow entry
 
-def write_external(catalog_path, utterances_path, gates_path, outputs, rankers: dict, run: Run, gate: Gate,
-                   external: External, roles: Roles) -> None:
-    """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4).
+def write_external(exp) -> None:
+    """All external tables, plus the synthetic set's Jaccard items beside the external ones (figure 4); ``exp``: the
+    rule's :class:`toolgate.experiment.Experiment` (not imported here: it reaches routing, which reaches the
+    benchmarks, which import this package).
 
-    ``outputs``: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard``, ``jaccard_items`` and
-    ``signals`` (every set's per-row gate signals, what gate_loco fits on).
+    Outputs: named ``selection``, ``gate``, ``bootstrap`` (gate differences), ``jaccard``, ``jaccard_items`` and
+    ``signals`` (every set's per-row gate signals, what gate_loco fits on). Inputs: ``catalog``, ``utterances`` and
+    ``gates`` (the experiment's fits, applied unchanged).
     """
-    rankers = single_rankers(rankers)  # hybrids: the experiment's own set only
+    run, gate, roles, outputs = exp.run, exp.gate, exp.roles, exp.output
+    rankers = single_rankers(exp.rankers)  # hybrids: the experiment's own set only
     t0 = time.perf_counter()
-    sets = load_all(external, run.seed)
+    sets = load_all(exp.external, run.seed)
     console.info("adapted %s in %.1f s; selection with %s", {k: len(v.utterances) for k, v in sets.items()},
                  time.perf_counter() - t0, ", ".join(rankers))
     sel = external_selection(rankers, sets, run)
     console.info("selection done after %.1f s; gate AUCs", time.perf_counter() - t0)
-    gates, diffs, signals = external_gate(rankers, roles.lexical, gates_path, sets, gate, run,
-                                 differences=default_differences(roles.encoder, roles.second_encoder))
+    compare = Comparisons(exp.input.gates, tuple(default_differences(roles.encoder, roles.second_encoder)))
+    gates, diffs, signals = external_gate(rankers, roles.lexical, sets, gate, run, compare)
     console.info("gate done after %.1f s; Jaccard overlap", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
-    items = pd.concat([_synthetic_items(catalog_path, utterances_path, run), items], ignore_index=True)
+    items = pd.concat([_synthetic_items(exp), items], ignore_index=True)
     write_table(sel, outputs.selection, "External selection: top-1 among each row's own candidates",
                 "FunctionChat-Bench Singlecall (Korean) per candidate condition; BFCL multiple / live_multiple "
                 "(English). chance = mean 1 / candidates. Ties keep candidate order. The paper's external check "

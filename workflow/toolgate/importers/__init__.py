@@ -10,17 +10,17 @@
 """
 from __future__ import annotations
 
-from .build import Options, requests_over, write_import
+from .build import Destination, Options, requests_over, write_import
 from .readers import FORMATS, read
 
-__all__ = ["FORMATS", "Options", "import_set", "read", "read_over", "requests_over", "write_import"]
+__all__ = ["FORMATS", "Destination", "Options", "import_set", "read", "read_over", "requests_over", "write_import"]
 
 
-def import_set(fmt: str, sources, out_dir, options: Options, lang: str | None = None, command: str = "",
-               force: bool = False) -> dict:
-    """Read ``sources`` in format ``fmt`` and write the experiment folder ``out_dir``; returns import.json's info."""
+def import_set(fmt: str, sources, dest: Destination, options: Options, lang: str | None = None) -> dict:
+    """Read ``sources`` in format ``fmt`` and write the experiment folder ``dest.folder``; returns import.json's
+    info."""
     ext, notes = read(fmt, sources, lang, options)
-    return write_import(ext, options, out_dir, command, force, notes, sources)
+    return write_import(ext, options, dest, notes, sources)
 
 
 def read_over(fmt: str, sources, catalog: list[dict], options: Options, lang: str | None = None):

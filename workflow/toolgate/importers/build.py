@@ -247,14 +247,23 @@ def source_licences(sources) -> list[dict]:
     return [{"name": name, "file": str(path)} for path, name in found.items()]
 
 
-def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: bool = False,
-                 notes: Decisions | None = None, sources=()) -> dict:
-    """Write ``out_dir``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return import.json's
-    info with ``written``: how the folder was written. The folder must be new or empty, or hold an earlier import
-    (replaced with ``force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided; ``sources``: the
-    files or folders read (import.json's ``licenses``: what a LICENSE beside them states).
+@dataclass(frozen=True)
+class Destination:
+    """Where an import writes: the folder, the command recorded in its config.yaml and import.json, and whether an
+    earlier import there may be replaced (``--force``)."""
+    folder: str | Path
+    command: str = ""
+    force: bool = False
+
+
+def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decisions | None = None,
+                 sources=()) -> dict:
+    """Write ``dest.folder``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return
+    import.json's info with ``written``: how the folder was written. The folder must be new or empty, or hold an
+    earlier import (replaced with ``dest.force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided;
+    ``sources``: the files or folders read (import.json's ``licenses``: what a LICENSE beside them states).
     """
-    out, info = Path(out_dir), {}
+    out, command, info = Path(dest.folder), dest.command, {}
 
     def write(tmp: Path) -> None:
         catalog, rows, prepared = prepare(ext, opt, notes)
@@ -269,7 +278,7 @@ def write_import(ext: ExternalSet, opt: Options, out_dir, command: str, force: b
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)
 
-    info["written"] = write_folder(out, FILES[-1], write, force)
+    info["written"] = write_folder(out, FILES[-1], write, dest.force)
     return info
 
 

@@ -100,9 +100,18 @@ def _call_names(path, lineno: int, field: str, value) -> list[str]:
     return names
 
 
-def _call(path, lineno: int, obj: dict, fields: Fields, after: list) -> tuple[list[str], str]:
+@dataclass(frozen=True)
+class Line:
+    """One row of a tool-rows file and where it sits (what an error names)."""
+    path: str | Path
+    lineno: int
+    obj: dict
+
+
+def _call(line: Line, fields: Fields, after: list) -> tuple[list[str], str]:
     """(the row's expected call names, the field they came from: the text field for the assistant message after
     the request, read when the call field is empty)."""
+    path, lineno, obj = line.path, line.lineno, line.obj
     for field in (fields.call,) if fields.call else CALL_FIELDS:
         if obj.get(field) not in (None, "", []):
             return _call_names(path, lineno, field, obj[field]), field
@@ -112,8 +121,9 @@ def _call(path, lineno: int, obj: dict, fields: Fields, after: list) -> tuple[li
     return [], fields.call or CALL_FIELDS[0]
 
 
-def _slots(path, lineno: int, obj: dict, fields: Fields, outcome: str, notes: Decisions) -> list[str]:
-    value = obj.get(fields.slots) or []
+def _slots(line: Line, fields: Fields, outcome: str, notes: Decisions) -> list[str]:
+    path, lineno = line.path, line.lineno
+    value = line.obj.get(fields.slots) or []
     slots = [value] if isinstance(value, str) else value
     if not isinstance(slots, list) or not all(isinstance(s, str) and s for s in slots):
         raise InputError(path, "missing slots must be a parameter name or a list of them", lineno, fields.slots)
@@ -126,8 +136,9 @@ def _slots(path, lineno: int, obj: dict, fields: Fields, outcome: str, notes: De
     return list(dict.fromkeys(slots))
 
 
-def _tool_ids(path, lineno: int, obj: dict, fields: Fields, tools: Tools) -> list[str]:
+def _tool_ids(line: Line, fields: Fields, tools: Tools) -> list[str]:
     """The catalog ids of a row's tools, in order."""
+    path, lineno, obj = line.path, line.lineno, line.obj
     if fields.tools not in obj:
         raise InputError(path, "missing field", lineno, fields.tools)
     defs = obj[fields.tools]
@@ -142,8 +153,9 @@ def _tool_ids(path, lineno: int, obj: dict, fields: Fields, tools: Tools) -> lis
     return list(dict.fromkeys(ids))
 
 
-def _outcome(path, lineno: int, obj: dict, fields: Fields, names: list, source: str, notes: Decisions):
+def _outcome(line: Line, fields: Fields, names: list, source: str, notes: Decisions):
     """(label, gold outcome) of a row: its label field's value, or 'call' / 'no_call', through the label map."""
+    path, lineno, obj = line.path, line.lineno, line.obj
     labels = dict(fields.label_map)
     if fields.label and obj.get(fields.label) in (None, ""):
         raise InputError(path, "missing label", lineno, fields.label)
@@ -155,13 +167,14 @@ def _outcome(path, lineno: int, obj: dict, fields: Fields, names: list, source: 
     return label, labels[label]
 
 
-def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Decisions, prefix: str):
+def _row(line: Line, fields: Fields, tools: Tools, notes: Decisions, prefix: str):
     """(utterance without its gold tool, candidate ids, gold call name or None) of one row; None when skipped.
     ``prefix``: of the default utterance id ``r<line>`` (the file's name when there are several files)."""
-    ids = _tool_ids(path, lineno, obj, fields, tools)
+    path, lineno, obj = line.path, line.lineno, line.obj
+    ids = _tool_ids(line, fields, tools)
     text, context, after = request(path, lineno, fields.text, obj.get(fields.text))
-    names, source = _call(path, lineno, obj, fields, after)
-    label, outcome = _outcome(path, lineno, obj, fields, names, source, notes)
+    names, source = _call(line, fields, after)
+    label, outcome = _outcome(line, fields, names, source, notes)
     if outcome == "skip":
         return None
     lang = notes.lang(path, lineno, text, fields.text)  # after the skip label: a skipped row is no row of any language
@@ -183,7 +196,7 @@ def _row(path, lineno: int, obj: dict, fields: Fields, tools: Tools, notes: Deci
     known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, *calls}
     utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": lang,
                        "text": text, "gold_outcome": outcome, "gold_tool": None, "slice": "out", "subtype": label,
-                       "missing_slots": _slots(path, lineno, obj, fields, outcome, notes)}, context,
+                       "missing_slots": _slots(line, fields, outcome, notes)}, context,
                       notes.meta(obj, known))
     return utt, ids, names[0] if names else None
 
@@ -244,7 +257,7 @@ def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
         rows = json_lines(path, "rows")
         survey(path, rows, fields)
         for lineno, obj in rows:
-            row = _row(path, lineno, obj, fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
+            row = _row(Line(path, lineno, obj), fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
             if row is None:
                 continue
             uid = row[0]["utterance_id"]

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import logging
 import time
+from types import SimpleNamespace
 
 import pandas as pd
 
 from .. import io
 from ..catalog import actions as catalog_actions
-from ..config import Native, Run
+from ..config import Native
 from ..errors import InputError
+from ..experiment import Experiment
 from ..retrieval.scores import Scores, load_scores, top_actions
 from .backends import environment, server_label
 from .client import RECORD_COLUMNS, ServerError, post_chat, run_requests, served_model
@@ -59,10 +61,13 @@ def per_language(catalog: list[dict], lang_mode: str, describe):
     return lambda row: by_lang[row["lang"] if lang_mode == "utterance" else "both"]
 
 
-def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition: str, model: str, lang_mode: str,
-               chat_template_kwargs: dict | None = None, checkpoint: str = "", tool_choice: str = "required") -> list[dict]:
+def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition: str, entry: dict,
+               lang_mode: str) -> list[dict]:
     """One request per utterance: ``full`` offers every action (catalog order; a request's own candidates when it
-    has them), ``top5`` the shortlist (rank order)."""
+    has them), ``top5`` the shortlist (rank order). ``entry``: the roster entry whose ``model``,
+    ``chat_template_kwargs`` and ``tool_choice`` each request carries, under its ``name`` (else its model)."""
+    checkpoint = checkpoint_name(entry)
+    ctk, tool_choice = entry.get("chat_template_kwargs") or None, entry.get("tool_choice") or "required"
     if condition not in CONDITIONS:
         raise InputError("config", f"unknown condition '{condition}' (known: {', '.join(CONDITIONS)})", field="native.conditions")
     tools_for = per_language(catalog, lang_mode, openai_tools)
@@ -78,9 +83,14 @@ def build_jobs(catalog: list[dict], rows: list[dict], shortlist: dict, condition
                 raise InputError("shortlist", f"no usable shortlist for '{r['utterance_id']}'")
             tools = [by_id[i] for i in shortlist[r["utterance_id"]]]
         jobs.append({"checkpoint": checkpoint, "condition": condition, "utterance_id": r["utterance_id"],
-                     "lang": r["lang"], "request": build_request(r["text"], tools, model, chat_template_kwargs,
+                     "lang": r["lang"], "request": build_request(r["text"], tools, entry["model"], ctk,
                                                               tool_choice=tool_choice)})
     return jobs
+
+
+def checkpoint_name(entry: dict) -> str:
+    """What a roster entry's records and deployment record are named: its ``name``, else its model."""
+    return entry.get("name") or entry.get("model", "")
 
 
 def check_entry(name: str, entry: dict, native: Native) -> None:
@@ -162,7 +172,7 @@ def deploy(entry: dict, native: Native, server_log, work, **fields) -> tuple[dic
     ``all_requests_failed``. Only deployment failures are caught; the caller checks the entry
     (:func:`check_entry`) before it builds its requests.
     """
-    name = entry.get("name") or entry.get("model", "")
+    name = checkpoint_name(entry)
     dep = {"checkpoint": name, "model": entry["model"], "revision": entry.get("revision") or "",
            "parser": entry.get("parser") or "", "endpoint": native.endpoint,
            "server": f"endpoint {native.endpoint}" if native.endpoint else server_label(native.server, entry),
@@ -200,12 +210,10 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
     deployment record (also written to the deployment JSON); a checkpoint that
     did not come up leaves an empty records file.
     """
-    name = entry.get("name") or entry.get("model", "")
+    name = checkpoint_name(entry)
     check_entry(name, entry, native)
     conditions = list(native.conditions)
-    ctk = entry.get("chat_template_kwargs") or None
-    jobs = {c: build_jobs(catalog, rows, shortlist, c, entry["model"], native.tool_language, ctk, name,
-                          entry.get("tool_choice") or "required") for c in conditions}
+    jobs = {c: build_jobs(catalog, rows, shortlist, c, entry, native.tool_language) for c in conditions}
 
     def work(base_url: str, model: str, dep: dict) -> list[dict]:
         every = [j for c in conditions for j in jobs[c]]
@@ -236,11 +244,11 @@ def run_checkpoint(catalog: list[dict], rows: list[dict], shortlist: dict, entry
     return dep
 
 
-def write_native_calls(catalog_path, utterances_path, lexical_path, checkpoint: str, entry: dict, outputs,
-                       run: Run, native: Native) -> dict:
-    """The ``native_calls`` rule: one roster checkpoint with the lexical top-5 shortlist; ``outputs`` as in
-    :func:`run_checkpoint`."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    shortlist = shortlists(rows, load_scores(lexical_path))
-    return run_checkpoint(catalog, rows, shortlist, {**entry, "name": checkpoint}, outputs, native)
+def write_native_calls(exp: Experiment, checkpoint: str, server_log) -> dict:
+    """The ``native_calls`` rule: one roster checkpoint (the rule's wildcard; its roster ``entry`` a param) with the
+    lexical top-5 shortlist (input ``lexical``); outputs ``records`` and ``deployment``, the server's own log
+    ``server_log`` (as in :func:`run_checkpoint`)."""
+    rows = exp.main  # the mismatch_hard slice stays out of this study
+    shortlist = shortlists(rows, load_scores(exp.input.lexical))
+    outputs = SimpleNamespace(records=exp.output.records, deployment=exp.output.deployment, server_log=server_log)
+    return run_checkpoint(exp.catalog, rows, shortlist, {**exp.entry, "name": checkpoint}, outputs, exp.native)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Run
+from ..experiment import Experiment
 from ..retrieval.scores import Scores, load_scores, top_actions
 from ..tables import write_table
 from .protocol import CONDITIONS, PROTOCOL_CHECK, PROTOCOL_STAGES, SHORTLIST_K, short_error
@@ -138,17 +138,17 @@ def _median(values: pd.Series) -> float:
     return float(values.median()) if len(values) else float("nan")
 
 
-def write_native_tables(catalog_path, utterances_path, lexical_path, deployment_paths, record_paths,
-                        out_deployment_csv, out_calls_csv, run: Run):
-    """Both tables from the per-checkpoint deployment JSONs and records CSVs (in roster order)."""
-    _, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
-    rows = io.main_set(rows)  # the mismatch_hard slice stays out of this study
-    deployments = [json.loads(Path(p).read_text(encoding="utf-8")) for p in deployment_paths]
-    records = [read_records(p) for p in record_paths]
-    dep_df, calls_df = native_tables(deployments, records, rows, load_scores(lexical_path))
+def write_native_tables(exp: Experiment):
+    """Both tables (outputs ``deployment``, ``calls``) from the per-checkpoint deployment JSONs and records CSVs
+    (inputs ``deployments``, ``records``, in roster order) and the lexical scores (input ``lexical``)."""
+    rows = exp.main  # the mismatch_hard slice stays out of this study
+    deployments = [json.loads(Path(p).read_text(encoding="utf-8")) for p in exp.input.deployments]
+    records = [read_records(p) for p in exp.input.records]
+    dep_df, calls_df = native_tables(deployments, records, rows, load_scores(exp.input.lexical))
+    run = exp.run
     served, check = servers(deployments), any(d.get("protocol_check") for d in deployments)
     label = f" ({PROTOCOL_CHECK})" if check else ""
-    write_table(dep_df, out_deployment_csv, "Native tool calling: deployment outcomes (paper Table 7)" + label,
+    write_table(dep_df, exp.output.deployment, "Native tool calling: deployment outcomes (paper Table 7)" + label,
                 f"One row per roster checkpoint, served by {served}; tool_choice is the value the requests were sent "
                 "with (the entry's, or auto when the server rejected it and the entry allows the fallback). A row "
                 "with deployed false is a deployment outcome, not an accuracy result: stage names where it failed "
@@ -158,7 +158,7 @@ def write_native_tables(catalog_path, utterances_path, lexical_path, deployment_
                 "tools_dropped (its chat template left the tools out of every prompt) or all_requests_failed. vllm, "
                 "llama_cpp_python, gpu, gpu_memory and driver describe the machine that ran it.",
                 run.seed, paper=DEPLOYMENT_PAPER)
-    write_table(calls_df, out_calls_csv, "Native tool calling: accuracy with the full catalog and the BM25 top-5" + label,
+    write_table(calls_df, exp.output.calls, "Native tool calling: accuracy with the full catalog and the BM25 top-5" + label,
                 f"Only checkpoints that deployed, served by {served}. accuracy: first called tool = gold tool over "
                 "in-catalog utterances (failed requests and answers whose prompt lost the tools count as wrong); "
                 "n_tools_dropped: answers with fewer prompt tokens than the tools block needs (the server's template "

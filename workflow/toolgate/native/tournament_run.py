@@ -21,7 +21,7 @@ from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
 from .client import failure, post_chat, run_requests
 from .protocol import PROTOCOL_CHECK, answer_meta, chat_body, short_error
-from .run import check_entry, deploy, per_language
+from .run import check_entry, checkpoint_name, deploy, per_language
 from .tournament import option_texts, rank_request
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, 
     """Serve the checkpoint, run every bracket, stop the server. ``outputs``: named ``records`` (JSONL),
     ``deployment`` (JSON) and ``server_log``. Returns (deployment record, records); a checkpoint that did not come
     up leaves no records."""
-    name = entry.get("name") or entry.get("model", "")
+    name = checkpoint_name(entry)
     check_entry(name, entry, native)
     jobs = build_jobs(catalog, rows, native.tool_language, tournament)
 

@@ -15,6 +15,7 @@ from .. import __version__, io
 from ..bench.tokenizer_ablation import winner_sentences
 from ..config import BENCH_STUDIES, section
 from ..data.card import licence_sentences
+from ..experiment import Experiment
 from ..gate.overlap import map_paragraph, separation_sentence
 from ..gate.signals import registry
 from ..gate.transfer import closing_sentences
@@ -473,8 +474,9 @@ def to_html(blocks, title) -> str:
     return "\n".join(parts)
 
 
-def write_report(experiment, tables_dir, figures_dir, inputs, config, md_path, html_path) -> None:
-    """``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``."""
-    blocks = build(experiment, tables_dir, figures_dir, inputs, config)
-    io.write_atomic(md_path, to_md(blocks, md_path))
-    io.write_atomic(html_path, to_html(blocks, f"toolgate report: {experiment}"))
+def write_report(exp: Experiment) -> None:
+    """The report (outputs ``md``, ``html``) of the rule's ``experiment``, ``tables`` and ``figures`` folders and
+    resolved ``config``; inputs as in :func:`build`."""
+    blocks = build(exp.experiment, exp.tables, exp.figures, exp.input, exp.config)
+    io.write_atomic(exp.output.md, to_md(blocks, exp.output.md))
+    io.write_atomic(exp.output.html, to_html(blocks, f"toolgate report: {exp.experiment}"))
