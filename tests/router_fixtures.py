@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from conftest import tool, utterance, write_jsonl
-from toolgate.config import run, section
+from toolgate.config import Text, run, section
 from toolgate.experiment import Experiment
 from toolgate.gate.inputs import query_lengths, score_features
 from toolgate.gate.models import payload_scores, payloads
@@ -54,7 +54,7 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
     cat_path, utt_path = write_jsonl(tmp_path / "catalog.jsonl", cat), write_jsonl(tmp_path / "u.jsonl", rs)
     r = run(0, ("ko", "en"))
     texts = [x["text"] for x in rs]
-    bm = np.asarray(fit_ranker(RANKERS["bm25"], cat, r.langs, 3, True).score_many(texts), float)
+    bm = np.asarray(fit_ranker(RANKERS["bm25"], cat, r.langs, Text(3, True)).score_many(texts), float)
     ids, kinds = np.array([t["id"] for t in cat]), np.array([t["kind"] for t in cat])
     uids = np.array([x["utterance_id"] for x in rs])
     y = np.array([x["gold_tool"] is not None for x in rs], int)
@@ -65,7 +65,7 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
     fits = payloads(raw, on_bm25, y)  # G3 and the other gates fitted on BM25 features alone
     sig = {n: payload_scores(f, raw) for n, f in fits.items()}
     if real_gate:
-        enc = np.asarray(fit_ranker(RANKERS["use"], cat, r.langs, 3, True).score_many(texts), float)
+        enc = np.asarray(fit_ranker(RANKERS["use"], cat, r.langs, Text(3, True)).score_many(texts), float)
         sig["use_maxcos"] = enc[:, kinds == "action"].max(1)
         save_scores(tmp_path / "use.npz", Scores(uids, ids, kinds, enc))
     save_scores(tmp_path / "bm25.npz", Scores(uids, ids, kinds, bm))

@@ -8,6 +8,7 @@ import pytest
 
 from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows
 from toolgate import Router
+from toolgate.config import Text
 from toolgate.gate.calibration import platt_probability
 from toolgate.retrieval.rankers import fit_ranker
 from toolgate.routing.pipelines import band_decisions
@@ -20,8 +21,8 @@ def test_decide_many_equals_the_band_on_the_same_scores(tmp_path):
     m, cat, texts = manifest(folder), catalog(), [r["text"] for r in rows()]
     acts = np.array([t["kind"] == "action" for t in cat])
     ids = np.array([t["id"] for t in cat])
-    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
-    gate = np.asarray(fit_ranker(RANKERS["use"], cat, ("ko", "en"), 3, True).score_many(texts))
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), Text(3, True)).score_many(texts))
+    gate = np.asarray(fit_ranker(RANKERS["use"], cat, ("ko", "en"), Text(3, True)).score_many(texts))
     prob = platt_probability(gate[:, acts].max(1), m["calibrator"]["coef"], m["calibrator"]["intercept"])
     route = np.where(lex[:, ids == "chat"][:, 0] > lex[:, ids == "delegate"][:, 0], "chat", "delegate")
     kind, tool = band_decisions(prob, m["thresholds"]["confirm"], m["thresholds"]["execute"],

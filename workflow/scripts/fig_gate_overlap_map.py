@@ -1,5 +1,6 @@
+from toolgate.experiment import typed
 from toolgate.report.overlap_map import fig_gate_overlap_map
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
     p = typed(snakemake.params)

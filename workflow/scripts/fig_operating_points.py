@@ -1,5 +1,6 @@
+from toolgate.experiment import typed
 from toolgate.report.plots import fig_operating_points
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
     p = typed(snakemake.params)

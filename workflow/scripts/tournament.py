@@ -1,7 +1,8 @@
 from types import SimpleNamespace
 
+from toolgate.experiment import typed
 from toolgate.native.tournament_run import write_tournament
-from toolgate.smk import logged, typed
+from toolgate.smk import logged
 
 with logged(snakemake):
     p, i, o = typed(snakemake.params), snakemake.input, snakemake.output

@@ -98,7 +98,7 @@ def _route(args) -> int:
         return 2
     catalog = io.load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
     run = cfgmod.run(cfg["seed"], cfg["langs"], cfg["text"])
-    ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text.ngram, run.text.pad)
+    ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text)
     scores = np.asarray(ranker.score(args.text))
     order = [i for i in top_order(scores) if args.routes or is_action(catalog[i])]
     lang = _lang(args.text)

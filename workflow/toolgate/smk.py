@@ -5,8 +5,6 @@ import contextlib
 import logging
 import sys
 
-from .experiment import typed  # noqa: F401  the scripts' typed params: the experiment's own
-
 
 @contextlib.contextmanager
 def logged(snakemake):

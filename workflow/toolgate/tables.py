@@ -35,14 +35,13 @@ def paper_note(prefixes) -> str:
     return f"Paper values: {keys} in data/paper/reported.yaml (side by side in report.md)." if prefixes else ""
 
 
-def write_table(df: pd.DataFrame, csv_path, title: str = "", note: str = "", seed=None, floatfmt: str = ".3f",
-                paper=()) -> None:
+def write_table(df: pd.DataFrame, csv_path, title: str = "", note: str = "", seed=None, paper=()) -> None:
     """``csv_path`` (4-decimal floats) and ``csv_path`` with ``.md``: title, note, table, provenance.
 
     ``paper``: prefixes of the reported.yaml keys this table reproduces; the note cites them, never the numbers.
     """
     note = " ".join(x for x in (note, paper_note(paper)) if x)
     io.write_atomic(csv_path, df.to_csv(index=False, float_format="%.4f", lineterminator="\n"))
-    md = [f"# {title}" if title else "", "", note, "", to_markdown(df, floatfmt), "", f"_{provenance(seed)}_", ""]
+    md = [f"# {title}" if title else "", "", note, "", to_markdown(df), "", f"_{provenance(seed)}_", ""]
     io.write_atomic(str(csv_path)[:-4] + ".md" if str(csv_path).endswith(".csv") else f"{csv_path}.md",
                     "\n".join(x for x in md if x is not None))

@@ -71,6 +71,6 @@ def test_catalog_scale_is_the_median_self_score_of_its_actions():
     from toolgate.retrieval.rankers import fit_ranker
     cat = [tool("set_alarm"), tool("make_call"), tool("chat", required=(), kind="route", mutating=False)]
     r = run(0, ("en",))
-    ranker = fit_ranker({"type": "bm25", "variant": "E1"}, cat, ("en",), r.text.ngram, r.text.pad)
+    ranker = fit_ranker({"type": "bm25", "variant": "E1"}, cat, ("en",), r.text)
     by_hand = np.median([np.max(ranker.score(f"{t['names']['en']} {t['descriptions']['en']}")) for t in cat[:2]])
     assert catalog_scale(cat, {"type": "bm25", "variant": "E1"}, ("en",), r.text) == by_hand > 0

@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+from toolgate.experiment import typed
 from toolgate.gate.signals import (
     FEATURES,
     compared_gates,
@@ -13,7 +14,6 @@ from toolgate.gate.signals import (
     signal_rows,
     studied_gates,
 )
-from toolgate.smk import typed
 
 
 def test_registry_order_kinds_and_scales():

@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from toolgate import io
+from toolgate.config import Text
 from toolgate.config import load as load_config
 from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
 from toolgate.retrieval.rankers import fit_ranker
@@ -239,7 +240,7 @@ def test_device70_index_at_most_12_kb():
     cfg = load_config(ROOT / "config.yaml")
     spec = cfg["rankers"][cfg["roles"]["lexical"]]
     catalog = io.load_catalog(ROOT / cfg["catalog"])
-    ranker = fit_ranker(spec, catalog, cfg["langs"], cfg["text"]["ngram"], cfg["text"]["pad"])
+    ranker = fit_ranker(spec, catalog, cfg["langs"], Text(cfg["text"]["ngram"], cfg["text"]["pad"]))
     blob = ranker.index.to_bytes()
     assert len(blob) <= 12_000
     queries = ["내일 아침 7시에 알람 맞춰 줘", "Turn on Wi-Fi"]

@@ -7,6 +7,7 @@ import yaml
 
 from conftest import ROOT
 from toolgate import io, schemas
+from toolgate.config import Text
 from toolgate.data.banks import load_banks
 from toolgate.data.generate import generate
 from toolgate.retrieval.rankers import fit_ranker
@@ -14,7 +15,7 @@ from toolgate.router.evidence import Evidence, content_free
 
 CATALOG = io.load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
 EV = Evidence(CATALOG, io.LANGS)
-BM25 = fit_ranker({"type": "bm25", "variant": "E1"}, CATALOG, io.LANGS, 3, True)
+BM25 = fit_ranker({"type": "bm25", "variant": "E1"}, CATALOG, io.LANGS, Text(3, True))
 ACTIONS = np.array([t["kind"] == "action" for t in CATALOG])
 
 

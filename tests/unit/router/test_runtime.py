@@ -6,6 +6,7 @@ import pytest
 
 from router_fixtures import artifact, catalog, manifest  # noqa: F401  (fixture)
 from toolgate.cli import main
+from toolgate.config import Text
 from toolgate.router.runtime import Router, RouterError
 
 
@@ -198,7 +199,7 @@ def test_a_g3_router_computes_the_study_signals_and_decides_as_the_band(artifact
 
     m, cat, texts = manifest(artifact), catalog(), [r["text"] for r in rows()]
     router = Router.load(artifact)
-    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), Text(3, True)).score_many(texts))
     acts = router.actions
     study = score_features(lex[:, acts], query_lengths(texts, router.gate.text), m["gate"]["top_k"])
     _, _, frame, value = router.scores(texts)
@@ -221,7 +222,7 @@ def test_a_ladder_router_decides_as_routing_baselines_ladder(tmp_path):
     folder = make_artifact(tmp_path, real_gate=False, gate=None)
     m, cat, texts = manifest(folder), catalog(), [r["text"] for r in rows()]
     assert m["pipeline"]["kind"] == "ladder" and m["gate"] is None and m["thresholds"]["scale"] == "pool_score"
-    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), 3, True).score_many(texts))
+    lex = np.asarray(fit_ranker(RANKERS["bm25"], cat, ("ko", "en"), Text(3, True)).score_many(texts))
     kind, tool = ladder_decisions(lex, [t["id"] for t in cat], [t["kind"] for t in cat], m["thresholds"]["confirm"],
                                   m["thresholds"]["execute"])
     mine, theirs = _band_rows(Router.load(folder).decide_many(texts), kind, tool)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalog import index_text, is_action
-from ..config import Cost, Run
+from ..config import Cost, Run, Text
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
 from ..tables import write_table
@@ -33,7 +33,7 @@ def _bench(job: dict, turn=None) -> dict:
     catalog, langs, spec = job["catalog"], job["langs"], job["spec"]
     size = None
     if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
-        fit = lambda s: fit_ranker(s, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
+        fit = lambda s: fit_ranker(s, catalog, langs, Text(job["ngram"], job["pad"]), job["cache"], cache_queries=False)
         ranker = fit(spec)
         gate = ranker if job["shared"] else fit(job["gate_spec"])
         acts = np.array([is_action(t) for t in catalog])
@@ -48,7 +48,7 @@ def _bench(job: dict, turn=None) -> dict:
             (s if job["shared"] else gate.score_many(qs))[:, acts].max(1)
             return s
     elif job["impl"] == "toolgate":
-        ranker = fit_ranker(spec, catalog, langs, job["ngram"], job["pad"], job["cache"], cache_queries=False)
+        ranker = fit_ranker(spec, catalog, langs, Text(job["ngram"], job["pad"]), job["cache"], cache_queries=False)
         score, batch = ranker.score, ranker.score_many
         size = size_bytes(ranker, job.get("index_path"))
     else:

@@ -80,7 +80,7 @@ def tokenizer_frame(catalog, rows, spec: dict, run: Run, cfg: TokenizerAblation)
     inrows, gold, groups = in_catalog_groups(rows, [t["id"] for t in actions(catalog)])
     ranks, cost = {}, {}
     for v in cfg.variants:
-        ranker = fit_ranker({**spec, "tokenizer": v}, catalog, run.langs, run.text.ngram, run.text.pad)
+        ranker = fit_ranker({**spec, "tokenizer": v}, catalog, run.langs, run.text)
         a = scores_of(ranker, catalog, rows).for_rows(inrows).action_scores()
         ranks[v] = {k: seeded_ranks(a, gold, k, cfg.seeds, run.seed) for k in ks}
         cost[v] = variant_cost(ranker, queries, cfg.warmup)

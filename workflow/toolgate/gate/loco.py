@@ -52,7 +52,7 @@ G3_REL = Signal("g3_rel", "fitted", "G3 with score features relative to the cata
 def catalog_scale(catalog: list[dict], spec: dict, langs, text) -> float:
     """The median top BM25 score a catalog's actions reach as queries against it (each action's name and description
     in each language: what a request to it paraphrases). It needs no labelled request, only the catalog."""
-    ranker = fit_ranker(spec, catalog, tuple(langs), text.ngram, text.pad)
+    ranker = fit_ranker(spec, catalog, tuple(langs), text)
     queries = [f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
                for t in actions(catalog) for lang in langs]
     return float(np.median([np.max(ranker.score(q)) for q in queries if q]))

@@ -200,15 +200,14 @@ def query_embeddings(spec: dict, texts, run) -> np.ndarray:
     return ranker.encoder.encode_queries(list(texts))
 
 
-def fit_ranker(spec: dict, catalog: list[dict], langs, ngram: int, pad: bool, cache_dir=None,
-               cache_queries: bool = True):
+def fit_ranker(spec: dict, catalog: list[dict], langs, text, cache_dir=None, cache_queries: bool = True):
     """A ranker fitted on every catalog entry's index text (actions and routes, catalog order); a hybrid's members
     each on their own index text. ``cache_queries=False``: only the documents go through the cache."""
     r = RankerSpec.of(spec)
     spec = r.entry
     if r.hybrid:
-        return HybridRanker([fit_ranker(m, catalog, langs, ngram, pad, cache_dir, cache_queries)
+        return HybridRanker([fit_ranker(m, catalog, langs, text, cache_dir, cache_queries)
                              for m in spec["member_specs"]],
                             spec["method"], spec["rrf_k"])
     docs = [index_text(t, spec["variant"], langs) for t in catalog]
-    return build_ranker(spec, ngram, pad, cache_dir, cache_queries).fit(docs)
+    return build_ranker(spec, text.ngram, text.pad, cache_dir, cache_queries).fit(docs)

@@ -104,7 +104,7 @@ def compute_scores(exp) -> Scores:
     catalog, rows, run, spec = exp.catalog, exp.rows, exp.run, exp.spec
     t0 = time.perf_counter()
     console.info("indexing %d catalog entries", len(catalog))
-    ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache)
+    ranker = fit_ranker(spec, catalog, run.langs, run.text, run.cache)
     console.info("indexed %d catalog entries in %.2f s; scoring %d utterances", len(catalog), time.perf_counter() - t0,
                  len(rows))
     t0 = time.perf_counter()

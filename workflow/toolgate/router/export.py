@@ -112,7 +112,7 @@ def encoder_parts(exp, route: Route) -> tuple:
     in_catalog = {r["utterance_id"] for r in exp.main if io.is_in_catalog(r["gold_outcome"])}
     for name in names:
         spec = RankerSpec.of(rankers[name]).entry
-        ranker = fit_ranker(spec, catalog, run.langs, run.text.ngram, run.text.pad, run.cache or None)
+        ranker = fit_ranker(spec, catalog, run.langs, run.text, run.cache or None)
         arrays[f"catalog__{name}"] = ranker.docs
         emb = np.zeros((0, ranker.docs.shape[1]), ranker.docs.dtype)
         if route.gate and needs_exemplars(study.signals, route.gate, name):
@@ -163,7 +163,7 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
     fit, kind = fitted_router(exp, route)
     gate = (gate_entry(study.signals, route.gate, exp.payloads, lexical, study.gate.top_k) if route.gate else None)
     encoders, arrays = encoder_parts(exp, route)
-    bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text.ngram, run.text.pad)
+    bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text)
     blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(exp.input.catalog).read_bytes(),
              EMBEDDINGS: npz_bytes(arrays)}
     manifest = {

@@ -10,8 +10,6 @@ the study only with the training folds' ones outside the request's own pair.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..catalog import index_text
@@ -42,7 +40,7 @@ def gate_entry(reg: dict[str, Signal], gate: str, payloads: dict, lexical: str, 
 
 class GateRuntime:
     """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings);
-    ``text``: the manifest's text settings (``ngram`` and ``pad``, both required by the manifest's checks).
+    ``text``: the manifest's text settings (``ngram`` and ``pad``: :attr:`toolgate.router.runtime.Router.text`).
 
     Signals are numpy columns (:class:`toolgate.gate.inputs.Columns`): a band loads and decides without pandas or
     the config (issue 37)."""
@@ -50,7 +48,7 @@ class GateRuntime:
     def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: dict):
         # whole numbers as integers (the schema's integer takes 3.0 too): they cut rows and n-grams
         self.entry = {**entry, "top_k": int(entry["top_k"])}
-        self.exemplars, self.text = exemplars, SimpleNamespace(ngram=int(text["ngram"]), pad=text["pad"])
+        self.exemplars, self.text = exemplars, text
 
     def signals(self, texts, lexical_actions: np.ndarray, queries: dict) -> Columns:
         """Every raw signal of the registry for ``texts`` (columns as in gate/signals.csv); ``queries``: per encoder

@@ -12,6 +12,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -90,7 +91,8 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
-        self.gate = (GateRuntime(manifest["gate"], self.exemplars, manifest["text"])
+        self.text = SimpleNamespace(ngram=int(manifest["text"]["ngram"]), pad=manifest["text"]["pad"])
+        self.gate = (GateRuntime(manifest["gate"], self.exemplars, self.text)
                      if p["kind"] == "band" else None)
         # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
@@ -123,7 +125,7 @@ class Router:
         and evidence rules unchanged, the BM25 index fitted on that catalog's index texts and each encoder's catalog
         embeddings made anew by the router's own encoders; a kNN gate keeps the router's exemplar index."""
         m = {**self.manifest, "langs": list(langs)}
-        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), m["text"]["ngram"], m["text"]["pad"])
+        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text)
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
         return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
