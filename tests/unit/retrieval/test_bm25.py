@@ -14,6 +14,7 @@ from toolgate.config import Text
 from toolgate.config import load as load_config
 from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
 from toolgate.retrieval.rankers import fit_ranker
+from toolgate.retrieval.text import Terms
 
 bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
 BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
@@ -96,12 +97,12 @@ def test_index_text_variants():
 def test_kiwi_morpheme_tokenizer_and_roundtrip(device70):
     pytest.importorskip("kiwipiepy")
     docs, queries = device70
-    m = BM25(tokenizer="kiwi").fit(docs)
+    m = BM25(terms=Terms("kiwi")).fit(docs)
     assert "알람" in m.tokenize("알람을 맞춰 줘") and "을" in m.tokenize("알람을 맞춰 줘")
     assert m.tokenize("Set an ALARM") == BM25().tokenize("Set an ALARM")  # English keeps its character n-grams
     np.testing.assert_allclose(BM25.from_bytes(m.to_bytes()).score_many(queries), m.score_many(queries), atol=1e-12)
     with pytest.raises(ValueError, match="unknown tokenizer"):
-        BM25(tokenizer="spaces")
+        BM25(terms=Terms("spaces"))
 
 
 # ----------------------------------------------------------------------------- layouts and the serialised index
@@ -167,7 +168,7 @@ def test_scores_bit_identical_to_term_by_term_reference(device70, idf):
 @pytest.mark.parametrize("idf", IDF_VARIANTS)
 def test_roundtrip_scores_identical(device70, idf):
     docs, queries = device70
-    for fitted in (BM25(idf=idf).fit(docs), BM25(idf=idf, k1=1.2, b=0.5, ngram=2, pad=False).fit(docs),
+    for fitted in (BM25(idf=idf).fit(docs), BM25(idf=idf, k1=1.2, b=0.5, terms=Terms(ngram=2, pad=False)).fit(docs),
                    BM25(idf=idf).fit_tokens([d.split() for d in docs])):
         loaded = BM25.from_bytes(fitted.to_bytes())
         assert loaded.layout == fitted.layout and list(loaded.vocab) == list(fitted.vocab)
@@ -181,7 +182,7 @@ def test_roundtrip_korean_tokenizers_identical(device70, tokenizer):
     if tokenizer.startswith("kiwi"):
         pytest.importorskip("kiwipiepy")
     docs, queries = device70
-    fitted = BM25(tokenizer=tokenizer).fit(docs)
+    fitted = BM25(terms=Terms(tokenizer)).fit(docs)
     loaded = BM25.from_bytes(fitted.to_bytes())
     assert loaded.tokenizer == tokenizer and list(loaded.vocab) == list(fitted.vocab)
     assert np.array_equal(loaded.score_many(queries), fitted.score_many(queries))
@@ -202,7 +203,7 @@ def test_formats_1_and_2_read_without_digest_except_kiwi_1(device70, version):
     old = BM25.from_bytes(older(blob, version))
     assert np.array_equal(old.score_many(device70[1]), BM25.from_bytes(blob).score_many(device70[1]))
     assert old.digest is None
-    kiwi = older(BM25(tokenizer="kiwi").fit_tokens([["알람"], ["set"]]).to_bytes(), version)  # Kiwi never runs
+    kiwi = older(BM25(terms=Terms("kiwi")).fit_tokens([["알람"], ["set"]]).to_bytes(), version)  # Kiwi never runs
     if version == 1:
         with pytest.raises(ValueError, match="format 1 kiwi index"):
             BM25.from_bytes(kiwi)
@@ -217,7 +218,7 @@ def test_index_carries_the_digest_of_its_texts_in_order(device70):
     assert fitted.digest == docs_sha256(docs) != docs_sha256(docs[::-1])
     assert BM25.from_bytes(fitted.to_bytes()).digest == fitted.digest
     assert BM25.from_bytes(BM25().fit(docs[::-1]).to_bytes()).digest == docs_sha256(docs[::-1])
-    assert BM25.from_bytes(BM25(tokenizer="jamo3").fit(docs).to_bytes()).digest == fitted.digest
+    assert BM25.from_bytes(BM25(terms=Terms("jamo3")).fit(docs).to_bytes()).digest == fitted.digest
     tokens = BM25().fit(docs).fit_tokens([["a"], ["b"]])  # a refit on token lists drops the texts' digest
     assert tokens.digest is None and BM25.from_bytes(tokens.to_bytes()).digest is None
 
@@ -289,7 +290,7 @@ def test_numpy_window_counts_equal_the_counted_windows(device70, n):
     ref = [sorted(zip(t.tolist(), c.tolist())) for t, c in zip(*(np.split(a, np.cumsum(slow[4])[:-1]) for a in slow[1:3]))]
     assert ours == ref and fast[3].tolist() == slow[3].tolist() and fast[4].tolist() == slow[4].tolist()
     for catalog in (docs, recombined_docs(docs, 2000)):  # the dense layout and the sparse one
-        m, reference = BM25(ngram=n).fit(catalog), BM25(ngram=n)
+        m, reference = BM25(terms=Terms(ngram=n)).fit(catalog), BM25(terms=Terms(ngram=n))
         reference._windows = False  # counted window by window
         reference.fit(catalog)
         w, v = sp.csr_matrix(m.weights), sp.csr_matrix(reference.weights)

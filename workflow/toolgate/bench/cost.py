@@ -20,6 +20,7 @@ from ..catalog import index_text, is_action
 from ..config import Cost, Run, Text
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
+from ..retrieval.text import Terms
 from ..tables import write_table
 from .timing import measure, reference, run_jobs
 
@@ -52,7 +53,7 @@ def _bench(job: dict, turn=None) -> dict:
         score, batch = ranker.score, ranker.score_many
         size = size_bytes(ranker, job.get("index_path"))
     else:
-        tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec.get("tokenizer", "char")).tokenize
+        tok = BM25(terms=Terms(spec.get("tokenizer", "char"), job["ngram"], job["pad"])).tokenize
         _, score = reference(job["impl"], spec, tok, [index_text(t, spec["variant"], langs) for t in catalog])
         batch = lambda qs: [score(q) for q in qs]
     stats, _ = measure(score, batch, job["queries"], job["queries"], job["warmup"], turn)

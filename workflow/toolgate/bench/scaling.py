@@ -34,6 +34,7 @@ from ..config import External, Run, Scaling
 from ..external import adapters, sources
 from ..retrieval.bm25 import BM25
 from ..retrieval.rankers import RankerSpec, build_ranker, encoder_rankers
+from ..retrieval.text import Terms
 from ..tables import write_table
 from .timing import measure, reference, run_jobs
 
@@ -104,7 +105,7 @@ def _bench(job: dict, turn=None) -> dict:
         build = time.perf_counter() - t0
         nbytes, score, batch, layout = len(ranker.index.to_bytes()), ranker.score, ranker.score_many, ranker.index.layout
     else:
-        tok = BM25(ngram=job["ngram"], pad=job["pad"], tokenizer=spec["tokenizer"]).tokenize
+        tok = BM25(terms=Terms(spec["tokenizer"], job["ngram"], job["pad"])).tokenize
         t0 = time.perf_counter()
         model, score = reference(impl, spec, tok, docs)
         build = time.perf_counter() - t0

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .text import TOKENIZERS, ngram_source, parse_tokenizer, term_function, window_counts
+from .text import TOKENIZERS, Terms, ngram_source, parse_tokenizer, term_function, window_counts
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -162,7 +162,8 @@ def docs_sha256(docs) -> str:
 
 class BM25:
     def __init__(self, k1: float = 1.5, b: float = 0.75, idf: str = "lucene", epsilon: float = 0.25,
-                 ngram: int = 3, pad: bool = True, tokenizer: str = "char"):
+                 terms: Terms = Terms()):
+        tokenizer, ngram, pad = terms.tokenizer, terms.ngram, terms.pad
         if idf not in IDF_VARIANTS:
             raise ValueError(f"unknown idf variant '{idf}' (known: {', '.join(IDF_VARIANTS)})")
         if not (0 <= k1 < math.inf and 0 <= b <= 1 and 0 <= epsilon < math.inf and ngram >= 1):  # NaN fails too
@@ -317,7 +318,7 @@ class BM25:
             raise ValueError("a format 1 kiwi index sent English words through Kiwi, which kiwi no longer does: refit it")
         try:
             text = lzma.decompress(blob[start:], format=lzma.FORMAT_RAW, filters=_LZMA).decode("utf-8")
-            self = cls(k1, b, IDF_VARIANTS[idf], eps, ngram, bool(pad), TOKENIZERS[tok % 16] + str(tok // 16 or ""))
+            self = cls(k1, b, IDF_VARIANTS[idf], eps, Terms(TOKENIZERS[tok % 16] + str(tok // 16 or ""), ngram, bool(pad)))
             docs = text.split(_DOC)
             if _FORMS[form] == "sources":
                 self._fit_sources(docs, "auto")

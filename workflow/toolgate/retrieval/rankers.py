@@ -28,6 +28,7 @@ from . import bm25 as _bm25
 from .embedding_cache import CachedEncoder
 from .encoders import BACKENDS, make_encoder
 from .fusion import HybridRanker
+from .text import Terms
 
 KINDS = ("bm25", "dense", "maxsim", "hybrid")
 
@@ -96,8 +97,8 @@ def single_rankers(rankers: dict) -> dict:
 
 
 class BM25Ranker:
-    def __init__(self, k1, b, idf, epsilon, ngram, pad, tokenizer):
-        self.index = _bm25.BM25(k1, b, idf, epsilon, ngram, pad, tokenizer)
+    def __init__(self, index: _bm25.BM25):
+        self.index = index
 
     def fit(self, docs):
         self.index.fit(docs)
@@ -160,7 +161,8 @@ def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_querie
     if kind == "hybrid":
         raise ValueError("a hybrid ranker is fitted member by member: fit_ranker(with_members(spec, rankers), ...)")
     if kind == "bm25":
-        return BM25Ranker(spec["k1"], spec["b"], spec["idf"], spec["epsilon"], ngram, pad, spec["tokenizer"])
+        return BM25Ranker(_bm25.BM25(spec["k1"], spec["b"], spec["idf"], spec["epsilon"],
+                                     Terms(spec["tokenizer"], ngram, pad)))
     encoder = make_encoder(encoder_kwargs(spec["encoder"]), cache_dir)
     if kind == "dense":
         return DenseRanker(encoder, cache_dir, cache_queries)

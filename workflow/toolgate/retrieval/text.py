@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
 
@@ -183,6 +184,15 @@ def decompose_hangul(text: str) -> str:
 def hangul_runs(norm: str) -> list[tuple[bool, str]]:
     """(contains Hangul, run) for the maximal runs of words of a normalised text that do or do not contain Hangul."""
     return [(h, " ".join(words)) for h, words in groupby(norm.split(), key=lambda w: bool(_HANGUL.search(w)))]
+
+
+@dataclass(frozen=True)
+class Terms:
+    """How BM25 turns a text into terms: the tokenizer spec (:func:`term_function`), the character n-gram size of
+    the non-Hangul runs (and of the Hangul ones unless the spec gives its own) and whether runs are padded."""
+    tokenizer: str = "char"
+    ngram: int = 3
+    pad: bool = True
 
 
 def term_function(spec: str, n: int = 3, pad: bool = True):
