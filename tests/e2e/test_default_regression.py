@@ -145,13 +145,14 @@ def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample:
 
 def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
-    from toolgate import Router, io
+    from toolgate import Router
     from toolgate.config import load
     from toolgate.experiment import Experiment
     from toolgate.gate.calibration import platt_probability
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
     from toolgate.router import artifact
     from toolgate.routing.pipelines import band_decisions
+    from toolgate.utterances import main_set
 
     monkeypatch.chdir(project.root)
     res = project.root / "results" / "default"
@@ -164,7 +165,7 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
                                                                        Experiment.from_config(cfg, "config.yaml").run,
                                                                        texts))
     got = Router.load(folder).decide_many(texts)
-    main = io.main_set(rows)
+    main = main_set(rows)
     lexical, gate = load_scores(res / "scores" / "bm25.npz"), load_scores(res / "scores" / "e5.npz")
     prob = platt_probability(gate.for_rows(main).action_scores().max(1), m["calibrator"]["coef"],
                              m["calibrator"]["intercept"])
@@ -222,7 +223,7 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     value the payload (gates.json) on them, its decisions the band's on the same thresholds. Exemplar kNN differs
     by design (a deployed router sees every exemplar); with the exemplar index cut to each fold's training
     requests, as the study cuts it, it equals the study's too."""
-    from toolgate import Router, io
+    from toolgate import Router
     from toolgate.config import load
     from toolgate.experiment import Experiment
     from toolgate.gate.calibration import platt_probability
@@ -232,6 +233,7 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     from toolgate.router import artifact
     from toolgate.router.export import Route, export_router
     from toolgate.routing.pipelines import band_decisions
+    from toolgate.utterances import IN_CATALOG, main_set
 
     monkeypatch.chdir(project.root)
     cfg = load("config.yaml")
@@ -239,10 +241,10 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     inputs, study, every = exp.input, exp.study, exp.rows
     monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg, study.run,
                                                                        [r["text"] for r in every]))
-    main = io.main_set(every)
+    main = main_set(every)
     sig, fits = signal_rows(pd.read_csv(inputs.signals), main), load_payloads(inputs.gates)
     fold = sig["fold"].to_numpy()
-    exemplar_ids = [r["utterance_id"] for r in main if r["gold_outcome"] in io.IN_CATALOG]  # the artifact's order
+    exemplar_ids = [r["utterance_id"] for r in main if r["gold_outcome"] in IN_CATALOG]  # the artifact's order
     lexical = exp.scores("bm25")
     top1, route = top_actions(lexical, main)[:, 0], route_step(lexical, main)
     words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}

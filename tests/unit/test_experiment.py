@@ -19,10 +19,10 @@ def test_typed_params_read_as_attributes_and_a_missing_one_names_itself():
 
 
 def test_the_catalog_and_utterances_load_once(tmp_path, monkeypatch):
-    from toolgate import io
+    from toolgate import experiment
 
     calls = []
-    monkeypatch.setattr(io, "load_inputs", lambda *a: calls.append(a) or ([{"id": "a"}], [{"slice": "match"},
+    monkeypatch.setattr(experiment, "load_inputs", lambda *a: calls.append(a) or ([{"id": "a"}], [{"slice": "match"},
                                                                                        {"slice": "mismatch_hard"}]))
     exp = Experiment(SimpleNamespace(run=SimpleNamespace(langs=("en",))), SimpleNamespace(catalog="c", utterances="u"))
     assert exp.catalog == [{"id": "a"}] and len(exp.rows) == 2 and exp.main == [{"slice": "match"}]

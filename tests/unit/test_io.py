@@ -6,18 +6,20 @@ from hypothesis import strategies as st
 
 from conftest import tool, utterance, write_jsonl
 from toolgate import io, schemas
+from toolgate.catalog import import_openai_tool, load_catalog, mutating_known
 from toolgate.errors import InputError
+from toolgate.utterances import load_utterances, summarize
 
 
 def test_catalog_loads(tmp_path, small_catalog):
-    tools = io.load_catalog(write_jsonl(tmp_path / "c.jsonl", small_catalog))
+    tools = load_catalog(write_jsonl(tmp_path / "c.jsonl", small_catalog))
     assert [t["id"] for t in tools] == ["set_alarm", "make_call", "check_battery", "chat"]
 
 
 def test_duplicate_id_names_file_line_field(tmp_path, small_catalog):
     path = write_jsonl(tmp_path / "c.jsonl", small_catalog + [tool("make_call")])
     with pytest.raises(InputError) as e:
-        io.load_catalog(path)
+        load_catalog(path)
     assert str(e.value) == f"{path}:5: field 'id': duplicate id 'make_call' (first on line 2)"
 
 
@@ -35,7 +37,7 @@ def test_catalog_field_errors(tmp_path, mutate, field, msg):
     mutate(bad)
     path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
     with pytest.raises(InputError, match=msg) as e:
-        io.load_catalog(path)
+        load_catalog(path)
     assert (e.value.line, e.value.field) == (2, field)
 
 
@@ -43,11 +45,11 @@ def test_malformed_json_and_non_utf8(tmp_path):
     p = tmp_path / "c.jsonl"
     p.write_bytes(json.dumps(tool("a_b")).encode() + b"\n{not json\n")
     with pytest.raises(InputError, match="malformed JSON") as e:
-        io.load_catalog(p)
+        load_catalog(p)
     assert e.value.line == 2
     p.write_bytes(b'{"id": "\xff"}\n')
     with pytest.raises(InputError, match="not UTF-8") as e:
-        io.load_catalog(p)
+        load_catalog(p)
     assert e.value.line == 1
 
 
@@ -64,7 +66,7 @@ def test_read_yaml_names_the_file_and_line(tmp_path):
 
 
 def _load_utts(tmp_path, catalog, rows):
-    return io.load_utterances(write_jsonl(tmp_path / "u.jsonl", rows), catalog)
+    return load_utterances(write_jsonl(tmp_path / "u.jsonl", rows), catalog)
 
 
 def test_utterances_load(tmp_path, small_catalog):
@@ -88,7 +90,7 @@ def test_utterances_load(tmp_path, small_catalog):
 def test_utterance_errors(tmp_path, small_catalog, row, field, msg):
     path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), row])
     with pytest.raises(InputError, match=msg) as e:
-        io.load_utterances(path, small_catalog)
+        load_utterances(path, small_catalog)
     assert (e.value.path, e.value.line, e.value.field) == (str(path), 2, field)
 
 
@@ -97,7 +99,7 @@ def test_utterance_errors(tmp_path, small_catalog, row, field, msg):
 def test_fuzz_any_bytes_load_or_input_error(tmp_path, blob):
     p = tmp_path / "fuzz.jsonl"
     p.write_bytes(blob)
-    for load in (io.load_catalog, lambda q: io.load_utterances(q, [tool("set_alarm")])):
+    for load in (load_catalog, lambda q: load_utterances(q, [tool("set_alarm")])):
         try:
             load(p)
         except InputError:
@@ -111,7 +113,7 @@ def test_fuzz_any_bytes_load_or_input_error(tmp_path, blob):
 def test_fuzz_structured_rows(tmp_path, obj):
     p = tmp_path / "fuzz.jsonl"
     p.write_text(json.dumps(obj) + "\n")
-    for load in (io.load_catalog, lambda q: io.load_utterances(q, [tool("set_alarm")])):
+    for load in (load_catalog, lambda q: load_utterances(q, [tool("set_alarm")])):
         with pytest.raises(InputError):
             load(p)
 
@@ -139,7 +141,7 @@ def test_write_atomic_leaves_nothing_on_failure(tmp_path):
 
 
 def test_import_openai_and_bfcl_tools():
-    rows = [io.import_openai_tool(obj, lang="en") for obj in (
+    rows = [import_openai_tool(obj, lang="en") for obj in (
         {"type": "function", "function": {"name": "getWeather", "description": "Weather for a city.",
                                           "parameters": {"type": "object", "properties": {
                                               "city": {"type": "string", "description": "City"},
@@ -155,7 +157,7 @@ def test_import_openai_and_bfcl_tools():
 
 
 def test_summarize_counts(small_catalog):
-    s = io.summarize(small_catalog, [utterance(1), utterance(2, None, "chat", "out")])
+    s = summarize(small_catalog, [utterance(1), utterance(2, None, "chat", "out")])
     assert (s["actions"], s["routes"], s["mutating_actions"]) == (3, 1, 2)
     assert s["by_slice"] == {"match": 1, "out": 1}
 
@@ -169,18 +171,18 @@ def test_summarize_counts(small_catalog):
 def test_candidate_errors(tmp_path, small_catalog, cands, field, msg):
     path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), {**utterance(2), "candidates": cands}])
     with pytest.raises(InputError, match=msg) as e:
-        io.load_utterances(path, small_catalog)
+        load_utterances(path, small_catalog)
     assert (e.value.line, e.value.field) == (2, field)
     ok = {**utterance(2, None, "delegate", "out"), "candidates": ["make_call"]}  # cannot answer within its list
-    assert io.load_utterances(write_jsonl(tmp_path / "ok.jsonl", [ok]), small_catalog)[0]["candidates"] == ["make_call"]
+    assert load_utterances(write_jsonl(tmp_path / "ok.jsonl", [ok]), small_catalog)[0]["candidates"] == ["make_call"]
 
 
 def test_mutating_flags_for_every_action_or_none(tmp_path, small_catalog):
     none = [{k: v for k, v in t.items() if k != "mutating"} for t in small_catalog]
-    catalog = io.load_catalog(write_jsonl(tmp_path / "none.jsonl", none))
-    assert not io.mutating_known(catalog) and io.summarize(catalog)["mutating_actions"] is None
+    catalog = load_catalog(write_jsonl(tmp_path / "none.jsonl", none))
+    assert not mutating_known(catalog) and summarize(catalog)["mutating_actions"] is None
     with pytest.raises(InputError, match="mutating flag missing") as e:
-        io.load_catalog(write_jsonl(tmp_path / "some.jsonl", small_catalog[:1] + none[1:]))
+        load_catalog(write_jsonl(tmp_path / "some.jsonl", small_catalog[:1] + none[1:]))
     assert (e.value.line, e.value.field) == (2, "mutating")
 
 
@@ -217,9 +219,9 @@ def test_an_integer_too_long_to_read_names_its_line_and_field(tmp_path):
 def test_a_tool_definition_of_the_wrong_shape_is_located(fn, field, msg):
     for obj, at in ((fn, field), ({"type": "function", "function": fn}, field.replace("]", "].function", 1))):
         with pytest.raises(InputError, match=msg) as e:
-            io.import_openai_tool(obj, where=("rows.jsonl", 4, "tools[2]"))
+            import_openai_tool(obj, where=("rows.jsonl", 4, "tools[2]"))
         assert (e.value.path, e.value.line, e.value.field) == ("rows.jsonl", 4, at)
-    assert io.import_openai_tool({"name": "f", "description": None, "parameters": None})["parameters"] == {
+    assert import_openai_tool({"name": "f", "description": None, "parameters": None})["parameters"] == {
         "type": "object", "properties": {}, "required": []}  # null parts are absent ones
 
 

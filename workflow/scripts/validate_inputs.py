@@ -1,6 +1,6 @@
 from toolgate.experiment import typed
-from toolgate.io import validate_files
 from toolgate.smk import logged
+from toolgate.utterances import validate_files
 
 with logged(snakemake):
     p = typed(snakemake.params)

@@ -1,10 +1,19 @@
-"""Index texts of catalog tools.
+"""The tool catalog: loading and validation, actions and routes, mutating flags, tool ids, index texts.
 
-``E0`` = names + descriptions; ``E1`` = E0 + parameter names, parameter
+A catalog is a JSONL file of tools (``docs/formats.md``); an entry of kind ``action`` is searchable, every other
+one (kind ``route``) is a route step. Either every action carries a ``mutating`` flag or none does.
+
+Index texts: ``E0`` = names + descriptions; ``E1`` = E0 + parameter names, parameter
 descriptions, enum values and keywords (the second seed's "routing text").
 Both variants concatenate every language of the experiment, in ``langs`` order.
 """
 from __future__ import annotations
+
+import re
+
+from .errors import InputError
+from .io import LANGS, read_jsonl
+from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
 ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
@@ -47,3 +56,104 @@ def action_ids(catalog: list[dict]) -> list[str]:
 def route_ids(catalog: list[dict]) -> list[str]:
     """The route entries' ids, in catalog order."""
     return [t["id"] for t in catalog if not is_action(t)]
+
+
+def _check_langs(path, lineno, obj, field, langs) -> None:
+    for lang in obj[field]:
+        if lang not in langs:
+            raise InputError(path, f"unknown language code '{lang}' (known: {', '.join(langs)})", lineno, f"{field}.{lang}")
+
+
+def load_catalog(path, langs=LANGS) -> list[dict]:
+    """Catalog rows in file order, validated (schema, unique ids, languages)."""
+    seen: dict[str, int] = {}
+    tools = []
+    for lineno, obj in read_jsonl(path):
+        check_schema(path, lineno, obj, "catalog")
+        if obj["id"] in seen:
+            raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
+        seen[obj["id"]] = lineno
+        for field in ("names", "descriptions", "keywords"):
+            _check_langs(path, lineno, obj, field, langs)
+        props = obj["parameters"]["properties"]
+        for req in obj["parameters"].get("required", []):
+            if req not in props:
+                raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
+        tools.append(obj)
+    if not actions(tools):
+        raise InputError(path, "catalog has no tool of kind 'action'")
+    flagged = ["mutating" in t for t in actions(tools)]
+    if any(flagged) and not all(flagged):
+        lineno = [seen[t["id"]] for t in actions(tools) if "mutating" not in t][0]
+        raise InputError(path, "mutating flag missing (give it for every action or for none)", lineno, "mutating")
+    return tools
+
+
+def mutating_known(catalog: list[dict]) -> bool:
+    """Do the catalog's actions carry ``mutating`` flags? (All or none do; see load_catalog.)"""
+    return all("mutating" in t for t in actions(catalog))
+
+
+MUTATING_NOTE = "not available: the catalog's actions have no mutating flags"
+
+
+def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str = "imported",
+                       where: tuple = ("<tools>", None, "")) -> dict:
+    """The catalog row of an OpenAI tool schema or a BFCL function doc.
+
+    Accepts ``{"type": "function", "function": {...}}`` or the bare
+    ``{name, description, parameters}``. Names are kept as ids when they are
+    snake_case; other characters (BFCL's dotted names) become underscores.
+    ``mutating`` is unknown for foreign tools and left out. ``where``: (path, line, field) of the definition in
+    its file; a part of the wrong type raises InputError naming the path, the line and the part's field under
+    that field.
+    """
+    path, lineno, field = where
+    fn = obj.get("function", obj) if isinstance(obj, dict) else None
+    at = _field(field, "function") if fn is not obj else field
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise InputError(path, "tool has no function name", lineno, _field(at, "name"))
+    params = _part(fn, "parameters", dict, "a JSON Schema object", (path, lineno, at)) or {}
+    in_params = (path, lineno, _field(at, "parameters"))
+    required = _part(params, "required", list, "a list of parameter names", in_params) or []
+    if not all(isinstance(r, str) for r in required):
+        raise InputError(path, "expected a list of parameter names", lineno, _field(at, "parameters.required"))
+    props = {}
+    for pname, spec in (_part(params, "properties", dict, "an object of parameters", in_params) or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
+        if isinstance(spec.get("enum"), list) and spec["enum"]:
+            prop["enum"] = spec["enum"]
+        props[pname] = prop
+    desc = (_part(fn, "description", str, "a string", (path, lineno, at)) or fn["name"]).strip() or fn["name"]
+    return {
+        "id": tool_id(fn["name"]),
+        "kind": ACTION,
+        "group": group,
+        "domain": domain,
+        "names": {lang: fn["name"]},
+        "descriptions": {lang: desc},
+        "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
+        "keywords": {},
+    }
+
+
+def _field(*parts: str) -> str:
+    """A dotted field path of the parts given (empty ones left out)."""
+    return ".".join(filter(None, parts))
+
+
+def _part(obj: dict, key: str, types, what: str, where: tuple):
+    """``obj[key]`` (None when absent or null), or InputError when it is not ``what``; ``where``: the path, line
+    and field of ``obj``."""
+    value = obj.get(key)
+    if value is None or isinstance(value, types):
+        return value
+    path, lineno, field = where
+    raise InputError(path, f"expected {what}, got {type(value).__name__}", lineno, _field(field, key))
+
+
+def tool_id(name: str) -> str:
+    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``)."""
+    s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
+    return s if s and s[0].isalpha() else f"t_{s}"

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, io
-from .catalog import is_action
+from . import __version__
+from .catalog import MUTATING_NOTE, is_action, load_catalog
 from .errors import InputError
+from .utterances import load_inputs, load_utterances, summarize
 
 
 def _validate(args) -> int:
-    catalog = io.load_catalog(args.catalog)
-    rows = io.load_utterances(args.utterances, catalog) if args.utterances else None
+    catalog = load_catalog(args.catalog)
+    rows = load_utterances(args.utterances, catalog) if args.utterances else None
     _summary(args.catalog, catalog, args.utterances, rows)
     return 0
 
@@ -28,13 +29,13 @@ def _summary(catalog_path, catalog, utterances_path, rows) -> None:
     """Counts of a validated catalog (and utterances), and warnings for what the tables will not contain."""
     from .retrieval.scores import ROUTE_NOTE, has_routes
 
-    s = io.summarize(catalog, rows)
+    s = summarize(catalog, rows)
     mutating = "no mutating flags" if s["mutating_actions"] is None else f"{s['mutating_actions']} mutating actions"
     print(f"catalog {catalog_path}: {s['tools']} tools ({s['actions']} actions, {s['routes']} routes), {mutating}")
     if not has_routes([t["id"] for t in catalog]):
         print(f"warning: no route entries: the standalone baseline is skipped. {ROUTE_NOTE}", file=sys.stderr)
     if s["mutating_actions"] is None:
-        print(f"warning: mutating false positives: {io.MUTATING_NOTE}", file=sys.stderr)
+        print(f"warning: mutating false positives: {MUTATING_NOTE}", file=sys.stderr)
     if rows is not None:
         print(f"utterances {utterances_path}: {s['utterances']} rows, {s['pairs']} pairs, "
               f"{s['with_candidates']} with their own candidates")
@@ -52,7 +53,7 @@ def _import(args) -> int:
     if info["written"] != "new":
         print(f"{out}: " + ("replaced the earlier import's files" if info["written"] == "replaced"
                             else "wrote beside the folder's other files"))
-    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(info["langs"]))
+    catalog, rows = load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(info["langs"]))
     _summary(out / "catalog.jsonl", catalog, out / "utterances.jsonl", rows)
     print("\n".join(summary_lines(info)))
     print(f"wrote {out / 'config.yaml'} (experiment '{info['experiment']}'); run from the project root: "
@@ -96,7 +97,7 @@ def _route(args) -> int:
     if args.ranker not in cfg["rankers"]:
         print(f"error: unknown ranker '{args.ranker}' (config {args.config} has: {', '.join(cfg['rankers'])})", file=sys.stderr)
         return 2
-    catalog = io.load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
+    catalog = load_catalog(args.catalog or cfg["catalog"], tuple(cfg["langs"]))
     run = cfgmod.run(cfg["seed"], cfg["langs"], cfg["text"])
     ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text)
     scores = np.asarray(ranker.score(args.text))

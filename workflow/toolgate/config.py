@@ -13,8 +13,9 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from . import io, schemas
-from .catalog import actions
+from .catalog import actions, load_catalog
 from .errors import InputError
+from .utterances import OUT_SUBTYPES, is_in_catalog, load_utterances, main_set
 
 
 def resolve(config: dict, source: str = "config") -> dict:
@@ -120,17 +121,17 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
             raise InputError(source, f"no template bank files (*.yaml) in '{utt['templates']}'",
                              field="utterances.templates")
         comp = utt["composition"]
-        _check_folds(cfg, comp["in_catalog_pairs"], sum(comp[f"{s}_pairs"] for s in io.OUT_SUBTYPES),
+        _check_folds(cfg, comp["in_catalog_pairs"], sum(comp[f"{s}_pairs"] for s in OUT_SUBTYPES),
                      "utterances.composition", source)
     if not Path(cfg["catalog"]).is_file():
         return
-    catalog = io.load_catalog(cfg["catalog"], tuple(cfg["langs"]))
+    catalog = load_catalog(cfg["catalog"], tuple(cfg["langs"]))
     fit_ks(cfg["ablation"]["ks"], len(actions(catalog)), source)
     path = utt["file"]
     if utt["source"] != "file" or not Path(path).is_file():
         return
-    rows = io.main_set(io.load_utterances(path, catalog, tuple(cfg["langs"])))
-    pairs = {side: {r["pair_id"] for r in rows if io.is_in_catalog(r["gold_outcome"]) == side} for side in (True, False)}
+    rows = main_set(load_utterances(path, catalog, tuple(cfg["langs"])))
+    pairs = {side: {r["pair_id"] for r in rows if is_in_catalog(r["gold_outcome"]) == side} for side in (True, False)}
     _check_folds(cfg, len(pairs[True]), len(pairs[False]), path, source)
 
 

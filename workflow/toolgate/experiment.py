@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
 
-from . import io
 from .config import SECTIONS, run, section, utterances_path
 from .errors import InputError
+from .utterances import load_inputs, main_set
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class Experiment:
     @cached_property
     def inputs(self) -> tuple[list[dict], list[dict]]:
         """(catalog, every utterance), read and checked against each other once."""
-        return io.load_inputs(self.input.catalog, self.input.utterances, self.run.langs)
+        return load_inputs(self.input.catalog, self.input.utterances, self.run.langs)
 
     @property
     def catalog(self) -> list[dict]:
@@ -137,7 +137,7 @@ class Experiment:
 
     @cached_property
     def main(self) -> list[dict]:
-        return io.main_set(self.rows)
+        return main_set(self.rows)
 
     @property
     def score_paths(self) -> dict:

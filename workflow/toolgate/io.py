@@ -1,30 +1,24 @@
-"""Loaders, validators and atomic writers for catalogs and utterances.
+"""Generic file I/O: strict readers (UTF-8 text, JSON, JSONL, YAML) and atomic writers.
 
 Every problem with an input file raises :class:`~toolgate.errors.InputError`
 naming the file, the 1-based line and the field. Writers go through a temporary
 file and ``os.replace`` so a failed run never leaves a half-written output.
+What the rows mean lives elsewhere: the catalog in :mod:`toolgate.catalog`, the
+utterance set in :mod:`toolgate.utterances`.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import unicodedata
-from collections import Counter
 from functools import cache
 from pathlib import Path
 
-from .catalog import ACTION, actions
 from .errors import InputError
-from .schemas import check_schema
 
 LANGS = ("ko", "en")
-IN_CATALOG = ("action", "ask")
-OUT_SUBTYPES = {"external_service": "delegate", "multistep": "delegate", "chat": "chat"}  # out-of-catalog subtype: gold
-UNKNOWN_SLOT = "unknown"  # missing_slots of an ask request whose source does not say which parameter is missing
 
 
 def read_text(path) -> str:
@@ -127,123 +121,6 @@ def control_character(text: str) -> str | None:
     return next((c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"), None)
 
 
-def _check_langs(path, lineno, obj, field, langs) -> None:
-    for lang in obj[field]:
-        if lang not in langs:
-            raise InputError(path, f"unknown language code '{lang}' (known: {', '.join(langs)})", lineno, f"{field}.{lang}")
-
-
-def load_catalog(path, langs=LANGS) -> list[dict]:
-    """Catalog rows in file order, validated (schema, unique ids, languages)."""
-    seen: dict[str, int] = {}
-    tools = []
-    for lineno, obj in read_jsonl(path):
-        check_schema(path, lineno, obj, "catalog")
-        if obj["id"] in seen:
-            raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
-        seen[obj["id"]] = lineno
-        for field in ("names", "descriptions", "keywords"):
-            _check_langs(path, lineno, obj, field, langs)
-        props = obj["parameters"]["properties"]
-        for req in obj["parameters"].get("required", []):
-            if req not in props:
-                raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
-        tools.append(obj)
-    if not actions(tools):
-        raise InputError(path, "catalog has no tool of kind 'action'")
-    flagged = ["mutating" in t for t in actions(tools)]
-    if any(flagged) and not all(flagged):
-        lineno = [seen[t["id"]] for t in actions(tools) if "mutating" not in t][0]
-        raise InputError(path, "mutating flag missing (give it for every action or for none)", lineno, "mutating")
-    return tools
-
-
-def mutating_known(catalog: list[dict]) -> bool:
-    """Do the catalog's actions carry ``mutating`` flags? (All or none do; see load_catalog.)"""
-    return all("mutating" in t for t in actions(catalog))
-
-
-MUTATING_NOTE = "not available: the catalog's actions have no mutating flags"
-
-
-def load_utterances(path, catalog: list[dict], langs=LANGS) -> list[dict]:
-    """Utterance rows in file order, validated against the schema and the catalog."""
-    return check_utterances(read_jsonl(path), catalog, path, langs)
-
-
-def load_inputs(catalog_path, utterances_path, langs=LANGS) -> tuple[list[dict], list[dict]]:
-    """The catalog and the utterances checked against it."""
-    catalog = load_catalog(catalog_path, langs)
-    return catalog, load_utterances(utterances_path, catalog, langs)
-
-
-def main_set(rows: list[dict]) -> list[dict]:
-    """The paper's design: every row except the extra ``mismatch_hard`` slice, which is only reported beside it."""
-    return [r for r in rows if r["slice"] != "mismatch_hard"]
-
-
-def is_in_catalog(outcome: str) -> bool:
-    """The in-catalog label: is a gold outcome a catalog action (executed or asked about)? What the gates predict."""
-    return outcome in IN_CATALOG
-
-
-def in_catalog(rows: list[dict]) -> list[dict]:
-    """The rows whose gold outcome is in-catalog."""
-    return [r for r in rows if is_in_catalog(r["gold_outcome"])]
-
-
-def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
-    """Validate (line number, row) pairs; ``path`` names the source in errors."""
-    acts = {t["id"]: t for t in actions(catalog)}
-    seen: dict[str, int] = {}
-    rows = []
-    for lineno, obj in numbered_rows:
-        check_schema(path, lineno, obj, "utterances")
-        uid = obj["utterance_id"]
-        if uid in seen:
-            raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
-        seen[uid] = lineno
-        if obj["lang"] not in langs:
-            raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
-        outcome, tool = obj["gold_outcome"], obj["gold_tool"]
-        if is_in_catalog(outcome):
-            if tool is None:
-                raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
-            if tool not in acts:
-                raise InputError(path, f"unknown gold_tool '{tool}' (not an action in the catalog)", lineno, "gold_tool")
-            if obj["slice"] == "out":
-                raise InputError(path, f"slice 'out' contradicts gold_outcome '{outcome}'", lineno, "slice")
-        else:
-            if tool is not None:
-                raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
-            if obj["slice"] != "out":
-                raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
-        _check_candidates(path, lineno, obj, acts)
-        missing = obj["missing_slots"]
-        if (outcome == "ask") != bool(missing):
-            raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
-        if missing:
-            required = set(acts[tool]["parameters"].get("required", []))
-            bad = [m for m in missing if m not in required and m != UNKNOWN_SLOT]
-            if bad:
-                raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
-        rows.append(obj)
-    return rows
-
-
-def _check_candidates(path, lineno: int, obj: dict, actions: dict) -> None:
-    """A request's own candidate list names catalog actions and holds its gold tool."""
-    cands = obj.get("candidates")
-    if cands is None:
-        return
-    unknown = [c for c in cands if c not in actions]
-    if unknown:
-        raise InputError(path, f"unknown candidate '{unknown[0]}' (not an action in the catalog)", lineno, "candidates")
-    if obj["gold_tool"] is not None and obj["gold_tool"] not in cands:
-        raise InputError(path, f"gold_tool '{obj['gold_tool']}' is not among the request's candidates", lineno,
-                         "candidates")
-
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -271,90 +148,3 @@ def write_json(path, obj) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str = "imported",
-                       where: tuple = ("<tools>", None, "")) -> dict:
-    """The catalog row of an OpenAI tool schema or a BFCL function doc.
-
-    Accepts ``{"type": "function", "function": {...}}`` or the bare
-    ``{name, description, parameters}``. Names are kept as ids when they are
-    snake_case; other characters (BFCL's dotted names) become underscores.
-    ``mutating`` is unknown for foreign tools and left out. ``where``: (path, line, field) of the definition in
-    its file; a part of the wrong type raises InputError naming the path, the line and the part's field under
-    that field.
-    """
-    path, lineno, field = where
-    fn = obj.get("function", obj) if isinstance(obj, dict) else None
-    at = _field(field, "function") if fn is not obj else field
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-        raise InputError(path, "tool has no function name", lineno, _field(at, "name"))
-    params = _part(fn, "parameters", dict, "a JSON Schema object", (path, lineno, at)) or {}
-    in_params = (path, lineno, _field(at, "parameters"))
-    required = _part(params, "required", list, "a list of parameter names", in_params) or []
-    if not all(isinstance(r, str) for r in required):
-        raise InputError(path, "expected a list of parameter names", lineno, _field(at, "parameters.required"))
-    props = {}
-    for pname, spec in (_part(params, "properties", dict, "an object of parameters", in_params) or {}).items():
-        spec = spec if isinstance(spec, dict) else {}
-        prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
-        if isinstance(spec.get("enum"), list) and spec["enum"]:
-            prop["enum"] = spec["enum"]
-        props[pname] = prop
-    desc = (_part(fn, "description", str, "a string", (path, lineno, at)) or fn["name"]).strip() or fn["name"]
-    return {
-        "id": tool_id(fn["name"]),
-        "kind": ACTION,
-        "group": group,
-        "domain": domain,
-        "names": {lang: fn["name"]},
-        "descriptions": {lang: desc},
-        "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
-        "keywords": {},
-    }
-
-
-def _field(*parts: str) -> str:
-    """A dotted field path of the parts given (empty ones left out)."""
-    return ".".join(filter(None, parts))
-
-
-def _part(obj: dict, key: str, types, what: str, where: tuple):
-    """``obj[key]`` (None when absent or null), or InputError when it is not ``what``; ``where``: the path, line
-    and field of ``obj``."""
-    value = obj.get(key)
-    if value is None or isinstance(value, types):
-        return value
-    path, lineno, field = where
-    raise InputError(path, f"expected {what}, got {type(value).__name__}", lineno, _field(field, key))
-
-
-def tool_id(name: str) -> str:
-    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``)."""
-    s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
-    return s if s and s[0].isalpha() else f"t_{s}"
-
-
-def summarize(catalog: list[dict], rows: list[dict] | None = None) -> dict:
-    """Counts of a catalog and (optionally) an utterance set, for reports and logs."""
-    acts = actions(catalog)
-    out = {"tools": len(catalog), "actions": len(acts), "routes": len(catalog) - len(acts),
-           "mutating_actions": sum(t["mutating"] for t in acts) if mutating_known(catalog) else None}
-    if rows is not None:
-        out["utterances"] = len(rows)
-        out["pairs"] = len({r["pair_id"] for r in rows})
-        out["with_candidates"] = sum("candidates" in r for r in rows)
-        for key in ("slice", "gold_outcome", "lang", "subtype"):
-            out[f"by_{key}"] = dict(sorted(Counter(r[key] for r in rows).items()))
-    return out
-
-
-def validate_files(catalog_path, utterances_path, out_path, langs=LANGS) -> dict:
-    """Validate both inputs and record their counts and checksums in ``out_path``."""
-    from . import __version__  # late: the package imports io at init
-
-    catalog = load_catalog(catalog_path, langs)
-    rows = load_utterances(utterances_path, catalog, langs)
-    summary = summarize(catalog, rows)
-    summary["files"] = {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (catalog_path, utterances_path)}
-    summary["toolgate_version"] = __version__
-    write_json(out_path, summary)
-    return summary

@@ -4,10 +4,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from toolgate import io, schemas
+from toolgate import schemas
+from toolgate.catalog import tool_id
 from toolgate.external import adapters as A
 from toolgate.external import experiment as E
 from toolgate.external import sources as S
+from toolgate.utterances import check_utterances
 
 
 def _valid(ext):
@@ -15,7 +17,7 @@ def _valid(ext):
     assert len(ids) == len(set(ids))
     for i, row in enumerate(ext.catalog, 1):
         schemas.check_schema(f"<{ext.dataset}>", i, row, "catalog")
-    io.check_utterances(list(enumerate(ext.utterances, 1)), ext.catalog, f"<{ext.dataset}>", langs=(ext.lang,))
+    check_utterances(list(enumerate(ext.utterances, 1)), ext.catalog, f"<{ext.dataset}>", langs=(ext.lang,))
     n = len(ext.utterances)
     assert len(ext.candidates) == len(ext.clusters) == len(ext.conditions) == n
     known = set(ids)
@@ -74,7 +76,7 @@ def test_bfcl_adapter(bfcl):
     assert len(set(bfcl.clusters)) == len(bfcl.utterances)
     # dotted names map to snake_case ids and the mapping is kept
     dotted = {i: n for i, n in bfcl.names.items() if "." in n}
-    assert dotted and all(i == io.tool_id(n) or i.startswith(io.tool_id(n) + "_") for i, n in dotted.items())
+    assert dotted and all(i == tool_id(n) or i.startswith(tool_id(n) + "_") for i, n in dotted.items())
     first = bfcl.utterances[0]
     assert first["utterance_id"] == "multiple_0" and bfcl.names[first["gold_tool"]] == "triangle_properties.get"
 
@@ -101,5 +103,5 @@ def test_functionchat_experiment_removes_the_reject_tools(mirror):
     kept_reject = {u["pair_id"] for u in utts if u["gold_tool"] is None}
     reject_clusters = {c for u, c in zip(cd.utterances, cd.clusters) if u["utterance_id"] in kept_reject}
     assert not {gold_of[c] for c in reject_clusters} & ids
-    io.check_utterances(enumerate(utts, 1), catalog, "<fc>", ("ko",))
+    check_utterances(enumerate(utts, 1), catalog, "<fc>", ("ko",))
     assert E.functionchat_experiment(seed=13, mirror=mirror)[1] == utts

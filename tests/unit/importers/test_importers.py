@@ -7,15 +7,16 @@ import yaml
 
 from conftest import write_jsonl
 from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_folder
-from toolgate import io
+from toolgate.catalog import mutating_known
 from toolgate.cli import main
 from toolgate.config import load
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import source_licences
+from toolgate.utterances import load_inputs
 
 
 def _read(out):
-    catalog, rows = io.load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(load(out / "config.yaml")["langs"]))
+    catalog, rows = load_inputs(out / "catalog.jsonl", out / "utterances.jsonl", tuple(load(out / "config.yaml")["langs"]))
     return catalog, rows, json.loads((out / "import.json").read_text())
 
 
@@ -28,7 +29,7 @@ def test_openai_tools_example_writes_a_ready_experiment(tmp_path, capsys):
     assert cfg["experiment"] == "my_run" and cfg["langs"] == ["en"] and cfg["ablation"]["ks"] == "auto"
     assert not cfg["external"]["enabled"] and not cfg["quantization"]["enabled"] and not cfg["native"]["enabled"]
     assert [t["id"] for t in catalog if t["kind"] == "route"] == ["chat", "delegate", "clarify"]
-    assert sum(t["kind"] == "action" for t in catalog) == 12 and not io.mutating_known(catalog)
+    assert sum(t["kind"] == "action" for t in catalog) == 12 and not mutating_known(catalog)
     outcomes = [r["gold_outcome"] for r in rows]
     assert outcomes.count("action") == 48 and outcomes.count("ask") == 1 and outcomes.count("chat") == 3
     assert {r["slice"] for r in rows} == {"in", "out"} and not any("candidates" in r for r in rows)

@@ -7,17 +7,18 @@ import pytest
 
 from import_fixtures import EXAMPLE
 from tool_rows_fixtures import TOOLS, bfcl_live_rows, labelled_rows, misnamed_rows
-from toolgate import io, schemas
+from toolgate import schemas
 from toolgate.cli import build_parser, main
 from toolgate.config import load
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import NO_TOOLS
 from toolgate.importers.toolrows import fields
+from toolgate.utterances import load_inputs
 
 
 def _read(out):
     cfg = load(out / "config.yaml")
-    catalog, rows = io.load_inputs(cfg["catalog"], cfg["utterances"]["file"], tuple(cfg["langs"]))
+    catalog, rows = load_inputs(cfg["catalog"], cfg["utterances"]["file"], tuple(cfg["langs"]))
     return catalog, {r["utterance_id"]: r for r in rows}, json.loads((out / "import.json").read_text()), cfg
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from toolgate import io
+from toolgate.catalog import load_catalog
 from toolgate.config import Text
 from toolgate.config import load as load_config
 from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
@@ -27,7 +27,7 @@ LANGS = ("ko", "en")
 
 @pytest.fixture(scope="module")
 def device70():
-    catalog = io.load_catalog(ROOT / "data/catalogs/device70/catalog.jsonl")
+    catalog = load_catalog(ROOT / "data/catalogs/device70/catalog.jsonl")
     docs = [index_text(t, "E1", LANGS) for t in catalog]
     queries = ["내일 아침 7시에 알람 맞춰 줘", "Turn on Wi-Fi", "엄마한테 전화해", "what's the weather tomorrow?",
                "알람 알람 알람", "zzzz", "사진 찍어서 지수한테 보내 줘", "Set the volume to 50 percent"]
@@ -240,7 +240,7 @@ def test_device70_index_at_most_12_kb():
     """The index the cost rule writes: the default config's lexical ranker on device70 (E1 texts)."""
     cfg = load_config(ROOT / "config.yaml")
     spec = cfg["rankers"][cfg["roles"]["lexical"]]
-    catalog = io.load_catalog(ROOT / cfg["catalog"])
+    catalog = load_catalog(ROOT / cfg["catalog"])
     ranker = fit_ranker(spec, catalog, cfg["langs"], Text(cfg["text"]["ngram"], cfg["text"]["pad"]))
     blob = ranker.index.to_bytes()
     assert len(blob) <= 12_000

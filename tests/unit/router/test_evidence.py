@@ -7,13 +7,15 @@ import yaml
 
 from conftest import ROOT
 from toolgate import io, schemas
+from toolgate.catalog import load_catalog
 from toolgate.config import Text
 from toolgate.data.banks import load_banks
 from toolgate.data.generate import generate
 from toolgate.retrieval.rankers import fit_ranker
 from toolgate.router.evidence import Evidence, content_free
+from toolgate.utterances import main_set
 
-CATALOG = io.load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
+CATALOG = load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
 EV = Evidence(CATALOG, io.LANGS)
 BM25 = fit_ranker({"type": "bm25", "variant": "E1"}, CATALOG, io.LANGS, Text(3, True))
 ACTIONS = np.array([t["kind"] == "action" for t in CATALOG])
@@ -121,7 +123,7 @@ def test_two_step_requests_on_the_generated_set():
     comp = {**schemas.schema("config")["properties"]["utterances"]["properties"]["composition"]["default"],
             **cfg["utterances"].get("composition", {})}
     banks = load_banks(ROOT / cfg["utterances"]["templates"], CATALOG)
-    rows = io.main_set(generate(CATALOG, banks, comp, cfg["seed"]))
+    rows = main_set(generate(CATALOG, banks, comp, cfg["seed"]))
     found = Counter((r["subtype"], len(_steps(r["text"])) > 1) for r in rows)
     multistep = found["multistep", True] / (found["multistep", True] + found["multistep", False])
     single = found["single_action", True] / (found["single_action", True] + found["single_action", False])

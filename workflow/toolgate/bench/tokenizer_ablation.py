@@ -25,7 +25,6 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import actions
 from ..config import Run, TokenizerAblation
 from ..retrieval.ablation import in_catalog_groups, seeded_ranks
@@ -33,6 +32,7 @@ from ..retrieval.rankers import RankerSpec, fit_ranker
 from ..retrieval.scores import mode_note, scores_of
 from ..stats import percentile_interval, resampled_means
 from ..tables import write_table
+from ..utterances import main_set
 from .scaling import sample_queries
 from .timing import measure
 
@@ -76,7 +76,7 @@ def tokenizer_frame(catalog, rows, spec: dict, run: Run, cfg: TokenizerAblation)
         raise ValueError(f"the tokenizer ablation varies a BM25 ranker; the lexical ranker is {RankerSpec.of(spec).kind}")
     n_actions = len(actions(catalog))
     ks = sorted({min(k, n_actions) for k in cfg.ks} | {n_actions}, reverse=True)
-    queries = sample_queries(io.main_set(rows), cfg.queries, run.seed)
+    queries = sample_queries(main_set(rows), cfg.queries, run.seed)
     inrows, gold, groups = in_catalog_groups(rows, [t["id"] for t in actions(catalog)])
     ranks, cost = {}, {}
     for v in cfg.variants:

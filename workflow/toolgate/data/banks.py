@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import io
 from ..catalog import actions
 from ..errors import InputError
+from ..utterances import OUT_SUBTYPES
 from . import korean
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
@@ -24,7 +25,7 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
     for name, entries in lexicons.items():
         _check_fillers(lex_path, name, entries, langs)
     acts = {t["id"]: t for t in actions(catalog)}
-    banks = {"lexicons": lexicons, "actions": {}, "out": {k: [] for k in io.OUT_SUBTYPES}, "files": {}}
+    banks = {"lexicons": lexicons, "actions": {}, "out": {k: [] for k in OUT_SUBTYPES}, "files": {}}
     files = sorted(p for p in folder.glob("*.yaml") if p.name != "lexicons.yaml")
     if not files:
         raise InputError(folder, "no template bank files (*.yaml) in the folder")
@@ -42,8 +43,8 @@ def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:
                 raise InputError(path, f"'{tool_id}' has banks in two files", field=where)
             banks["actions"][tool_id] = _action_bank(path, where, bank, acts[tool_id], lexicons, langs)
         for subtype, entries in (doc.get("out") or {}).items():
-            if subtype not in io.OUT_SUBTYPES:
-                raise InputError(path, f"unknown out subtype (known: {', '.join(io.OUT_SUBTYPES)})", field=f"out.{subtype}")
+            if subtype not in OUT_SUBTYPES:
+                raise InputError(path, f"unknown out subtype (known: {', '.join(OUT_SUBTYPES)})", field=f"out.{subtype}")
             for i, entry in enumerate(entries or []):
                 where = f"out.{subtype}[{i}]"
                 _check_pair(path, where, entry, langs, extra={"tools"})

@@ -10,6 +10,7 @@ from .. import __version__, io, metrics, schemas
 from ..catalog import actions
 from ..retrieval import text
 from ..tables import paper_note, to_markdown
+from ..utterances import main_set
 from .annotations import agreement_frame, confusions, joined, load_passes
 from .sources import EXTERNAL_LICENCES, PINS
 
@@ -163,7 +164,7 @@ def write_data_card(exp) -> None:
         to_markdown(lengths, ".1f"),
         "",
         "AUC of the n-gram count alone for out-of-catalog against mismatch items (main set; longer = out): "
-        + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(io.main_set(rows), ngram).items())
+        + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(main_set(rows), ngram).items())
         + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
         + paper_note(("gate.query_length.auc_raw",)),
         "",

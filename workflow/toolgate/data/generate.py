@@ -14,9 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__, io
-from ..catalog import action_ids, actions
+from ..catalog import action_ids, actions, load_catalog
 from ..config import config_hash
 from ..errors import InputError
+from ..utterances import OUT_SUBTYPES, check_utterances
 from .banks import load_banks, render
 
 COMPOSITION_KEYS = ("in_catalog_pairs", "ask_pairs", "match_share", "external_service_pairs",
@@ -155,7 +156,7 @@ def _hard_pairs(banks, n: int, rng: random.Random, langs) -> list[dict]:
 
 def _out_pairs(banks, comp, rng, langs) -> list[dict]:
     pairs, seen = [], set()
-    for subtype, outcome in io.OUT_SUBTYPES.items():
+    for subtype, outcome in OUT_SUBTYPES.items():
         n, pool = comp[f"{subtype}_pairs"], banks["out"][subtype]
         if len(pool) < n:
             raise InputError("<templates>", f"{n} {subtype} pairs needed, the banks have {len(pool)}")
@@ -230,10 +231,10 @@ def generate_files(exp) -> None:
     sidecar (``exp.output``: named ``utterances`` and ``meta``, the sidecar)."""
     catalog_path, templates, composition = exp.input.catalog, exp.templates, exp.composition
     out_path, sidecar_path, seed, langs = exp.output.utterances, exp.output.meta, exp.seed, exp.run.langs
-    catalog = io.load_catalog(catalog_path, langs)
+    catalog = load_catalog(catalog_path, langs)
     banks = load_banks(templates, catalog, langs)
     rows = generate(catalog, banks, composition, seed, langs)
-    io.check_utterances(enumerate(rows, start=1), catalog, out_path, langs)
+    check_utterances(enumerate(rows, start=1), catalog, out_path, langs)
     text = io.dumps_jsonl(rows)
     catalog_sha = hashlib.sha256(Path(catalog_path).read_bytes()).hexdigest()
     gen_config = {"composition": {k: composition[k] for k in COMPOSITION_KEYS}, "seed": seed, "langs": list(langs),

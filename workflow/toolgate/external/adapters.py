@@ -1,8 +1,8 @@
 """FunctionChat-Bench (Korean) and BFCL v4 (English) in the project's own formats (docs/formats.md).
 
 Each set becomes one catalog of every distinct tool definition of the set
-(``toolgate.io``'s catalog schema) and utterance rows that pass
-:func:`toolgate.io.check_utterances`, plus, per utterance, the ids of that row's
+(the schema :func:`toolgate.catalog.load_catalog` checks) and utterance rows that pass
+:func:`toolgate.utterances.check_utterances`, plus, per utterance, the ids of that row's
 own candidate tools (in source order), a bootstrap cluster id and a condition.
 Conventions:
 
@@ -13,7 +13,7 @@ Conventions:
   so its ``slice`` is ``match`` only because the schema needs a value; nothing
   reads it. ``subtype`` names the source subset (``singlecall:4_close``,
   ``call``, ``reject``, ``multiple``, ...).
-* Tool ids come from :func:`toolgate.io.tool_id` (BFCL's dotted names become
+* Tool ids come from :func:`toolgate.catalog.tool_id` (BFCL's dotted names become
   snake_case). Two different definitions under one name (FunctionChat has two
   ``convert_currency``; BFCL reuses many names) get distinct ids (``_2``,
   ``_3`` ... in order of first appearance); ``ExternalSet.names`` maps every id
@@ -34,8 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
+from ..catalog import import_openai_tool
 from ..config import External
 from ..errors import InputError
+from ..utterances import is_in_catalog
 from .sources import locate
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,7 @@ class ExternalSet:
 
     @property
     def in_catalog(self) -> np.ndarray:
-        return np.array([io.is_in_catalog(u["gold_outcome"]) for u in self.utterances], int)
+        return np.array([is_in_catalog(u["gold_outcome"]) for u in self.utterances], int)
 
     def subset(self, mask) -> "ExternalSet":
         """The rows where ``mask`` holds; scores already computed are kept, not recomputed."""
@@ -88,7 +90,7 @@ class Tools:
         key = json.dumps(fn, sort_keys=True, ensure_ascii=False)
         if key in self.by_key:
             return self.by_key[key]
-        row = io.import_openai_tool(obj, self.lang, "external", self.domain, (path, lineno, field))
+        row = import_openai_tool(obj, self.lang, "external", self.domain, (path, lineno, field))
         base, n = row["id"], 1
         while row["id"] in self.names:
             n += 1

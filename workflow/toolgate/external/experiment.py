@@ -9,6 +9,7 @@ import logging
 import random
 
 from .. import io
+from ..utterances import check_utterances
 from .adapters import functionchat_calldecision
 from .sources import locate
 
@@ -80,7 +81,7 @@ def write_functionchat_experiment(exp) -> None:
     :func:`.study.write_external`)."""
     out = exp.output
     catalog, utts, info = functionchat_experiment(exp.params.seed, exp.external.mirror)  # the rule's seed: no run
-    io.check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))
+    check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))
     io.write_atomic(out.catalog, io.dumps_jsonl(catalog))
     io.write_atomic(out.utterances, io.dumps_jsonl(utts))
     io.write_json(out.meta, info)

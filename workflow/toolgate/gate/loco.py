@@ -29,8 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import io
-from ..catalog import actions
+from ..catalog import actions, load_catalog
 from ..config import Gate
 from ..retrieval.rankers import fit_ranker
 from ..stats import auc_interval, cluster_weights, folds
@@ -156,7 +155,7 @@ def write_gate_loco(exp) -> pd.DataFrame:
     entry."""
     inputs, gate, run, own = exp.input, exp.gate, exp.run, exp.own
     set_name = own["name"]
-    scale = catalog_scale(io.load_catalog(inputs.catalog, run.langs), own["lexical"], run.langs, run.text)
+    scale = catalog_scale(load_catalog(inputs.catalog, run.langs), own["lexical"], run.langs, run.text)
     own = own_set(pd.read_csv(inputs.signals), gate)
     sets = {set_name: LabelledSet(own.frame.assign(**{SCALE: scale}), own.y, own.clusters)}
     external_csv = inputs.external[0] if inputs.external else None

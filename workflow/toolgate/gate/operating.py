@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
 from ..tables import write_table
+from ..utterances import is_in_catalog
 from .signals import signal_rows, studied_gates
 
 
@@ -25,7 +25,7 @@ def outcomes(rows, top1, route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: (correct if admitted, correct if not admitted, dangerous if admitted)."""
     outcome = np.array([r["gold_outcome"] for r in rows])
     gold = np.array([r["gold_tool"] or "" for r in rows])
-    local_ok = np.array([io.is_in_catalog(o) for o in outcome], bool) & (top1 == gold)  # correct if admitted
+    local_ok = np.array([is_in_catalog(o) for o in outcome], bool) & (top1 == gold)  # correct if admitted
     route_ok = (outcome == "chat") & (route == "chat")  # correct if not admitted
     return local_ok, route_ok, outcome == "delegate"
 

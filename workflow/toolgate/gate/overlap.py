@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import actions
 from ..config import Gate, Run
 from ..data.card import gold_text, jaccard_frame
 from ..retrieval import text
 from ..retrieval.scores import gold_ranks, mode_note
 from ..tables import write_table
+from ..utterances import in_catalog
 from .bootstrap import Resamples, auc_measures, difference_label
 from .signals import Signal, of_kind
 
@@ -41,7 +41,7 @@ def overlap_bins(jaccard: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def in_catalog_bins(rows, catalog, ngram: int) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """(in-catalog rows, bin per row, edges): the quartile bins of each row's Jaccard with its gold action's text."""
     jac = jaccard_frame(rows, catalog, ngram).set_index("utterance_id")["jaccard"]
-    inrows = io.in_catalog(rows)
+    inrows = in_catalog(rows)
     return inrows, *overlap_bins(jac.loc[[r["utterance_id"] for r in inrows]].to_numpy())
 
 

@@ -40,6 +40,7 @@ from ..retrieval.rankers import query_embeddings
 from ..retrieval.scores import Scores, mode_note
 from ..stats import main_folds
 from ..tables import write_table
+from ..utterances import is_in_catalog
 from .inputs import query_lengths, raw_signals
 from .models import fit_signals, payloads
 from .signals import FEATURES, Signal, registry
@@ -101,7 +102,7 @@ class GateStudy:
                  gate: Gate, run: Run):
         lexical_name, lexical = lexical
         self.rows, self.seed = rows, run.seed
-        self.y = np.array([io.is_in_catalog(r["gold_outcome"]) for r in rows], int)
+        self.y = np.array([is_in_catalog(r["gold_outcome"]) for r in rows], int)
         self.groups = np.array([r["pair_id"] for r in rows])
         lengths = query_lengths([r["text"] for r in rows], run.text)
         lex = lexical.for_rows(rows).action_scores()

@@ -15,9 +15,9 @@ import logging
 
 import pandas as pd
 
-from .. import io
 from ..config import Gate
 from ..tables import write_table
+from ..utterances import OUT_SUBTYPES
 from .bootstrap import NO_SLICE, Resamples, auc_measures, difference_label, slice_title
 from .signals import Signal, of_kind
 
@@ -28,7 +28,7 @@ IN_SLICES = ("match", "mismatch", "mismatch_hard")
 
 def out_subtypes(subtypes) -> list[str]:
     """The out subtypes present: the generator's in its order, then any other the data declares, sorted."""
-    known = list(io.OUT_SUBTYPES)
+    known = list(OUT_SUBTYPES)
     return sorted(set(subtypes), key=lambda s: (known.index(s) if s in known else len(known), s))
 
 

@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
 from ..outdir import write_folder
+from ..utterances import load_inputs
 from .policy import Decisions
 
 FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
@@ -287,7 +288,7 @@ def _validate(tmp: Path, out: Path, cfg: dict) -> None:
     staged = {**cfg, "catalog": str(tmp / "catalog.jsonl"),
               "utterances": {**cfg["utterances"], "file": str(tmp / "utterances.jsonl")}}
     try:
-        io.load_inputs(staged["catalog"], staged["utterances"]["file"], tuple(cfg["langs"]))
+        load_inputs(staged["catalog"], staged["utterances"]["file"], tuple(cfg["langs"]))
         check_inputs(resolve(staged, str(out / "config.yaml")), str(out / "config.yaml"))
     except InputError as exc:
         raise InputError(str(exc.path).replace(str(tmp), str(out)), exc.message, exc.line, exc.field) from None

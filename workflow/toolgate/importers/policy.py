@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import io
+from ..catalog import tool_id
 from ..errors import InputError
 from ..external import adapters as A
+from ..utterances import UNKNOWN_SLOT, is_in_catalog
 
 EMPTY_CANDIDATES = ("catalog", "delegate")
 OTHER_LANGS = ("skip", "keep", "error")  # a row whose script is neither Hangul nor Latin: left out, kept as en, or an error
@@ -55,7 +57,7 @@ class Decisions:
             self.count("offered no tools: sees the whole catalog (--empty-candidates catalog)")
             self.ambiguous += outcome == "delegate"
             return outcome
-        outcome = "delegate" if io.is_in_catalog(outcome) else outcome
+        outcome = "delegate" if is_in_catalog(outcome) else outcome
         self.count(f"offered no tools: {outcome}, seeing no tool (--empty-candidates delegate)")
         self.sees_none.add(uid)
         return outcome
@@ -94,7 +96,7 @@ class Decisions:
 
     def info(self, names: dict[str, str]) -> dict:
         """What import.json records of these decisions, given the set's tool id -> original name map."""
-        renamed = {tid: name for tid, name in names.items() if tid != io.tool_id(name)}
+        renamed = {tid: name for tid, name in names.items() if tid != tool_id(name)}
         self.count("tools renamed: another definition under a name already taken (import.json: renamed_tools)",
                    len(renamed))
         return {"decisions": dict(sorted(self.counts.items())), "meta_fields": dict(sorted(self.meta_fields.items())),
@@ -176,7 +178,7 @@ def request(path, lineno: int, field: str, value) -> tuple[str, list, list]:
 def check_slots(path, lineno: int, field: str, slots: list[str], catalog: list[dict], tool: str) -> None:
     """Each missing slot of an ask request is a required parameter of its gold tool (or ``unknown``)."""
     required = next(t for t in catalog if t["id"] == tool)["parameters"]["required"]
-    bad = [m for m in slots if m not in required and m != io.UNKNOWN_SLOT]
+    bad = [m for m in slots if m not in required and m != UNKNOWN_SLOT]
     if bad:
         raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}' (required: "
                                f"{', '.join(required) or 'none'})", lineno, field)

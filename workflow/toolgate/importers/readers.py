@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import io
 from ..errors import InputError
 from ..external import adapters as A
+from ..utterances import is_in_catalog
 from .build import Options
 from .pairs import Columns, pairs
 from .policy import Decisions, Tools, check_slots, json_lines, request, with_extras
@@ -175,7 +176,7 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
         uid = str(obj.get("id") or f"r{lineno:05d}")
         if obj.get("candidates") == []:
             outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
-            gold, missing = (gold, missing) if io.is_in_catalog(outcome) else (None, [])
+            gold, missing = (gold, missing) if is_in_catalog(outcome) else (None, [])
         utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
                "lang": lang, "text": text, "gold_outcome": outcome,
                "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),

@@ -23,9 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import io
 from ..errors import InputError
 from ..external import adapters as A
+from ..utterances import UNKNOWN_SLOT, is_in_catalog
 from .policy import Decisions, Tools, check_slots, json_field, json_lines, request, tool_object, with_extras
 
 OUTCOMES = ("action", "ask", "delegate", "chat", "skip")
@@ -131,8 +131,8 @@ def _slots(line: Line, fields: Fields, outcome: str, notes: Decisions) -> list[s
         raise InputError(path, f"missing slots on a row whose gold outcome is '{outcome}', not 'ask'", lineno,
                          fields.slots)
     if outcome == "ask" and not slots:
-        notes.count(f"ask without slot labels: missing_slots ['{io.UNKNOWN_SLOT}']")
-        return [io.UNKNOWN_SLOT]
+        notes.count(f"ask without slot labels: missing_slots ['{UNKNOWN_SLOT}']")
+        return [UNKNOWN_SLOT]
     return list(dict.fromkeys(slots))
 
 
@@ -184,7 +184,7 @@ def _row(line: Line, fields: Fields, tools: Tools, notes: Decisions, prefix: str
     if not ids:
         given, outcome = outcome, notes.offered_none(path, lineno, fields.tools, uid, outcome)
         names = names if outcome == given else []
-    if io.is_in_catalog(outcome) != bool(names):
+    if is_in_catalog(outcome) != bool(names):
         raise InputError(path, f"label '{label}' means '{outcome}' but the row has " + (
             f"a call of '{names[0]}'" if names else "no call naming its tool (--call-field names the field)"),
             lineno, source)

@@ -103,7 +103,7 @@ def _text(value, lang: str) -> str:
     """A ``{lang: text}`` map (or a plain string) in ``lang``; ``both`` joins "ko / en".
 
     A missing language falls back to the other one, so catalogs imported in one
-    language (``io.import_openai_tool``) still give every tool a description.
+    language (``catalog.import_openai_tool``) still give every tool a description.
     """
     if isinstance(value, str):
         return value

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..experiment import Experiment
 from ..retrieval.scores import Scores, load_scores, top_actions
 from ..tables import write_table
+from ..utterances import in_catalog
 from .protocol import CONDITIONS, PROTOCOL_CHECK, PROTOCOL_STAGES, SHORTLIST_K, short_error
 
 # reported.yaml key prefixes of the paper values each table reproduces
@@ -73,7 +73,7 @@ def servers(deployments: list[dict]) -> str:
 
 def lexical_gap(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> tuple[float, float]:
     """(top-1 accuracy, top-k recall) of the lexical ranker over in-catalog utterances."""
-    inrows = io.in_catalog(rows)
+    inrows = in_catalog(rows)
     if not inrows:
         return float("nan"), float("nan")
     top = top_actions(lexical, inrows, k)

@@ -19,6 +19,7 @@ from ..config import Native, Run, Tournament
 from ..retrieval.scores import mode_note
 from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
+from ..utterances import in_catalog, load_inputs
 from .client import failure, post_chat, run_requests
 from .protocol import PROTOCOL_CHECK, answer_meta, chat_body, short_error
 from .run import check_entry, checkpoint_name, deploy, per_language
@@ -36,7 +37,7 @@ def build_jobs(catalog: list[dict], rows: list[dict], lang_mode: str, tournament
     catalog order and its language (or both, ``native.tool_language``)."""
     options_for = per_language(catalog, lang_mode, option_texts)
     jobs = []
-    for r in io.in_catalog(rows):
+    for r in in_catalog(rows):
         options, keep = options_for(r), set(r.get("candidates") or ())
         if keep:
             options = {i: o for i, o in options.items() if i in keep}
@@ -150,7 +151,7 @@ def _mean(values: pd.Series) -> float:
 
 def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: Native, tournament: Tournament):
     """The ``tournament`` rule. ``outputs``: as :func:`run_tournament`'s, and ``table`` (CSV)."""
-    catalog, rows = io.load_inputs(catalog_path, utterances_path, run.langs)
+    catalog, rows = load_inputs(catalog_path, utterances_path, run.langs)
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
     dep, records = run_tournament(catalog, rows, entry, outputs, native, tournament)
     df = tournament_frame(dep, records, rows)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from .. import __version__, io
 from ..bench.tokenizer_ablation import winner_sentences
+from ..catalog import MUTATING_NOTE, mutating_known
 from ..config import BENCH_STUDIES, section
 from ..data.card import licence_sentences
 from ..experiment import Experiment
@@ -22,6 +23,7 @@ from ..gate.transfer import closing_sentences
 from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import has_routes, mode_note
 from ..tables import to_markdown
+from ..utterances import load_inputs, main_set
 from .claims import FAMILY, MARK, USES
 from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table, thesis_sentence
 from .tables import load_tables, side_by_side
@@ -64,8 +66,8 @@ def scope_sentences(catalog: list[dict], rows: list[dict]) -> list[str]:
     if not has_routes([t["id"] for t in catalog]):
         out.append("The catalog has no route entries: the standalone baseline is skipped and every request the gate "
                    "turns away is delegated (route step skipped).")
-    if not io.mutating_known(catalog):
-        out.append("Mutating false positives: " + io.MUTATING_NOTE + ".")
+    if not mutating_known(catalog):
+        out.append("Mutating false positives: " + MUTATING_NOTE + ".")
     if not {"match", "mismatch"} <= {r["slice"] for r in rows}:
         out.append("No match/mismatch split: the crossover, the mismatch-slice gate statistics and the claims that "
                    "need them are not computable.")
@@ -101,7 +103,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
     models, config/paper.yaml) and ``router`` (the selected router's router.json)."""
     tables = load_tables(tables_dir)
     reported = io.read_yaml(inputs.reported)
-    catalog, rows = io.load_inputs(inputs.catalog, inputs.utterances, tuple(config.get("langs", io.LANGS)))
+    catalog, rows = load_inputs(inputs.catalog, inputs.utterances, tuple(config.get("langs", io.LANGS)))
     roles = section("roles", config.get("roles"))
     dense = encoder_rankers(config.get("rankers", {}))
     sbs = side_by_side(reported, tables, roles)
@@ -132,7 +134,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               f"values differ from the paper's and {len(sbs) - computed} are not computed here (Paper vs reproduced "
               "below); claims on this experiment's own set: "
               + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
-        ("p", "Scope: " + " ".join(scope_sentences(catalog, io.main_set(rows)) + design_sentences(config))),
+        ("p", "Scope: " + " ".join(scope_sentences(catalog, main_set(rows)) + design_sentences(config))),
         ("p", " ".join(licence_sentences(inputs.utterances))),
         ("toc",),
         ("h", 2, "Claims by data set"),

@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import actions
 from ..config import fit_ks
 from ..tables import write_table
+from ..utterances import in_catalog
 from .rankers import encoder_rankers, hybrid_rankers
 from .scores import Scores, gold_rank, mode_note
 from .selection import by_lang_slice
@@ -58,7 +58,7 @@ def seeded_ranks(scores: np.ndarray, gold: np.ndarray, k: int, seeds: int, seed:
 
 def in_catalog_groups(rows, actions) -> tuple[list[dict], np.ndarray, list]:
     """(in-catalog rows, their gold column among ``actions``, their by_lang_slice groups)."""
-    inrows = io.in_catalog(rows)
+    inrows = in_catalog(rows)
     ids = list(actions)
     gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
     groups = list(by_lang_slice(pd.DataFrame({"lang": [r["lang"] for r in inrows],

@@ -27,8 +27,8 @@ import logging
 
 import numpy as np
 
-from .. import io
 from ..stats import main_folds
+from ..utterances import is_in_catalog
 from .fusion import combine, convex
 from .scores import Scores, gold_rank, load_scores, save_scores
 
@@ -47,7 +47,7 @@ def best_weight(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> float:
 
 def oof_weights(a: np.ndarray, b: np.ndarray, rows: list[dict], action_ids, folds: int, seed: int) -> np.ndarray:
     """One convex weight per row, chosen on the training part of the row's fold (in-catalog main rows only)."""
-    y = np.array([io.is_in_catalog(r["gold_outcome"]) for r in rows], int)
+    y = np.array([is_in_catalog(r["gold_outcome"]) for r in rows], int)
     groups = np.array([r["pair_id"] for r in rows])
     hard = np.array([r["slice"] == "mismatch_hard" for r in rows])
     col = {t: j for j, t in enumerate(action_ids)}

@@ -15,12 +15,12 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..catalog import actions as catalog_actions
 from ..catalog import index_text, is_action
 from ..config import Run
 from ..errors import MissingExtra
 from ..tables import write_table
+from ..utterances import in_catalog, main_set
 from .embedding_cache import CachedEncoder
 from .encoders import ModelUnavailable, make_encoder
 from .rankers import encoder_kwargs, encoder_rankers
@@ -74,7 +74,7 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
     langs, cache_dir = run.langs, run.cache
     acts = catalog_actions(catalog)
     ids = [t["id"] for t in acts]
-    inrows = io.in_catalog(io.main_set(rows))
+    inrows = in_catalog(main_set(rows))
     gold = np.array([ids.index(r["gold_tool"]) for r in inrows])
     texts = [r["text"] for r in inrows]
     pos = {r["utterance_id"]: i for i, r in enumerate(rows)}

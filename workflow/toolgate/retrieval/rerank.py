@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..tables import write_table
+from ..utterances import in_catalog
 from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
 
@@ -24,7 +24,7 @@ def rerank_top1(lexical: np.ndarray, reranker: np.ndarray, k: int) -> tuple[np.n
 
 
 def rerank_frame(rows, lexical: Scores, rerankers: dict[str, Scores], k: int) -> pd.DataFrame:
-    inrows = io.in_catalog(rows)
+    inrows = in_catalog(rows)
     actions = list(lexical.action_ids)
     gold = np.array([actions.index(r["gold_tool"]) for r in inrows])
     lex = lexical.for_rows(inrows).action_scores()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import io
 from ..tables import write_table
+from ..utterances import in_catalog
 from .scores import Scores, gold_ranks, mode_note
 
 
@@ -25,7 +25,7 @@ def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: in
     """Top-1, top-k recall and MRR over the actions for in-catalog utterances, by ranker x language x slice."""
     recs = []
     for name, s in named_scores.items():
-        inrows = io.in_catalog(rows)
+        inrows = in_catalog(rows)
         df = pd.DataFrame({"lang": [r["lang"] for r in inrows], "slice": [r["slice"] for r in inrows],
                            "rank": gold_ranks(s, inrows)})
         for lang, slice_, m in by_lang_slice(df):

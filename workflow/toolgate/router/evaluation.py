@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import io, schemas
-from ..catalog import action_ids
+from ..catalog import action_ids, load_catalog
 from ..config import External
 from ..errors import InputError
 from ..gate.signals import signal_rows
@@ -37,6 +37,7 @@ from ..retrieval.scores import Scores
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
+from ..utterances import load_utterances
 from .artifact import RouterError, sha256
 from .retarget import anchors, generic_requests, retargeted
 from .runtime import KIND_WORDS, Router
@@ -182,7 +183,7 @@ def eval_rows(router: Router, sources, fmt: str | None = None, options=None, lan
         if len(sources) != 1:
             raise InputError(" ".join(map(str, sources)), "an utterances file is one file (the files of an import "
                                                           "format: --eval-format FORMAT)")
-        return io.load_utterances(sources[0], router.catalog, langs), {}
+        return load_utterances(sources[0], router.catalog, langs), {}
     from ..importers import read_over
 
     rows, info = read_over(fmt, sources, router.catalog, options, lang)
@@ -204,7 +205,7 @@ def on_catalog(router: Router, path) -> Router:
     reads that the file's tools are named in."""
     if sha256(Path(path).read_bytes()) == router.manifest["catalog"]["sha256"]:
         return router
-    catalog = io.load_catalog(path)
+    catalog = load_catalog(path)
     langs = [lang for lang in router.manifest["langs"] if any(lang in t["names"] for t in catalog)]
     if not langs:
         raise InputError(path, f"no tool is named in a language the router reads ({', '.join(router.manifest['langs'])})",

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, io
-from ..catalog import actions, route_ids
+from .. import __version__
+from ..catalog import actions, load_catalog, route_ids
 from ..errors import InputError
 from ..gate.calibration import fit_platt, platt_probability
 from ..gate.signals import gate_encoders, gate_signal, signal_rows
@@ -28,6 +28,7 @@ from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..retrieval.scores import mode_note, route_step, top_actions
 from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
 from ..routing.pipelines import band_decisions, fit_band
+from ..utterances import is_in_catalog
 from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
 from .evidence import tie_margin
 from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
@@ -109,7 +110,7 @@ def encoder_parts(exp, route: Route) -> tuple:
     names = [route.ranker] if RankerSpec.of(rankers[route.ranker]).encoder_gate else []
     names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate) if route.gate else [])))
     entries, arrays = {}, {}
-    in_catalog = {r["utterance_id"] for r in exp.main if io.is_in_catalog(r["gold_outcome"])}
+    in_catalog = {r["utterance_id"] for r in exp.main if is_in_catalog(r["gold_outcome"])}
     for name in names:
         spec = RankerSpec.of(rankers[name]).entry
         ranker = fit_ranker(spec, catalog, run.langs, run.text, run.cache or None)
@@ -208,7 +209,7 @@ def adapt_router(router_dir, catalog_path, out_dir, force: bool = False, calibra
 
     router = Router.load(router_dir)
     langs = tuple(router.manifest["langs"])
-    catalog = io.load_catalog(catalog_path, langs)
+    catalog = load_catalog(catalog_path, langs)
     over = router.on_catalog(catalog, langs) if calibrate == "none" else retarget(router, catalog, langs)
     m = json.loads(json.dumps(over.manifest))  # a copy, then only what the catalog changes
     cat_bytes = Path(catalog_path).read_bytes()

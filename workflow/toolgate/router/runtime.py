@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import io
-from ..catalog import ACTION, index_text
+from ..catalog import ACTION, index_text, load_catalog
 from ..errors import InputError
 from ..gate.calibration import platt_probability
 from ..retrieval.rankers import BM25Ranker, fit_ranker
@@ -115,7 +115,7 @@ class Router:
         if sha256(cat_bytes) != m["catalog"]["sha256"]:
             raise RouterError(f"{folder / 'catalog.jsonl'}: differs from the catalog named in the manifest")
         try:
-            cat = io.load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
+            cat = load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
         except (InputError, OSError) as exc:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
         return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads))

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import io
-from ..catalog import ACTION, actions
+from ..catalog import ACTION, MUTATING_NOTE, actions, mutating_known
 from ..config import Gate, Routing, Run
 from ..gate.calibration import calibrate_oof
 from ..gate.signals import Signal, gate_signal, signal_rows
 from ..retrieval.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
 from ..stats import cluster_weights
 from ..tables import write_table
+from ..utterances import is_in_catalog
 from .decisions import ladder_decisions
 
 log = logging.getLogger(__name__)
@@ -53,13 +53,13 @@ class Gold:
     def __init__(self, rows, catalog):
         self.outcome = np.array([r["gold_outcome"] for r in rows])
         self.tool = np.array([r["gold_tool"] or "" for r in rows])
-        self.in_catalog = np.array([io.is_in_catalog(o) for o in self.outcome], bool)
+        self.in_catalog = np.array([is_in_catalog(o) for o in self.outcome], bool)
         self.delegate = self.outcome == "delegate"
         self.chat = self.outcome == "chat"
         self.n = len(rows)
         # None when the catalog's actions carry no mutating flags: the mutating rows are then "not available"
         self.mutating = ({t["id"] for t in actions(catalog) if t["mutating"]}
-                         if io.mutating_known(catalog) else None)
+                         if mutating_known(catalog) else None)
 
 
 # ----------------------------------------------------------------------------- decision metrics
@@ -193,7 +193,7 @@ def _baselines_frame(columns: dict, g: Gold, n_resamples: int, seed: int, cluste
                           "ci_low": lo, "ci_high": hi})
     table = pd.DataFrame(recs)
     if g.mutating is None:  # the row stays, saying why it has no value (never a silent 0); counts stay integers
-        table = pd.concat([table.iloc[:1], pd.DataFrame([{"metric": "mutating_false_positive", "note": io.MUTATING_NOTE}]),
+        table = pd.concat([table.iloc[:1], pd.DataFrame([{"metric": "mutating_false_positive", "note": MUTATING_NOTE}]),
                            table.iloc[1:]], ignore_index=True)
         counts = [c for c in table if c.endswith(("_count", "_of"))]
         table[counts] = table[counts].astype("Int64")
