@@ -151,7 +151,7 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     from toolgate.gate.calibration import platt_probability
     from toolgate.retrieval.scores import load_scores, route_step, top_actions
     from toolgate.router import artifact
-    from toolgate.routing.pipelines import band_decisions
+    from toolgate.routing.decisions import band_decisions
     from toolgate.utterances import main_set
 
     monkeypatch.chdir(project.root)
@@ -232,7 +232,7 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     from toolgate.retrieval.scores import route_step, top_actions
     from toolgate.router import artifact
     from toolgate.router.export import Route, export_router
-    from toolgate.routing.pipelines import band_decisions
+    from toolgate.routing.decisions import band_decisions
     from toolgate.utterances import IN_CATALOG, main_set
 
     monkeypatch.chdir(project.root)

@@ -11,7 +11,7 @@ from toolgate import Router
 from toolgate.config import Text
 from toolgate.gate.calibration import platt_probability
 from toolgate.retrieval.rankers import fit_ranker
-from toolgate.routing.pipelines import band_decisions
+from toolgate.routing.decisions import band_decisions
 
 pytestmark = pytest.mark.slow
 

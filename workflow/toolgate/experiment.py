@@ -120,7 +120,9 @@ class Experiment:
 
     @property
     def seed(self) -> int:
-        return self.run.seed
+        """The run's seed, or the rule's own ``seed`` param where it passes no ``run``."""
+        params = self.__dict__["params"]
+        return params.run.seed if hasattr(params, "run") else params.seed
 
     @cached_property
     def inputs(self) -> tuple[list[dict], list[dict]]:

@@ -1,6 +1,7 @@
 """The multiple-choice tournament ranker: the bracket with a fake model, then the rule against a stand-in endpoint."""
 import json
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ from native_fixtures import native_section, outputs, standin, standin_script  # 
 from toolgate.catalog import actions
 from toolgate.config import run as run_config
 from toolgate.config import section
+from toolgate.experiment import Experiment
 from toolgate.native import tournament as T
 from toolgate.native.tournament_run import TABLE_COLUMNS, build_jobs, run_tournament, tournament_frame, write_tournament
 
@@ -183,6 +185,12 @@ def test_protocol_tournament_against_standin(standin, small_catalog, tmp_path):
     assert everything["invalid_rate"] == pytest.approx(2 / 9)  # 2 + 2 + 2 + 2 + 0 (failed) + 1 prompts answered
 
 
+def experiment(cat, utt, out, native):
+    """The tournament rule's experiment: its params, inputs and outputs."""
+    params = SimpleNamespace(run=run_config(0, ["ko", "en"]), native=native, tournament=tournament_section())
+    return Experiment(params, SimpleNamespace(catalog=cat, utterances=utt), out)
+
+
 def test_write_tournament_with_a_launched_standin(small_catalog, tmp_path):
     """Protocol test: the rule's entry point launches the roster entry's own command, ranks, stops it, writes."""
     rows = tournament_rows()[:3]
@@ -190,7 +198,7 @@ def test_write_tournament_with_a_launched_standin(small_catalog, tmp_path):
     entry = {"model": "org/x", "parser": "hermes", "command": [sys.executable, str(standin_script(tmp_path)), "{port}"]}
     native = native_section(roster={"c": entry}, readiness_timeout_s=20, request_timeout_s=10)
     out = outputs(tmp_path, "r.jsonl", "t/tournament.csv")
-    df = write_tournament(cat, utt, out, run_config(0, ["ko", "en"]), native, tournament_section())
+    df = write_tournament(experiment(cat, utt, out, native), out.server_log)
     assert json.loads(out.deployment.read_text())["server_alive_after_run"]
     assert df.set_index(["lang", "slice"]).loc[("all", "all"), "top1"] == 1.0
     md = (tmp_path / "t" / "tournament.md").read_text()
@@ -205,7 +213,7 @@ def test_without_a_model_the_table_says_not_run(small_catalog, tmp_path):
     native = native_section(roster={"c": {"model": "Qwen/Qwen3-4B-Instruct-2507", "parser": "hermes"}},
                             readiness_timeout_s=5)
     out = outputs(tmp_path, "r.jsonl", "tournament.csv")
-    df = write_tournament(cat, utt, out, run_config(0, ["ko", "en"]), native, tournament_section())
+    df = write_tournament(experiment(cat, utt, out, native), out.server_log)
     dep = json.loads(out.deployment.read_text())
     assert not dep["deployed"] and dep["stage"] in ("vllm_not_importable", "no_cuda_device")
     assert len(df) == 1 and df.loc[0, "status"] == "not run" and df.loc[0, "reason"].startswith(dep["stage"] + ": ")

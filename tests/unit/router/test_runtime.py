@@ -195,7 +195,7 @@ def test_a_g3_router_computes_the_study_signals_and_decides_as_the_band(artifact
     from toolgate.gate.models import payload_scores
     from toolgate.retrieval.rankers import fit_ranker
     from toolgate.retrieval.scores import route_choice
-    from toolgate.routing.pipelines import band_decisions
+    from toolgate.routing.decisions import band_decisions
 
     m, cat, texts = manifest(artifact), catalog(), [r["text"] for r in rows()]
     router = Router.load(artifact)
@@ -217,7 +217,7 @@ def test_a_g3_router_computes_the_study_signals_and_decides_as_the_band(artifact
 def test_a_ladder_router_decides_as_routing_baselines_ladder(tmp_path):
     from router_fixtures import RANKERS, make_artifact, rows
     from toolgate.retrieval.rankers import fit_ranker
-    from toolgate.routing.baselines import ladder_decisions
+    from toolgate.routing.decisions import ladder_decisions
 
     folder = make_artifact(tmp_path, real_gate=False, gate=None)
     m, cat, texts = manifest(folder), catalog(), [r["text"] for r in rows()]
@@ -230,7 +230,7 @@ def test_a_ladder_router_decides_as_routing_baselines_ladder(tmp_path):
 
 
 def test_ladder_decisions_by_hand():
-    from toolgate.routing.baselines import ladder_decisions
+    from toolgate.routing.decisions import ladder_decisions
 
     pool = np.array([[5.0, 1.0, 0.0], [2.0, 1.0, 0.0], [0.5, 0.2, 0.1], [0.0, 1.0, 3.0]])
     kind, tool = ladder_decisions(pool, ["a", "b", "chat"], ["action", "action", "route"], 1.0, 4.0)

@@ -80,7 +80,7 @@ def write_functionchat_experiment(exp) -> None:
     ``catalog``, ``utterances``, ``meta``); ``exp``: the rule's :class:`toolgate.experiment.Experiment` (see
     :func:`.study.write_external`)."""
     out = exp.output
-    catalog, utts, info = functionchat_experiment(exp.params.seed, exp.external.mirror)  # the rule's seed: no run
+    catalog, utts, info = functionchat_experiment(exp.seed, exp.external.mirror)
     check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))
     io.write_atomic(out.catalog, io.dumps_jsonl(catalog))
     io.write_atomic(out.utterances, io.dumps_jsonl(utts))

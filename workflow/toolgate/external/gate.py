@@ -95,6 +95,8 @@ def external_gate(rankers: dict[str, dict], lexical: str, sets: dict[str, Extern
                   compare: Comparisons = Comparisons()) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(AUCs, differences, signals): gate AUC, in-catalog vs out, over each row's own candidates, with cluster-bootstrap
     intervals; the per-row signals of every set with a ``dataset`` column (what leave-one-catalog-out fits on).
+    ``compare`` (:class:`Comparisons`): the gates fitted on the experiment to apply unchanged (the default, none: no
+    transfer rows), the paired differences and whether BFCL 2+ is a set of its own.
 
     FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
     live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import logging
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from .. import io
-from ..config import Native, Run, Tournament
+from ..config import Native, Tournament
 from ..retrieval.scores import mode_note
 from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
-from ..utterances import in_catalog, load_inputs
+from ..utterances import in_catalog
 from .client import failure, post_chat, run_requests
 from .protocol import PROTOCOL_CHECK, answer_meta, chat_body, short_error
 from .run import check_entry, checkpoint_name, deploy, per_language
@@ -149,9 +150,12 @@ def _mean(values: pd.Series) -> float:
     return float("nan") if values.isna().any() else float(values.mean())
 
 
-def write_tournament(catalog_path, utterances_path, outputs, run: Run, native: Native, tournament: Tournament):
-    """The ``tournament`` rule. ``outputs``: as :func:`run_tournament`'s, and ``table`` (CSV)."""
-    catalog, rows = load_inputs(catalog_path, utterances_path, run.langs)
+def write_tournament(exp, server_log):
+    """The ``tournament`` rule on the experiment (``native``, ``tournament`` and ``run`` params; outputs ``records``,
+    ``deployment`` and ``table``); ``server_log``: where the served model's output goes."""
+    catalog, rows, run, native, tournament = exp.catalog, exp.rows, exp.run, exp.native, exp.tournament
+    outputs = SimpleNamespace(records=exp.output.records, deployment=exp.output.deployment, server_log=server_log,
+                              table=exp.output.table)
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
     dep, records = run_tournament(catalog, rows, entry, outputs, native, tournament)
     df = tournament_frame(dep, records, rows)

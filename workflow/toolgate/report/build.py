@@ -285,11 +285,13 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                      f"the ladder's {n['ladder_accuracy']:.3f}, difference "
                      f"{_iv(n['accuracy_minus_ladder'], n['ci_low'], n['ci_high'], '+')}; chosen by fold: "
                      f"{n['chosen_by_fold']}.")
-        out.append(("p", text.rstrip() + " The most accurate candidates, the ladder and the nested selection "
-                                "(tables/router_selection.csv has every candidate):"))
+        out.append(("p", text.rstrip() + " The most accurate candidates out of fold, the chosen one, the ladder and "
+                                "the nested selection (tables/router_selection.csv has every candidate):"))
         ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values("accuracy", ascending=False,
                                                                                         kind="stable")
-        shown = pd.concat([ranked.head(5), df[df["candidate"].isin(["ladder", "nested selection"])]])
+        chosen_row = ranked[ranked["chosen"].astype(str) == "True"]  # the router that ships, wherever it ranks
+        shown = pd.concat([ranked.head(5), chosen_row[~chosen_row.index.isin(ranked.head(5).index)],
+                           df[df["candidate"].isin(["ladder", "nested selection"])]])
         held = [c for c in ("held_out_worst", "held_out_worst_set", "held_out_below") if c in df]  # router_loco.csv
         out.append(("table", shown.assign(**{"minus ladder [95%]": [
             _iv(r.accuracy_minus_ladder, r.ci_low, r.ci_high, "+") for r in shown.itertuples()]})[

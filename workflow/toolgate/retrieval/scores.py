@@ -6,7 +6,7 @@ gold columns, top-k shortlists (ties in catalog order) and the route step.
 Per-request candidates live here too: when an utterance row carries
 ``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
 every action outside that list to ``-inf``, so ranking, shortlists, gate
-features (:func:`toolgate.gate.inputs.score_features` drops ``-inf``) and routing see
+features (:func:`toolgate.gate.inputs.score_columns` drops ``-inf``) and routing see
 only the request's own tools. Route entries stay visible to every request.
 The saved matrix is always the whole catalog.
 """

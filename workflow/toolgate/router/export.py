@@ -26,8 +26,9 @@ from ..gate.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
 from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..retrieval.scores import mode_note, route_step, top_actions
-from ..routing.baselines import Gold, Study, choose, ladder_decisions, ladder_setting
-from ..routing.pipelines import band_decisions, fit_band
+from ..routing.baselines import Gold, Study, choose, ladder_setting
+from ..routing.decisions import band_decisions, ladder_decisions
+from ..routing.pipelines import fit_band
 from ..utterances import is_in_catalog
 from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
 from .evidence import tie_margin

@@ -45,7 +45,7 @@ class GateRuntime:
     Signals are numpy columns (:class:`toolgate.gate.inputs.Columns`): a band loads and decides without pandas or
     the config (issue 37)."""
 
-    def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text: dict):
+    def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text):
         # whole numbers as integers (the schema's integer takes 3.0 too): they cut rows and n-grams
         self.entry = {**entry, "top_k": int(entry["top_k"])}
         self.exemplars, self.text = exemplars, text

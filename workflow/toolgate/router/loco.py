@@ -87,16 +87,19 @@ def loco_frame(exp, sets: dict) -> pd.DataFrame:
                        "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:
                     kind, tool, p, refused = out
-                    reference.setdefault((name, mode), (kind, tool))
+                    if c is ladder:
+                        reference[(name, mode)] = (kind, tool)
+                    ref = reference.get((name, mode))  # none: the ladder could not be re-targeted on this set
                     row |= {"refused": refused, **card_row((kind, tool, p), g, ext.clusters, res, seed),
-                            **versus_ladder((kind, tool), reference[(name, mode)], g, res, seed, ext.clusters)}
+                            **(versus_ladder((kind, tool), ref, g, res, seed, ext.clusters) if ref else {})}
                 recs.append(row)
     return pd.DataFrame(recs).reindex(columns=COLUMNS)
 
 
 def held_out(table: pd.DataFrame) -> dict[str, dict]:
     """Per candidate of router_loco.csv's unchanged rows: ``worst`` (the lowest accuracy minus the ladder over the
-    held-out sets), ``worst_set``, and ``below`` (the sets where the interval against the ladder lies below 0)."""
+    held-out sets), ``worst_set``, and ``below`` (the sets where the interval against the ladder lies below 0).
+    A candidate without a compared row is left out (:func:`toolgate.router.select.select` refuses to rank it)."""
     out = {}
     for name, d in table[table["mode"] == "unchanged"].groupby("candidate", sort=False):
         d = d.dropna(subset=["accuracy_minus_ladder"])

@@ -48,8 +48,11 @@ def write_router_selection(sel: Selection, exp, out_csv) -> None:
                 "never this run's timings, which tables/cost.csv holds); within_latency: p50_ms <= "
                 f"router.latency_budget_ms ({settings.latency_budget_ms}). accuracy_minus_ladder with its 95% interval "
                 f"(ci_low, ci_high) over {study.gate.resamples} utterance-cluster bootstrap resamples (routing_"
-                "baselines' machinery). chosen: the router results/<experiment>/router/selected ships: the most "
-                "accurate candidate within the three budgets, ties to the cheaper. 'nested selection': that rule "
+                "baselines' machinery). chosen: the router results/<experiment>/router/selected ships: "
+                + ("the candidate within the three budgets, none of its held-out intervals against the ladder below "
+                   "0, with the best worst held-out catalog (held_out_worst, tables/router_loco.csv), then the most "
+                   "accurate, then the cheaper" if "held_out_worst" in sel.table else "the most accurate candidate "
+                   "within the three budgets, ties to the cheaper") + ". 'nested selection': that rule "
                 "applied inside each outer fold on the other four alone (inner out-of-fold accuracy), its pick "
                 "deciding the held-out fold (chosen_by_fold); the gates' out-of-fold values are not refit inside the "
                 f"nest. Why: {sel.why}. " + "".join(f"{line[0].upper()}{line[1:]}. " for line in sel.passed_over)

@@ -1,5 +1,6 @@
 """Which router to ship (``router.select``): bands of every configured (ranker, gate) and the single-pool ladder,
-compared by routed accuracy out of fold and chosen by nested out-of-fold evaluation (tables/router_selection.csv).
+ranked by their worst held-out catalog (tables/router_loco.csv, where the external study runs) and by routed
+accuracy out of fold on the experiment's own set, the choice measured nested (tables/router_selection.csv).
 
 A band candidate acts on the ranker's top-1 when its gate's out-of-fold value (gate/signals.csv) is at least the
 execute threshold, asks between confirm and execute, and takes the route step below; its thresholds maximise routed
@@ -10,8 +11,9 @@ evidence rules read it), each encoder of the ranker and the gate once.
 
 Each candidate's accuracy is out of fold over the gate study's folds (thresholds chosen on four folds, applied to
 the fifth). The selection itself is measured nested: for each outer fold, every candidate's out-of-fold accuracy
-over the other four folds alone (thresholds chosen on three, applied to the fourth) picks the candidate, the best
-one within the latency budget whose pooled inner decisions keep the danger budget and ask cap (ties: the cheaper),
+over the other four folds alone (thresholds chosen on three, applied to the fourth) picks the candidate by the same
+rule (:func:`_best`: within the latency budget, its pooled inner decisions within the danger budget and ask cap, no
+held-out interval below the ladder, the best worst held-out catalog, then the most accurate, then the cheaper),
 whose thresholds chosen on those four folds then decide the held-out fold. Not refit inside the nest: the gates'
 out-of-fold values themselves (a training row's value comes from a model that saw the outer test fold).
 """
@@ -202,6 +204,10 @@ def select(exp, held: dict | None = None) -> Selection:
     rankers, lexical, held = exp.rankers, exp.provenance["lexical"], held or None
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
     cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
+    missing = [c.name for c in cands if held and c.name not in held and settings.select != "fixed"]
+    if missing:
+        raise InputError("tables/router_loco.csv", f"no held-out row for candidate '{missing[0]}': the table was "
+                         "written for other router.rankers or router.gates; run the workflow again")
     res, clusters = study.gate.resamples, np.array([r["utterance_id"] for r in rows])
     ladder = study_ladder(exp.scores(lexical), rows, g, signals, study)[:2]
     every, outs, plain, recs = np.ones(len(rows), bool), {}, {}, []
