@@ -50,6 +50,11 @@ def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
     assert np.allclose((fp32.encode_queries(QUERIES) * ref).sum(1), 1, atol=1e-4)
     assert ((int8.encode_queries(QUERIES) * ref).sum(1) > 0.9).all()
     assert int8.size_bytes() < fp32.size_bytes() / 3
+    from toolgate.retrieval.rankers import encoder_kwargs  # the config's prefix keys reach the encoder as a pair
+    spec = {"backend": "onnx", "model": MINILM, "query_prefix": "query: ", "document_prefix": "passage: "}
+    e5_like = make_encoder({**encoder_kwargs(spec), "export_dir": str(tmp_path)})
+    assert (e5_like.query_prefix, e5_like.document_prefix) == ("query: ", "passage: ")
+    assert np.allclose(e5_like.encode_queries(["x"]), int8.encode_queries(["query: x"]))
 
 
 def test_maxsim_ranker(minilm):

@@ -251,8 +251,11 @@ def private_folder(path: Path) -> Path:
 class OnnxEncoder(Encoder):
     backend = "onnx"
 
+    MAX_TOKENS = 256  # the tokenizer truncates longer texts (the models' own limit is 512; requests are far shorter)
+
     def __init__(self, model: str, export_dir, revision: str | None = None, int8: bool = True,
-                 query_prefix: str = "", document_prefix: str = "", max_length: int = 256, threads: int = 2):
+                 prefixes: tuple[str, str] = ("", ""), threads: int = 2):
+        """``prefixes``: the config's ``query_prefix`` and ``document_prefix`` (:func:`make_encoder` pairs them)."""
         super().__init__(model, revision)
         ort = require("onnxruntime", "onnx")
         tokenizers = require("tokenizers", "onnx")
@@ -264,12 +267,12 @@ class OnnxEncoder(Encoder):
             export_onnx(model, self.dir, quantize=True, revision=revision)
         private_folder(self.dir)
         self.tok = tokenizers.Tokenizer.from_file(str(self.dir / "tokenizer.json"))
-        self.tok.enable_truncation(max_length)
+        self.tok.enable_truncation(self.MAX_TOKENS)
         self.tok.enable_padding()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         self.sess = ort.InferenceSession(str(self.file), opts, providers=["CPUExecutionProvider"])
-        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+        self.query_prefix, self.document_prefix = prefixes
 
     @property
     def key(self) -> str:
@@ -312,4 +315,5 @@ def make_encoder(spec: dict, cache_dir=None) -> Encoder:
         raise ValueError(f"unknown encoder backend '{backend}' (known: {', '.join(BACKENDS)})")
     if backend == "onnx":
         spec.setdefault("export_dir", Path(cache_dir) / "onnx" if cache_dir else onnx_cache())
+        spec["prefixes"] = (spec.pop("query_prefix", ""), spec.pop("document_prefix", ""))
     return BACKENDS[backend](**spec)

@@ -151,6 +151,8 @@ class MaxSimRanker:
 def encoder_kwargs(spec: dict) -> dict:
     cls = BACKENDS[spec["backend"]]
     accepted = set(inspect.signature(cls.__init__).parameters)
+    if "prefixes" in accepted:  # the config's two prefix keys, paired by make_encoder
+        accepted |= {"query_prefix", "document_prefix"}
     return {k: v for k, v in spec.items() if k == "backend" or k in accepted}
 
 
