@@ -57,7 +57,7 @@ def test_router_cost_measures_each_router_in_its_own_process(tmp_path):
 
     folder = make_artifact(tmp_path, real_gate=True)
     df = router_cost_frame([folder], rows(), section("router", {"queries": 3, "warmup": 1}), run(0, ("ko", "en")))
-    assert df["encoder_threads"].astype(str).tolist() == ["default", "1"]
+    assert df["encoder_threads"].astype(str).tolist() == ["backend", "1"]
     assert (df["p50_ms"] > 0).all() and (df["artifact_kb"] > 0).all() and (df["queries_timed"] == 3).all()
 
 
@@ -82,3 +82,16 @@ def test_load_never_reencodes_and_refuses_embeddings_of_another_encoder_or_text(
         (folder / "router.json").write_text(json.dumps(changed))
         with pytest.raises(RouterError, match=f"field 'encoders.use': .*{message}.*export the router again"):
             Router.load(folder)
+
+
+def test_a_router_runs_its_encoders_on_one_thread_unless_told(tmp_path, monkeypatch):
+    """A single request on one core (a phone's, and the least slowed on a busy machine); None: the backend's own."""
+    from toolgate.router import artifact
+
+    folder = make_artifact(tmp_path, real_gate=True)
+    seen, real = [], artifact.make_encoder
+    monkeypatch.setattr(artifact, "make_encoder", lambda kw, *a: seen.append(kw.get("threads")) or real(kw, *a))
+    Router.load(folder)
+    Router.load(folder, threads=None)
+    Router.load(folder, threads=2)
+    assert seen == [1, None, 2]

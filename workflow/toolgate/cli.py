@@ -181,7 +181,7 @@ def _decide(args) -> int:
 
         folder = Layout(load(args.config)["experiment"]).router(SELECTED)
     try:
-        router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads)
+        router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads or 1)
         if args.eval:
             return _evaluated(router, args, options)
         if not args.jsonl:
@@ -321,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "evaluate the router re-targeted to this catalog (its BM25 index and catalog embeddings made for "
                    "it, nothing refitted; default: the catalog.jsonl an import wrote beside the --eval file, else the "
                    "router's own)")
-    p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: the backend's)")
+    p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: 1, one request on one core)")
     p.add_argument("--eval", metavar="FILE", nargs="+", help="evaluate the router on labelled requests: an "
                    "utterances JSONL file (the project's format, gold labels over the router's catalog) or the files "
                    "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "

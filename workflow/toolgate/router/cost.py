@@ -3,8 +3,8 @@
 Each router is measured in its own process (the cost rule's machinery, :func:`toolgate.bench.timing.run_jobs`:
 forked from an interpreter that has imported this module), so its peak RSS is its own, interpreter included.
 Latency is one ``decide`` call (rank + gate + band), after warm-up; the stage
-columns split it into lexical scoring, ranking and gating. Each router is also
-timed with its encoders on one thread, since a phone gives a request one core.
+columns split it into lexical scoring, ranking and gating. Each router is timed with its encoders on one thread
+(``Router.load``'s default, since a phone gives a request one core) and with the backend's own thread count.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _bench(job: dict) -> dict:
     sel = m.get("selection") or {}
     return {"pipeline": m["pipeline"]["name"], "kind": m["pipeline"]["kind"], "ranker": m["pipeline"]["ranker"],
             "gate": m["pipeline"]["gate"] or "(pool top score)", "chosen": sel.get("chosen", ""),
-            "encoders": len(m["encoders"]), "encoder_threads": job["threads"] or "default", "load_s": load_s,
+            "encoders": len(m["encoders"]), "encoder_threads": job["threads"] or "backend", "load_s": load_s,
             "p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
             **stages, "batch_qps": len(queries) / batch_s,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
@@ -106,7 +106,7 @@ def write_router_cost(exp) -> pd.DataFrame:
                 "every score and gate signal. batch_qps: decide_many over the timed requests in one call. peak_rss_mb "
                 "includes the interpreter. artifact_kb: every file of the artifact (BM25 index, catalog, embeddings, "
                 "manifest); encoder weights are referenced by id, not shipped. encoder_threads: the encoders' thread "
-                "count (default: the backend's). Goals (issue 25, for the selected router on 2 cores): "
+                "count (1: Router.load's default, one request on one core; backend: the encoder backend's own). Goals (issue 25, for the selected router on 2 cores): "
                 f"load <= {GOALS['load_s']} s, p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= "
                 f"{GOALS['peak_rss_mb']} MB. import_load_s and fresh_rss_mb: a fresh interpreter importing toolgate, loading the "
                 "router and deciding once, as an application embedding it starts; goals (issue 37, a router without an "

@@ -100,9 +100,10 @@ class Router:
         self.evidence = Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
-    def load(cls, path, catalog=None, threads: int | None = None) -> "Router":
+    def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;
-        ``threads``: the encoders' thread count (default: the backend's). The catalog is never re-encoded:
+        ``threads``: the encoders' thread count (default 1: a single request runs on one core, as on a phone, and a
+        busy machine slows it least; None: the backend's own). The catalog is never re-encoded:
         its embeddings are the artifact's."""
         folder = Path(path)
         m = read_manifest(folder)
