@@ -157,3 +157,11 @@ def tool_id(name: str) -> str:
     """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``)."""
     s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
     return s if s and s[0].isalpha() else f"t_{s}"
+
+
+def own_queries(catalog: list[dict], langs) -> list[str]:
+    """Each action's name and description in each of ``langs`` where it has them: the catalog's own texts as
+    requests (label-free in-catalog pseudo-requests)."""
+    queries = (f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
+               for t in actions(catalog) for lang in langs)
+    return [q for q in queries if q]

@@ -4,11 +4,12 @@ import pandas as pd
 import pytest
 
 from selection_fixtures import experiment
+from toolgate.catalog import own_queries
 from toolgate.gate.calibration import platt_probability
 from toolgate.router.artifact import RouterError
 from toolgate.router.loco import held_out
 from toolgate.router.product import selection_of
-from toolgate.router.retarget import own_queries, retargeted_manifest
+from toolgate.router.retarget import retargeted_manifest
 
 
 def loco(tmp_path, rows) -> str:
@@ -33,9 +34,9 @@ def test_the_selection_ranks_by_the_worst_held_out_catalog(tmp_path):
     """Within the set, clean and the ladder tie (the ladder wins the tie); held out, clean is ahead on its worst
     catalog and ships, and the why says so; noise, below the ladder on one catalog, is out."""
     exp = experiment(tmp_path, gates=["clean", "noise"])
-    exp.input.loco = loco(tmp_path, [("bm25+clean", "x", 0.05, 0.1), ("bm25+clean", "y", 0.08, 0.1),
-                                  ("bm25+noise", "x", -0.3, -0.1), ("bm25+noise", "y", 0.4, 0.5),
-                                  ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])
+    exp.input.loco = [loco(tmp_path, [("bm25+clean", "x", 0.05, 0.1), ("bm25+clean", "y", 0.08, 0.1),
+                                   ("bm25+noise", "x", -0.3, -0.1), ("bm25+noise", "y", 0.4, 0.5),
+                                   ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])]
     sel = selection_of(exp)
     t = sel.table.set_index("candidate")
     assert t.loc["bm25+noise", "held_out_below"] == "x"  # below the ladder on x: not eligible
@@ -45,8 +46,8 @@ def test_the_selection_ranks_by_the_worst_held_out_catalog(tmp_path):
 
 def test_an_interval_below_the_ladder_on_one_catalog_excludes_a_candidate(tmp_path):
     exp = experiment(tmp_path, gates=["clean"])
-    exp.input.loco = loco(tmp_path, [("bm25+clean", "x", 0.3, 0.4), ("bm25+clean", "y", -0.1, -0.01),
-                                  ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])
+    exp.input.loco = [loco(tmp_path, [("bm25+clean", "x", 0.3, 0.4), ("bm25+clean", "y", -0.1, -0.01),
+                                   ("ladder", "x", 0.0, 0.0), ("ladder", "y", 0.0, 0.0)])]
     sel = selection_of(exp)
     assert sel.chosen.name == "ladder"
     assert sel.table.set_index("candidate").loc["bm25+clean", "held_out_below"] == "y"

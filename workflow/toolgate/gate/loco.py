@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions, load_catalog
+from ..catalog import load_catalog, own_queries
 from ..config import Gate
 from ..retrieval.rankers import fit_ranker
 from ..stats import auc_interval, cluster_weights, folds
@@ -52,9 +52,7 @@ def catalog_scale(catalog: list[dict], spec: dict, langs, text) -> float:
     """The median top BM25 score a catalog's actions reach as queries against it (each action's name and description
     in each language: what a request to it paraphrases). It needs no labelled request, only the catalog."""
     ranker = fit_ranker(spec, catalog, tuple(langs), text)
-    queries = [f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
-               for t in actions(catalog) for lang in langs]
-    return float(np.median([np.max(ranker.score(q)) for q in queries if q]))
+    return float(np.median([np.max(ranker.score(q)) for q in own_queries(catalog, langs)]))
 
 
 def relative(frame: pd.DataFrame) -> pd.DataFrame:

@@ -120,9 +120,10 @@ def on_set(router: Router, ext, bank: list[str], fit: dict | None = None) -> dic
 
 
 def loco_path(inputs):
-    """router_loco.csv among named ``inputs`` (``loco``: a path, or the workflow's list of one or none), or None."""
-    loco = getattr(inputs, "loco", None)
-    return (loco[0] if len(loco) else None) if isinstance(loco, (list, tuple)) else loco
+    """router_loco.csv among named ``inputs`` (``loco``: a list of one, or empty where the external study is off;
+    the workflow's and :meth:`toolgate.experiment.Experiment.from_config`'s), or None."""
+    loco = getattr(inputs, "loco", [])
+    return loco[0] if loco else None
 
 
 def _accepted(router: Router, text) -> bool:

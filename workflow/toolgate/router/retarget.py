@@ -4,7 +4,7 @@ A gate's value is in its catalog's units: a BM25 score grows with the catalog's 
 an encoder's cosine with how its tools are worded. Thresholds fitted on one catalog are therefore moved to another
 by two anchors that need no labelled request of the new catalog, computed on each catalog by the router itself:
 
-* **in**: the median gate value of the catalog's own actions as requests (:func:`own_queries`: each action's name
+* **in**: the median gate value of the catalog's own actions as requests (:func:`toolgate.catalog.own_queries`: each action's name
   and description in each language the router reads: what a request to it paraphrases);
 * **out**: the median gate value of a shipped bank of generic out-of-catalog requests (:data:`GENERIC_REQUESTS`:
   chat, weather, bookings, shopping, knowledge, news, food and advice, 80 in Korean and 80 in English, written once
@@ -24,18 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
-from ..catalog import actions
+from ..catalog import own_queries
 from .artifact import RouterError
 
 GENERIC_REQUESTS = Path(__file__).with_name("generic_requests.jsonl")
-
-
-def own_queries(catalog: list[dict], langs) -> list[str]:
-    """Each action's name and description in each of ``langs`` where it has them: the catalog's own texts as
-    requests (label-free in-catalog pseudo-requests)."""
-    queries = (f"{t['names'].get(lang, '')} {t['descriptions'].get(lang, '')}".strip()
-               for t in actions(catalog) for lang in langs)
-    return [q for q in queries if q]
 
 
 def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:
