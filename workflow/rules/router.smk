@@ -6,6 +6,8 @@ rule router_loco:
     input:
         unpack(router_inputs),
         latency=str(latency_table(config["router"]["latency_table"])),
+        # after the external study: the sets' embeddings are then in the cache, not encoded twice side by side
+        after=[f"{RES}/external/gate_signals.csv"] if config["external"]["enabled"] else [],
     output:
         table=f"{RES}/tables/router_loco.csv",
         md=f"{RES}/tables/router_loco.md",

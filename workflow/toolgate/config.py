@@ -325,6 +325,7 @@ class External:
     enabled: bool
     mirror: str
     bfcl_limit: int
+    sets: list
 
 
 @_section("native")

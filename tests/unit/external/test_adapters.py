@@ -91,6 +91,17 @@ def test_bfcl_limit_is_seeded_subsample(mirror):
         A.bfcl(S.locate("bfcl", mirror), subsets=("simple",))
 
 
+def test_load_all_reads_only_the_configured_sets(mirror):
+    """external.sets: the functionchat experiment holds BFCL alone out (its own data is FunctionChat's)."""
+    from toolgate.config import section
+
+    ext = section("external", {"enabled": True, "mirror": str(mirror), "bfcl_limit": 5, "sets": ["bfcl"]})
+    assert list(A.load_all(ext, 13)) == ["bfcl"]
+    both = section("external", {"enabled": True, "mirror": str(mirror), "bfcl_limit": 5,
+                                "sets": ["bfcl", "functionchat_calldecision"]})
+    assert list(A.load_all(both, 13)) == ["functionchat_calldecision", "bfcl"]
+
+
 def test_functionchat_experiment_removes_the_reject_tools(mirror):
     catalog, utts, info = E.functionchat_experiment(seed=13, mirror=mirror)
     ids = {t["id"] for t in catalog}

@@ -104,3 +104,18 @@ def test_adapt_with_anchors_records_them_and_loads(tmp_path):
     m, _ = adapt_router(src, path, tmp_path / "out", calibrate="anchors")
     assert set(m["retarget"]) == {"method", "bank", "fit", "new", "scale"} and m["retarget"]["scale"] > 0
     assert Router.load(tmp_path / "out").manifest["retarget"] == m["retarget"]
+
+
+def test_memo_scores_as_the_ranker_and_hands_out_read_only_arrays(small_catalog):
+    """router_loco's shared BM25 scores: the ranker's own, kept per text, and no caller can change them."""
+    from toolgate.retrieval.rankers import fit_ranker
+    from toolgate.retrieval.text import Terms
+    from toolgate.router.loco import Memo
+
+    bm25 = fit_ranker({"type": "bm25", "variant": "E1"}, small_catalog, ("en",), Terms())
+    memo, texts = Memo(bm25), ["set alarm", "call someone"]
+    np.testing.assert_array_equal(memo.score_many(texts), bm25.score_many(texts))
+    np.testing.assert_array_equal(memo.score("set alarm"), bm25.score("set alarm"))
+    assert memo.score_many(texts) is memo.score_many(list(texts))
+    with pytest.raises(ValueError):
+        memo.score("set alarm")[0] = 1.0

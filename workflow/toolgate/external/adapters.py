@@ -298,8 +298,15 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
 
 
 def load_all(external: External, seed: int) -> dict[str, ExternalSet]:
-    """The three adapted sets, keyed by ``ExternalSet.dataset`` (``external.bfcl_limit`` 0: every BFCL row)."""
-    fc, bf = locate("functionchat", external.mirror), locate("bfcl", external.mirror)
-    sets = [functionchat_singlecall(fc), functionchat_calldecision(fc),
-            bfcl(bf, limit=external.bfcl_limit or None, seed=seed)]
-    return {s.dataset: s for s in sets}
+    """The adapted sets of ``external.sets``, keyed by ``ExternalSet.dataset``, in the order singlecall, calldecision,
+    BFCL (``external.bfcl_limit`` 0: every BFCL row)."""
+    out = {}
+    if {"functionchat_singlecall", "functionchat_calldecision"} & set(external.sets):
+        fc = locate("functionchat", external.mirror)
+        for name, adapt in (("functionchat_singlecall", functionchat_singlecall),
+                            ("functionchat_calldecision", functionchat_calldecision)):
+            if name in external.sets:
+                out[name] = adapt(fc)
+    if "bfcl" in external.sets:
+        out["bfcl"] = bfcl(locate("bfcl", external.mirror), limit=external.bfcl_limit or None, seed=seed)
+    return out

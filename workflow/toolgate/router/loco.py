@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pandas as pd
 
 from ..retrieval.embedding_cache import CachedEncoder
 from ..retrieval.encoders import make_encoder
-from ..retrieval.rankers import encoder_kwargs
+from ..retrieval.rankers import encoder_kwargs, fit_ranker
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
@@ -56,11 +57,34 @@ class Encoders:
         return self.made[key]
 
 
-def candidate_router(exp, c: Candidate, encoders: Encoders) -> Router:
-    """Candidate ``c`` as an export of the experiment would ship it, built in memory."""
+class Memo:
+    """A BM25 ranker whose scores are kept per request text (read-only arrays): every candidate has the same lexical
+    ranker, so forty of them score the same requests, and their parts, on one index."""
+
+    def __init__(self, ranker):
+        self.ranker, self.index, self.kept = ranker, ranker.index, {}
+
+    def _kept(self, key, score):
+        if key not in self.kept:
+            self.kept[key] = np.asarray(score(), float)
+            self.kept[key].flags.writeable = False
+        return self.kept[key]
+
+    def score_many(self, texts):
+        texts = list(texts)
+        return self._kept(("many", *texts), lambda: self.ranker.score_many(texts))
+
+    def score(self, text):
+        return self._kept(("one", text), lambda: self.ranker.score(text))
+
+
+def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict) -> Router:
+    """Candidate ``c`` as an export of the experiment would ship it, built in memory; ``lexical``: the BM25 rankers
+    met so far by their manifest entry (one :class:`Memo` per index)."""
     a = build_artifact(exp, Route(c.name, c.ranker, c.gate, "accuracy"))
     names = a.manifest["encoders"]
-    return Router(a.manifest, a.catalog, a.lexical, {n: encoders(e["spec"]) for n, e in names.items()},
+    bm25 = lexical.setdefault(repr(a.manifest["lexical"]), Memo(a.lexical))
+    return Router(a.manifest, a.catalog, bm25, {n: encoders(e["spec"]) for n, e in names.items()},
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
 
 
@@ -75,14 +99,16 @@ def loco_frame(exp, sets: dict) -> pd.DataFrame:
     cands = [ladder] + [c for c in cands if c is not ladder]  # the reference first: every row is set against it
     encoders, res, seed = Encoders(study.run.cache), study.gate.resamples, study.run.seed
     banks = {lang: generic_requests((lang,)) for lang in {e.lang for e in sets.values()}}
-    recs, reference = [], {}
+    recs, reference, lexical, over = [], {}, {}, {}
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
-        router = candidate_router(exp, c, encoders)
+        router = candidate_router(exp, c, encoders, lexical)
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
-            for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang]).items():
+            if name not in over:  # the set's BM25 index, fitted once (every candidate's lexical ranker is the same)
+                over[name] = Memo(fit_ranker(router.manifest["lexical"]["spec"], ext.catalog, (ext.lang,), router.text))
+            for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], over[name]).items():
                 row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
                        "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:

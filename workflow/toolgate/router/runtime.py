@@ -121,12 +121,13 @@ class Router:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
         return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads))
 
-    def on_catalog(self, catalog: list[dict], langs) -> "Router":
+    def on_catalog(self, catalog: list[dict], langs, lexical=None) -> "Router":
         """This router over another catalog (an external set's tools): ranker, gate, calibrator, thresholds, limits
-        and evidence rules unchanged, the BM25 index fitted on that catalog's index texts and each encoder's catalog
-        embeddings made anew by the router's own encoders; a kNN gate keeps the router's exemplar index."""
+        and evidence rules unchanged, the BM25 index fitted on that catalog's index texts (``lexical``: one already
+        fitted so, which router_loco shares across its candidates) and each encoder's catalog embeddings made anew by
+        the router's own encoders; a kNN gate keeps the router's exemplar index."""
         m = {**self.manifest, "langs": list(langs)}
-        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text)
+        lexical = lexical or fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text)
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
         return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
