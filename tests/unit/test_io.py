@@ -234,3 +234,13 @@ def test_control_characters_are_those_the_router_refuses():
             check_request(text, 1000)
     for text in ("tab\there", "two\nlines\r\n", "\ufeffBOM, soft\u00adhyphen, 👩\u200d💻"):
         assert io.control_character(text) is None and check_request(text, 1000)
+
+
+def test_control_character_is_unicodes_cc_and_cs_over_every_code_point():
+    """The regex is Unicode's categories Cc and Cs less tab, newline and carriage return, code point by code point."""
+    import unicodedata
+
+    for cp in range(0x110000):
+        c = chr(cp)
+        want = unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"
+        assert (io.control_character(f"a{c}b") == c) is want, hex(cp)

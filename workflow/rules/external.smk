@@ -1,11 +1,34 @@
 # Stage 5b: cross-checks on real external data (FunctionChat-Bench, BFCL) and figure 4.
 
 
+rule embed_external:
+    # the held-out sets' texts through each per-text cached encoder, once, beside the scores
+    # (toolgate.router.embedded): the external study and router_loco then read them from the cache
+    input:
+        catalog=config["catalog"],
+    output:
+        json=f"{RES}/external/embedded.json",
+    params:
+        rankers=config["rankers"],
+        run=RUN,
+        external=config["external"],
+    priority: 10
+    benchmark:
+        f"benchmarks/{EXP}/embed_external.tsv"
+    log:
+        f"{LOGS}/embed_external.log",
+    conda:
+        ENV
+    script:
+        "../scripts/embed_external.py"
+
+
 rule external:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
         gates=f"{RES}/gate/gates.json",
+        embedded=f"{RES}/external/embedded.json",
     output:
         selection=f"{RES}/tables/external_selection.csv",
         selection_md=f"{RES}/tables/external_selection.md",
@@ -23,6 +46,7 @@ rule external:
         gate=config["gate"],
         external=config["external"],
         roles=config["roles"],
+    priority: 10  # on the longest path: gate study, external study, router_loco, the selected router
     benchmark:
         f"benchmarks/{EXP}/external.tsv"
     log:

@@ -18,6 +18,7 @@ rule gate_auc:
         roles=config["roles"],
         gate=config["gate"],
         run=RUN,
+    priority: 10  # its gates.json starts the longest path (external study, router_loco, the selected router)
     benchmark:
         f"benchmarks/{EXP}/gate_auc.tsv"
     log:

@@ -6,14 +6,15 @@ rule router_loco:
     input:
         unpack(router_inputs),
         latency=str(latency_table(config["router"]["latency_table"])),
-        # after the external study: the sets' embeddings are then in the cache, not encoded twice side by side
-        after=[f"{RES}/external/gate_signals.csv"] if config["external"]["enabled"] else [],
+        # the sets' embeddings in the cache (rule embed_external), not encoded by two jobs side by side
+        embedded=[f"{RES}/external/embedded.json"] if config["external"]["enabled"] else [],
     output:
         table=f"{RES}/tables/router_loco.csv",
         md=f"{RES}/tables/router_loco.md",
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,
+    priority: 10
     benchmark:
         f"benchmarks/{EXP}/router_loco.tsv"
     log:

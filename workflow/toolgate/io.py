@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
-import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -114,11 +114,17 @@ def read_jsonl(path) -> list[tuple[int, dict]]:
     return rows
 
 
+# Unicode's Cc (U+0000-001F, U+007F-009F) less tab, newline and carriage return, and Cs (the surrogates): a test
+# holds it to unicodedata.category over every code point; one regex search, not a category lookup per character
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def control_character(text: str) -> str | None:
     """The first character of ``text`` that a request may not hold: a C0 or C1 control character other than tab,
     newline and carriage return, or a lone surrogate; None when there is none. Format characters (BOM, ZWJ in
     emoji, soft hyphen, direction marks) occur in real text and are allowed."""
-    return next((c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"), None)
+    m = _CONTROL.search(text)
+    return m.group() if m else None
 
 
 _UMASK = os.umask(0)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 import numpy as np
 
@@ -105,7 +106,12 @@ def words(text: str) -> list[str]:
     """The normalised words of a text (NFKC, case-folded); punctuation, emoji and loose jamo are not words.
 
     Jamo left over after NFC (ㅋㅋ, ㅠㅠ) are removed before NFKC, which would compose ㅋ + ㅠ into 큐."""
-    return _WORD.findall(normalize(_JAMO.sub(" ", unicodedata.normalize("NFC", text))).replace("_", " "))
+    return list(_words(text))
+
+
+@lru_cache(maxsize=1 << 16)  # a request's words are asked for by several rules, a catalog's by every router over it
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(normalize(_JAMO.sub(" ", unicodedata.normalize("NFC", text))).replace("_", " ")))
 
 
 def content_words(text: str) -> list[str]:

@@ -1,0 +1,60 @@
+"""Embed once what the external study and router_loco read (rule ``embed_external``, external/embedded.json).
+
+Both stages run each held-out set through the experiment's encoders, and router_loco's label-free anchors embed
+each catalog's own texts and the generic bank as well. An encoder whose vectors do not depend on the batch is
+cached per text (:data:`toolgate.retrieval.embedding_cache.PER_TEXT`): this rule encodes each distinct text of
+those once, in one job that needs neither the gate study nor the other, so it runs beside the scores while they
+wait for theirs, and neither stage encodes afterwards. Any other encoder is keyed by its whole list and stays with
+the stage that asks for it (USE embeds these sets in seconds). Encoding is all it does: the vectors are the same
+bits whichever stage asks first.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from .. import io
+from ..catalog import index_text, load_catalog, own_queries
+from ..external.adapters import load_all
+from ..retrieval.embedding_cache import PER_TEXT, CachedEncoder
+from ..retrieval.encoders import make_encoder
+from ..retrieval.rankers import RankerSpec, encoder_kwargs
+from .retarget import generic_requests
+
+log = logging.getLogger(__name__)
+console = logging.getLogger("toolgate.console")
+
+
+def per_text_rankers(rankers: dict) -> dict[str, dict]:
+    """The dense rankers whose encoder caches per text, by name."""
+    return {n: e for n, e in rankers.items() if RankerSpec.of(e).kind == "dense"
+            and e["encoder"]["backend"] in PER_TEXT}
+
+
+def texts_of(sets: dict, catalog: list[dict], langs, variant: str) -> tuple[list[str], list[str]]:
+    """(documents, queries), each distinct once: every set's catalog as index texts (``variant``, the set's
+    language), its requests, its own texts and the bank in its language as queries, and the experiment's catalog's
+    own texts (the fit catalog's anchor)."""
+    docs, queries = [], own_queries(catalog, tuple(langs))
+    for ext in sets.values():
+        docs += [index_text(t, variant, (ext.lang,)) for t in ext.catalog]
+        queries += [u["text"] for u in ext.utterances] + own_queries(ext.catalog, (ext.lang,))
+        queries += generic_requests((ext.lang,))
+    return list(dict.fromkeys(docs)), list(dict.fromkeys(queries))
+
+
+def write_embedded(exp) -> dict:
+    """external/embedded.json (``output.json``): per encoder, the distinct documents and queries now cached
+    (``input.catalog``: the experiment's catalog, whose own texts are the fit catalog's anchor)."""
+    sets, catalog = load_all(exp.external, exp.run.seed), load_catalog(exp.input.catalog, exp.run.langs)
+    out = {}
+    for name, spec in per_text_rankers(exp.rankers).items():
+        docs, queries = texts_of(sets, catalog, exp.run.langs, spec.get("variant", "E0"))
+        console.info("embed_external: %s, %d documents and %d queries of %s", name, len(docs), len(queries),
+                     ", ".join(sets))
+        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), exp.run.cache)
+        enc.encode_documents(docs)
+        enc.encode_queries(queries)
+        out[name] = {"backend": spec["encoder"]["backend"], "documents": len(docs), "queries": len(queries)}
+    io.write_atomic(exp.output.json, json.dumps({"sets": list(sets), "encoders": out}, indent=2) + "\n")
+    return out
