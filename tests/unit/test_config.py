@@ -171,3 +171,15 @@ def test_each_section_dataclass_declares_the_schemas_keys_without_defaults():
         assert [f.name for f in fields] == list(props[name]["properties"]), name
         assert all(f.default is f.default_factory is dataclasses.MISSING for f in fields), name
         assert cls.__dataclass_params__.frozen and isinstance(config.section(name), cls), name
+
+
+def test_a_held_out_set_is_never_the_experiments_own(tmp_path):
+    """external.sets: FunctionChat is not held out from the experiment built from it, nor a set named as the experiment."""
+    base = {"experiment": "fc", "catalog": str(tmp_path / "built_by_a_rule.jsonl"), "utterances": {"source": "functionchat"}}
+    config.check_inputs(config.resolve({**base, "external": {"enabled": True, "sets": ["bfcl"]}}))
+    config.check_inputs(config.resolve({**base, "external": {"enabled": False}}))  # the default sets, not studied
+    for ext, name, what in (({"enabled": True}, "fc", "functionchat_singlecall is this experiment's own data"),
+                            ({"enabled": True, "sets": ["bfcl"]}, "bfcl", "named 'bfcl', as the held-out set bfcl")):
+        with pytest.raises(InputError, match=what) as e:
+            config.check_inputs(config.resolve({**base, "experiment": name, "external": ext}), "my.yaml")
+        assert e.value.field == "external.sets" and e.value.path == "my.yaml"

@@ -116,6 +116,7 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
         raise InputError(source, f"'{tour['checkpoint']}' is not in native.roster (known: "
                                  f"{', '.join(cfg['native']['roster'])})", field="tournament.checkpoint")
     utt = cfg["utterances"]
+    _check_held_out(cfg, source)
     if utt["source"] == "generate":
         if not any(Path(utt["templates"]).glob("*.yaml")):
             raise InputError(source, f"no template bank files (*.yaml) in '{utt['templates']}'",
@@ -133,6 +134,28 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     rows = main_set(load_utterances(path, catalog, tuple(cfg["langs"])))
     pairs = {side: {r["pair_id"] for r in rows if is_in_catalog(r["gold_outcome"]) == side} for side in (True, False)}
     _check_folds(cfg, len(pairs[True]), len(pairs[False]), path, source)
+
+
+# The held-out sets' names in gate_loco and gate_transfer (a set of external.sets: its names there)
+HELD_OUT_NAMES = {"functionchat_singlecall": (), "functionchat_calldecision": ("functionchat",),
+                  "bfcl": ("bfcl", "bfcl_2plus")}
+
+
+def _check_held_out(cfg: dict, source: str) -> None:
+    """An external set is held out only from another catalog: not one built from the experiment's own data
+    (``utterances.source: functionchat``), nor one named as the experiment (its rows would replace the own set's)."""
+    ext = cfg["external"]
+    if not ext["enabled"]:
+        return
+    own = [s for s in ext["sets"] if s.startswith("functionchat_")] if cfg["utterances"]["source"] == "functionchat" else []
+    if own:
+        raise InputError(source, f"{own[0]} is this experiment's own data (utterances.source: functionchat), so not a "
+                                 "held-out catalog; list the other sets (config/functionchat.yaml: [bfcl])",
+                         field="external.sets")
+    clash = [s for s in ext["sets"] if cfg["experiment"] in HELD_OUT_NAMES[s]]
+    if clash:
+        raise InputError(source, f"the experiment is named '{cfg['experiment']}', as the held-out set {clash[0]} is in "
+                                 "the transfer tables; rename the experiment or leave the set out", field="external.sets")
 
 
 def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> None:
@@ -325,7 +348,7 @@ class External:
     enabled: bool
     mirror: str
     bfcl_limit: int
-    sets: list
+    sets: tuple[str, ...]
 
 
 @_section("native")

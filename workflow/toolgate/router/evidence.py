@@ -109,7 +109,7 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
-@lru_cache(maxsize=1 << 16)  # a request's words are asked for by several rules, a catalog's by every router over it
+@lru_cache(maxsize=4096)  # a request's words are asked for by several rules, a catalog's by every router over it
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(normalize(_JAMO.sub(" ", unicodedata.normalize("NFC", text))).replace("_", " ")))
 

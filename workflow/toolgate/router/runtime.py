@@ -127,7 +127,7 @@ class Router:
         fitted so, which router_loco shares across its candidates) and each encoder's catalog embeddings made anew by
         the router's own encoders; a kNN gate keeps the router's exemplar index."""
         m = {**self.manifest, "langs": list(langs)}
-        lexical = lexical or fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text)
+        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text) if lexical is None else lexical
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
         return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
