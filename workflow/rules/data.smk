@@ -33,7 +33,7 @@ if config["utterances"]["source"] == "functionchat":
             meta=f"{RES}/data/utterances.meta.json",
         params:
             seed=config["seed"],
-            external=config["external"],
+            external={"mirror": config["external"]["mirror"]},  # where the data lies: the held-out sets rerun nothing here
         benchmark:
             f"benchmarks/{EXP}/import_functionchat.tsv"
         log:

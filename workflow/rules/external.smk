@@ -46,6 +46,7 @@ rule external:
         gate=config["gate"],
         external=config["external"],
         roles=config["roles"],
+        own_label="synthetic" if config["utterances"]["source"] == "generate" else EXP,  # fig4's name of the own set
     priority: 10  # on the longest path: gate study, external study, router_loco, the selected router
     benchmark:
         f"benchmarks/{EXP}/external.tsv"

@@ -105,10 +105,11 @@ def jaccard_external(sets: dict[str, ExternalSet], n: int) -> tuple[pd.DataFrame
     return summary.assign(iqr=summary["q3"] - summary["q1"]), items
 
 
-def _synthetic_items(exp) -> pd.DataFrame:
-    """The synthetic set's Jaccard items, one dataset per slice, shaped like the external items."""
+def _own_items(exp) -> pd.DataFrame:
+    """The experiment's own Jaccard items, one dataset per slice named ``exp.own_label`` and the slice (a generated
+    set: "synthetic"; else the experiment's name), shaped like the external items."""
     syn = jaccard_frame(exp.rows, exp.catalog, exp.run.text.ngram)
-    syn = syn.assign(dataset=["synthetic " + s for s in syn["slice"]], subset=syn["slice"])
+    syn = syn.assign(dataset=[f"{exp.own_label} {s}" for s in syn["slice"]], subset=syn["slice"])
     return syn[ITEM_COLUMNS]
 
 
@@ -135,7 +136,7 @@ def write_external(exp) -> None:
     gates, diffs, signals = external_gate(rankers, roles.lexical, sets, gate, run, compare)
     console.info("gate done after %.1f s; Jaccard overlap", time.perf_counter() - t0)
     _, items = jaccard_external(sets, run.text.ngram)
-    items = pd.concat([_synthetic_items(exp), items], ignore_index=True)
+    items = pd.concat([_own_items(exp), items], ignore_index=True)
     write_table(sel, outputs.selection, "External selection: top-1 among each row's own candidates",
                 "FunctionChat-Bench Singlecall (Korean) per candidate condition; BFCL multiple / live_multiple "
                 "(English). chance = mean 1 / candidates. Ties keep candidate order. The paper's external check "
@@ -153,7 +154,8 @@ def write_external(exp) -> None:
                 f"out of fold within the set), {gate.resamples} resamples of the set's own clusters (FunctionChat: "
                 "request text; BFCL: row), 95% percentile intervals. Read by the claims-by-set matrix.", run.seed)
     write_table(quartiles(items), outputs.jaccard, "Character 3-gram Jaccard of requests with their gold tool",
-                "Synthetic slices beside FunctionChat (Korean) and BFCL (English). Mobile Actions, the paper's "
+                f"The experiment's own slices ({exp.own_label}) beside the external sets studied ("
+                f"{', '.join(sets)}: FunctionChat Korean, BFCL English). Mobile Actions, the paper's "
                 "external set, is not obtainable offline and is not rerun here.", run.seed,
                 paper=("jaccard.english_match.median", "jaccard.english_mismatch.median",
                        "jaccard.korean_match.median", "jaccard.korean_mismatch.median",

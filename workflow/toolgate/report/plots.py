@@ -153,7 +153,7 @@ def fig_jaccard(items_csv, stem) -> None:
         ax.set_title(LANG_NAMES.get(lang, lang))
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
-    fig.suptitle("Vocabulary overlap: synthetic slices and external sets", fontsize=10)
+    fig.suptitle("Vocabulary overlap: the experiment's own slices and external sets", fontsize=10)
     save(fig, stem)
 
 
