@@ -136,9 +136,10 @@ def check_inputs(cfg: dict, source: str = "config") -> None:
     _check_folds(cfg, len(pairs[True]), len(pairs[False]), path, source)
 
 
-# The held-out sets' names in gate_loco and gate_transfer (a set of external.sets: its names there)
-HELD_OUT_NAMES = {"functionchat_singlecall": (), "functionchat_calldecision": ("functionchat",),
-                  "bfcl": ("bfcl", "bfcl_2plus")}
+# Each set of external.sets and the names it takes in the gate tables (external_gate, gate_transfer, gate_loco):
+# CallDecision is FunctionChat's set with both kinds of request, BFCL adds its rows with two or more candidates.
+GATE_SETS = {"functionchat_singlecall": (), "functionchat_calldecision": ("functionchat",),
+             "bfcl": ("bfcl", "bfcl_2plus")}
 
 
 def _check_held_out(cfg: dict, source: str) -> None:
@@ -152,7 +153,7 @@ def _check_held_out(cfg: dict, source: str) -> None:
         raise InputError(source, f"{own[0]} is this experiment's own data (utterances.source: functionchat), so not a "
                                  "held-out catalog; list the other sets (config/functionchat.yaml: [bfcl])",
                          field="external.sets")
-    clash = [s for s in ext["sets"] if cfg["experiment"] in HELD_OUT_NAMES[s]]
+    clash = [s for s in ext["sets"] if cfg["experiment"] in GATE_SETS[s]]
     if clash:
         raise InputError(source, f"the experiment is named '{cfg['experiment']}', as the held-out set {clash[0]} is in "
                                  "the transfer tables; rename the experiment or leave the set out", field="external.sets")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Gate, Run
+from ..config import GATE_SETS, Gate, Run
 from ..gate.bootstrap import NO_SLICE, Resamples, paired_differences
 from ..gate.inputs import query_lengths, raw_signals
 from ..gate.loco import catalog_scale
@@ -117,9 +117,8 @@ def external_gate(rankers: dict[str, dict], lexical: str, sets: dict[str, Extern
     clusters (the second frame, shaped like bootstrap.csv with a ``dataset`` column; empty without pairs).
     """
     fits = load_payloads(compare.fits) if isinstance(compare.fits, (str, Path)) else compare.fits
-    jobs = [(d, key) for d, key in (("functionchat", "functionchat_calldecision"), ("bfcl", "bfcl")) if key in sets]
-    if "bfcl" in sets and compare.bfcl_2plus:
-        jobs.append(("bfcl_2plus", "bfcl"))
+    jobs = [(d, key) for key, names in GATE_SETS.items() if key in sets for d in names
+            if d != "bfcl_2plus" or compare.bfcl_2plus]
     recs, diffs, frames, scales = [], [], [], {}
     for dataset, key in jobs:
         ext = sets[key]

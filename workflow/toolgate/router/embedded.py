@@ -16,12 +16,11 @@ import logging
 from .. import io
 from ..catalog import index_text, load_catalog, own_queries
 from ..external.adapters import load_all
-from ..retrieval.embedding_cache import PER_TEXT, CachedEncoder
-from ..retrieval.encoders import make_encoder
-from ..retrieval.rankers import RankerSpec, encoder_kwargs
+from ..retrieval.embedding_cache import PER_TEXT
+from ..retrieval.rankers import RankerSpec
+from .loco import Encoders
 from .retarget import generic_requests
 
-log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")
 
 
@@ -52,7 +51,7 @@ def write_embedded(exp) -> dict:
         docs, queries = texts_of(sets, catalog, exp.run.langs, spec.get("variant", "E0"))
         console.info("embed_external: %s, %d documents and %d queries of %s", name, len(docs), len(queries),
                      ", ".join(sets))
-        enc = CachedEncoder(make_encoder(encoder_kwargs(spec["encoder"])), exp.run.cache)
+        enc = Encoders(exp.run.cache)(spec)  # as router_loco makes it
         enc.encode_documents(docs)
         enc.encode_queries(queries)
         out[name] = {"backend": spec["encoder"]["backend"], "documents": len(docs), "queries": len(queries)}

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..retrieval.embedding_cache import CachedEncoder
 from ..retrieval.encoders import make_encoder
-from ..retrieval.rankers import encoder_kwargs, fit_ranker
+from ..retrieval.rankers import encoder_kwargs
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
@@ -62,7 +62,7 @@ class Memo:
     ranker, so forty of them score the same requests, and their parts, on one index."""
 
     def __init__(self, ranker):
-        self.ranker, self.index, self.kept = ranker, ranker.index, {}
+        self.ranker, self.kept = ranker, {}
 
     def _kept(self, key, score):
         if key not in self.kept:
@@ -107,7 +107,7 @@ def loco_frame(exp, sets: dict) -> pd.DataFrame:
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
             if name not in over:  # the set's BM25 index, fitted once (every candidate's lexical ranker is the same)
-                over[name] = Memo(fit_ranker(router.manifest["lexical"]["spec"], ext.catalog, (ext.lang,), router.text))
+                over[name] = Memo(router.lexical_on(ext.catalog, (ext.lang,)))
             for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], over[name]).items():
                 row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
                        "mode": mode, "fit_set": provenance["experiment"], "note": note}

@@ -127,10 +127,14 @@ class Router:
         fitted so, which router_loco shares across its candidates) and each encoder's catalog embeddings made anew by
         the router's own encoders; a kNN gate keeps the router's exemplar index."""
         m = {**self.manifest, "langs": list(langs)}
-        lexical = fit_ranker(m["lexical"]["spec"], catalog, tuple(langs), self.text) if lexical is None else lexical
+        lexical = self.lexical_on(catalog, langs) if lexical is None else lexical
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
         return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
+
+    def lexical_on(self, catalog: list[dict], langs) -> BM25Ranker:
+        """The router's lexical ranker (spec and text settings) fitted on another catalog's index texts."""
+        return fit_ranker(self.manifest["lexical"]["spec"], catalog, tuple(langs), self.text)
 
     def visible(self, candidates, n: int) -> np.ndarray:
         """(requests x catalog) which entries each of ``n`` requests sees: its own candidate tool ids (an empty list:
