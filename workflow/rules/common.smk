@@ -142,6 +142,14 @@ def probe_files():
     return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
 
 
+EMBED_SHARDS = 2  # embed_external's jobs side by side: the e5 embedding of the held-out sets is the longest path's head
+
+
+def embedded():
+    """embed_external's outputs: the held-out sets' texts in the per-text cache (toolgate.router.embedded)."""
+    return [f"{RES}/external/embedded-{k}.json" for k in range(EMBED_SHARDS)]
+
+
 def held_out_table():
     """router_loco.csv, the held-out catalogs router.select ranks by, where the external study runs (else none)."""
     return [f"{RES}/tables/router_loco.csv"] if config["external"]["enabled"] else []

@@ -3,20 +3,25 @@
 
 rule embed_external:
     # the held-out sets' texts through each per-text cached encoder, once, beside the scores
-    # (toolgate.router.embedded): the external study and router_loco then read them from the cache
+    # (toolgate.router.embedded), in EMBED_SHARDS shares side by side: the external study and router_loco then
+    # read them from the cache
     input:
         catalog=config["catalog"],
     output:
-        json=f"{RES}/external/embedded.json",
+        json=f"{RES}/external/embedded-{{shard}}.json",
     params:
         rankers=config["rankers"],
         run=RUN,
         external=config["external"],
+        shard=lambda wildcards: int(wildcards.shard),
+        shards=EMBED_SHARDS,
+    wildcard_constraints:
+        shard=r"\d+",
     priority: 10
     benchmark:
-        f"benchmarks/{EXP}/embed_external.tsv"
+        f"benchmarks/{EXP}/embed_external-{{shard}}.tsv"
     log:
-        f"{LOGS}/embed_external.log",
+        f"{LOGS}/embed_external-{{shard}}.log",
     conda:
         ENV
     script:
@@ -28,7 +33,7 @@ rule external:
         catalog=config["catalog"],
         utterances=utterances_path(),
         gates=f"{RES}/gate/gates.json",
-        embedded=f"{RES}/external/embedded.json",
+        embedded=embedded(),
     output:
         selection=f"{RES}/tables/external_selection.csv",
         selection_md=f"{RES}/tables/external_selection.md",

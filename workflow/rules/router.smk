@@ -7,7 +7,7 @@ rule router_loco:
         unpack(router_inputs),
         latency=str(latency_table(config["router"]["latency_table"])),
         # the sets' embeddings in the cache (rule embed_external), not encoded by two jobs side by side
-        embedded=[f"{RES}/external/embedded.json"] if config["external"]["enabled"] else [],
+        embedded=embedded() if config["external"]["enabled"] else [],
     output:
         table=f"{RES}/tables/router_loco.csv",
         md=f"{RES}/tables/router_loco.md",

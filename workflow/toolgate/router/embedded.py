@@ -1,10 +1,11 @@
-"""Embed once what the external study and router_loco read (rule ``embed_external``, external/embedded.json).
+"""Embed once what the external study and router_loco read (rule ``embed_external``, external/embedded-{shard}.json).
 
 Both stages run each held-out set through the experiment's encoders, and router_loco's label-free anchors embed
 each catalog's own texts and the generic bank as well. An encoder whose vectors do not depend on the batch is
 cached per text (:data:`toolgate.retrieval.embedding_cache.PER_TEXT`): this rule encodes each distinct text of
-those once, in one job that needs neither the gate study nor the other, so it runs beside the scores while they
-wait for theirs, and neither stage encodes afterwards. Any other encoder is keyed by its whole list and stays with
+those once, in jobs that need neither the gate study nor the other stage (each a share of the texts, side by
+side: this is the head of the workflow's longest path), so they run beside the scores while those wait for theirs,
+and neither stage encodes afterwards. Any other encoder is keyed by its whole list and stays with
 the stage that asks for it (USE embeds these sets in seconds). Encoding is all it does: the vectors are the same
 bits whichever stage asks first.
 """
@@ -43,17 +44,20 @@ def texts_of(sets: dict, catalog: list[dict], langs, variant: str) -> tuple[list
 
 
 def write_embedded(exp) -> dict:
-    """external/embedded.json (``output.json``): per encoder, the distinct documents and queries now cached
-    (``input.catalog``: the experiment's catalog, whose own texts are the fit catalog's anchor)."""
+    """external/embedded-{shard}.json (``output.json``): per encoder, the distinct documents and queries of shard
+    ``exp.shard`` of ``exp.shards`` now cached (every shards-th text from the shard-th: jobs side by side encode
+    each a share, and a text's vector is the same bits whichever job encodes it); ``input.catalog``: the
+    experiment's catalog, whose own texts are the fit catalog's anchor."""
     sets, catalog = load_all(exp.external, exp.run.seed), load_catalog(exp.input.catalog, exp.run.langs)
+    k, n = exp.shard, exp.shards
     out = {}
     for name, spec in per_text_rankers(exp.rankers).items():
-        docs, queries = texts_of(sets, catalog, exp.run.langs, spec.get("variant", "E0"))
-        console.info("embed_external: %s, %d documents and %d queries of %s", name, len(docs), len(queries),
-                     ", ".join(sets))
+        docs, queries = (texts[k::n] for texts in texts_of(sets, catalog, exp.run.langs, spec.get("variant", "E0")))
+        console.info("embed_external: %s, shard %d of %d: %d documents and %d queries of %s", name, k + 1, n,
+                     len(docs), len(queries), ", ".join(sets))
         enc = Encoders(exp.run.cache)(spec)  # as router_loco makes it
         enc.encode_documents(docs)
         enc.encode_queries(queries)
         out[name] = {"backend": spec["encoder"]["backend"], "documents": len(docs), "queries": len(queries)}
-    io.write_atomic(exp.output.json, json.dumps({"sets": list(sets), "encoders": out}, indent=2) + "\n")
+    io.write_atomic(exp.output.json, json.dumps({"sets": list(sets), "shard": [k, n], "encoders": out}, indent=2) + "\n")
     return out
