@@ -3,6 +3,7 @@ import importlib.util
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,13 @@ def test_unreachable_endpoint_is_a_readiness_timeout_with_the_log(tmp_path):
     assert exc.value.stage == "readiness_timeout"
     assert exc.value.text.startswith(f"server at {url.removesuffix('/v1')} not ready after 1 s (readiness timeout)")
     assert "endpoint mode: no server started" in exc.value.text  # the server log's tail
+
+
+def test_an_error_names_the_project_interpreter_relative_to_the_project(tmp_path, monkeypatch):
+    # a table records the error (native_deployment.csv): the same bytes in any checkout of the project
+    venv = tmp_path / ".venv" / "bin" / "python"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.executable", str(venv))
+    assert backends.interpreter() == str(Path(".venv") / "bin" / "python")
+    monkeypatch.setattr("sys.executable", "/usr/bin/python3")
+    assert backends.interpreter() == "/usr/bin/python3"

