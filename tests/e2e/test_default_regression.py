@@ -208,6 +208,12 @@ def test_the_evaluation_card_restates_the_selection_and_covers_every_external_se
         row = probes.loc[f"probes:{name}"]
         assert (row["n"], row["right"]) == (len(decisions), sum(x["meets_probe"] for x in decisions))
         assert row["wrong_act"] == sum(not x["meets_probe"] and x["decision"].startswith("act ") for x in decisions)
+    # router_probes.csv counts every candidate as router_loco builds it: the chosen one's rows are the card's
+    probed = pd.read_csv(tables / "router_probes.csv")
+    assert probed.groupby("set").size().eq(sel["candidate"].ne("nested selection").sum()).all()
+    mine = probed[probed["candidate"] == chosen["candidate"]].set_index("set")
+    for col in ("n", "right", "wrong", "wrong_act"):
+        assert mine[col].to_dict() == probes[col].to_dict()
     rated = card[card["mode"] != "probes"]
     assert (rated["accuracy_low"] <= rated["accuracy"]).all() and (rated["accuracy"] <= rated["accuracy_high"]).all()
     m = json.loads((project.root / "results" / "default" / "router" / "selected" / "router.json").read_text())

@@ -8,9 +8,12 @@ rule router_loco:
         latency=str(latency_table(config["router"]["latency_table"])),
         # the sets' embeddings in the cache (rule embed_external), not encoded by two jobs side by side
         embedded=embedded() if config["external"]["enabled"] else [],
+        probes=probe_files(),
     output:
         table=f"{RES}/tables/router_loco.csv",
         md=f"{RES}/tables/router_loco.md",
+        probes=f"{RES}/tables/router_probes.csv",
+        probes_md=f"{RES}/tables/router_probes.md",
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,

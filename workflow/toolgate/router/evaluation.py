@@ -278,9 +278,8 @@ def probe_meets(probe: dict, decision) -> bool:
     return decision.kind == probe["route"]
 
 
-def probe_rows(router: Router, files) -> list[dict]:
-    """One row per probe file ``router-<name>.jsonl`` of ``files`` (none when a probe names a tool the router's
-    catalog lacks: the probes were written for another catalog)."""
+def read_probes(files) -> dict[Path, list[dict]]:
+    """The probes of each file ``router-<name>.jsonl`` of ``files``; InputError names the first malformed line."""
     probes = {}
     for f in map(Path, files):
         for lineno, p in io.read_jsonl(f):
@@ -291,6 +290,12 @@ def probe_rows(router: Router, files) -> list[dict]:
                 raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}, "
                                     "with a \"tool\" for action and ask and a \"route\" for no_action", lineno, bad)
             probes.setdefault(f, []).append(p)
+    return probes
+
+
+def probe_rows(router: Router, probes: dict[Path, list[dict]]) -> list[dict]:
+    """One row per probe file of ``probes`` (:func:`read_probes`; none when a probe names a tool the router's
+    catalog lacks: the probes were written for another catalog)."""
     tools = {t["id"] for t in router.catalog}
     if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
         log.warning("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
@@ -316,7 +321,7 @@ def write_router_eval(exp):
     recs = [within_row(router, exp)]
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
-    recs += probe_rows(router, getattr(inputs, "probes", []))
+    recs += probe_rows(router, read_probes(getattr(inputs, "probes", [])))
     table = pd.DataFrame([{"router": label(router.manifest), **r} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, exp.output.table, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)

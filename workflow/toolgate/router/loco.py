@@ -28,7 +28,7 @@ from ..retrieval.rankers import encoder_kwargs
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
-from .evaluation import card_row, on_set
+from .evaluation import card_row, on_set, probe_rows, read_probes
 from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
 from .runtime import Router
@@ -40,6 +40,7 @@ MODES = ("unchanged", "re-targeted")
 COLUMNS = ["candidate", "ranker", "gate", "test_set", "mode", "fit_set", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low",
            "accuracy_high", "auc", "auc_low", "auc_high", "danger_rate", "ask_rate", "ladder_accuracy",
            "accuracy_minus_ladder", "ci_low", "ci_high", "note"]
+PROBE_COLUMNS = ["candidate", "ranker", "gate", "set", "n", "right", "wrong", "wrong_act", "accuracy"]
 
 
 class Encoders:
@@ -88,21 +89,24 @@ def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict) -> Ro
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
 
 
-def loco_frame(exp, sets: dict) -> pd.DataFrame:
-    """Every candidate of the experiment's ``router`` settings (the ladder always) on every set of ``sets`` (name ->
-    ExternalSet) in both modes, against the ladder (module docstring)."""
+def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(router_loco, router_probes): every candidate of the experiment's ``router`` settings (the ladder always) on
+    every set of ``sets`` (name -> ExternalSet) in both modes, against the ladder (module docstring), and on each
+    probe file of ``probes`` (:func:`toolgate.router.evaluation.read_probes`) over the experiment's own catalog."""
     if not sets:  # nothing held out: no candidate is built
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=COLUMNS), pd.DataFrame(columns=PROBE_COLUMNS)
     rankers, study, provenance, settings = exp.rankers, exp.study, exp.provenance, exp.router
     cands = candidates(rankers, study, provenance["lexical"], settings, declared_latency(rankers, settings))
     ladder = next((c for c in cands if c.gate is None), Candidate(provenance["lexical"], None, (), 0.0))
     cands = [ladder] + [c for c in cands if c is not ladder]  # the reference first: every row is set against it
     encoders, res, seed = Encoders(study.run.cache), study.gate.resamples, study.run.seed
     banks = {lang: generic_requests((lang,)) for lang in {e.lang for e in sets.values()}}
-    recs, reference, lexical, over = [], {}, {}, {}
+    recs, probed, reference, lexical, over = [], [], {}, {}, {}
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
         router = candidate_router(exp, c, encoders, lexical)
+        probed += [{"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", **r}
+                   for r in probe_rows(router, probes or {})]
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
@@ -119,7 +123,7 @@ def loco_frame(exp, sets: dict) -> pd.DataFrame:
                     row |= {"refused": refused, **card_row((kind, tool, p), g, ext.clusters, res, seed),
                             **(versus_ladder((kind, tool), ref, g, res, seed, ext.clusters) if ref else {})}
                 recs.append(row)
-    return pd.DataFrame(recs).reindex(columns=COLUMNS)
+    return pd.DataFrame(recs).reindex(columns=COLUMNS), pd.DataFrame(probed).reindex(columns=PROBE_COLUMNS)
 
 
 def held_out(table: pd.DataFrame) -> dict[str, dict]:
@@ -137,13 +141,22 @@ def held_out(table: pd.DataFrame) -> dict[str, dict]:
 
 
 def write_router_loco(exp) -> pd.DataFrame:
-    """tables/router_loco.csv (``output.table``) of the experiment (inputs an export's; ``external``: the external
-    section, None when the study is off: a table with no rows, and the selection falls back to the own set)."""
+    """tables/router_loco.csv (``output.table``) and router_probes.csv (``output.probes``) of the experiment (inputs
+    an export's and ``probes``, router.probes' files; ``external``: the external section, None when the study is
+    off: tables with no rows, and the selection falls back to the own set)."""
     from ..external.adapters import load_all
 
     study, provenance = exp.study, exp.provenance
     sets = load_all(exp.external, study.run.seed) if exp.external is not None else {}
-    table = loco_frame(exp, sets)
+    table, probed = loco_frame(exp, sets, read_probes(getattr(exp.input, "probes", [])))
+    write_table(probed, exp.output.probes, "Probes: every router candidate on each probe file, over the experiment's "
+                "own catalog", "Each candidate built as router_loco builds it (an export of the experiment; the "
+                "shipped runtime, evidence rules included) decides each request of each file of router.probes "
+                "(router-<name>.jsonl: requests with the decision they need, router_eval.csv's probe rows for the "
+                "selected router). right / wrong / wrong_act (wrong and executed) count its requests; accuracy = "
+                "right / n. No rows where no catalog is held out (candidates are built for router_loco) or where a "
+                "probe names a tool outside the catalog (probes written for another catalog). Not read by "
+                "router.select: the probes are a check, not a fitting set.", study.run.seed)
     write_table(table, exp.output.table, "Leave one catalog out: every router candidate fitted on the experiment, applied to "
                 "each external set", f"Fit set: {provenance['experiment']} (calibrator and thresholds on every request "
                 "of the main set, as an export fits them); test sets: " + (", ".join(sets) or "none (the external "
