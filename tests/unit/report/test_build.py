@@ -77,4 +77,12 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
     assert "vague: 42 of 42 right, 0 acting wrongly." in blocks[5][1]
     assert blocks[6][1].to_dict("records") == [{"set": "vague", "n": 42, "right": 42, "wrong": 0, "wrong_act": 0,
                                                 "accuracy": 1.0}]
+    assert len(blocks) == 7  # no router_probes.csv: no sentence on every candidate
+    probed = pd.DataFrame({"candidate": ["ladder", "bm25+g3", "usem3+g3", "ladder", "bm25+g3"],
+                           "set": ["probes:realistic"] * 3 + ["probes:vague"] * 2, "n": [28, 28, 28, 42, 42],
+                           "right": [19, 22, 22, 42, 41], "wrong_act": [0, 1, 0, 0, 1]})
+    blocks = router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed}, manifest)
+    assert blocks[7][1] == ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco "
+                            "builds it): realistic: at most 22 of 28 right (usem3+g3, 0 acting wrongly; 1 other as "
+                            "many); vague: at most 42 of 42 right (ladder, 0 acting wrongly).")
     assert router_blocks("default", {}, None) == []

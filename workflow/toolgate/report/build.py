@@ -319,9 +319,25 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
             counts = {c: probes[c].astype(int) for c in ("n", "right", "wrong", "wrong_act")}
             out.append(("table", probes[["set", "n", "right", "wrong", "wrong_act", "accuracy"]].assign(
                 set=probes["set"].str.removeprefix("probes:"), **counts)))
+            if len(tables.get("router_probes", ())):
+                out.append(("p", best_probes(tables["router_probes"])))
         else:
             out.append(("p", "No probes ran (router.probes names no folder of router-*.jsonl files)."))
     return out
+
+
+def best_probes(df: pd.DataFrame) -> str:
+    """One sentence per probe file of router_probes.csv: the candidates right on the most of its requests (fewest
+    wrong acts first among them)."""
+    parts = []
+    for name, d in df.groupby("set", sort=True):
+        top = d[d["right"] == d["right"].max()].sort_values(["wrong_act", "candidate"], kind="stable")
+        best = top.iloc[0]
+        parts.append(f"{name.removeprefix('probes:')}: at most {int(best['right'])} of {int(best['n'])} right "
+                     f"({best['candidate']}, {int(best['wrong_act'])} acting wrongly"
+                     + (f"; {len(top) - 1} other{'s' if len(top) > 2 else ''} as many" if len(top) > 1 else "") + ")")
+    return ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco builds it): "
+            + "; ".join(parts) + ".")
 
 
 def overlap_blocks(tables: dict) -> list[tuple]:
