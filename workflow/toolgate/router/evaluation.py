@@ -105,12 +105,12 @@ def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarr
     return kind.astype(str), tool.astype(str), p, int((~ok).sum())
 
 
-def on_set(router: Router, ext, bank: list[str], fit: dict | None = None, lexical=None) -> dict:
+def on_set(router: Router, ext, bank: list[str], fit: dict | None = None, lexical=None, evidence=None) -> dict:
     """{mode: ((kind, tool, P(in catalog), refused) or None, note)} of ``router`` on external set ``ext``, each request
-    over its own candidates: ``unchanged`` (:meth:`Router.on_catalog`; ``lexical``: the set's BM25 ranker when one
-    is at hand) and ``re-targeted`` by the anchors on ``bank`` (:mod:`.retarget`; ``fit``: the router's own anchors
+    over its own candidates: ``unchanged`` (:meth:`Router.on_catalog`; ``lexical``, ``evidence``: the set's BM25
+    ranker and evidence rules when they are at hand) and ``re-targeted`` by the anchors on ``bank`` (:mod:`.retarget`; ``fit``: the router's own anchors
     on ``bank``, computed when not given; None and why where the anchors give no direction)."""
-    over, texts = router.on_catalog(ext.catalog, (ext.lang,), lexical), [u["text"] for u in ext.utterances]
+    over, texts = router.on_catalog(ext.catalog, (ext.lang,), lexical, evidence), [u["text"] for u in ext.utterances]
     out = {"unchanged": (routed(over, texts, ext.candidates), "")}
     try:
         moved = retargeted(over, anchors(router, bank) if fit is None else fit, bank)

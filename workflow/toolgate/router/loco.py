@@ -29,6 +29,7 @@ from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
 from .evaluation import card_row, on_set, probe_rows, read_probes
+from .evidence import Evidence
 from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
 from .runtime import Router
@@ -110,9 +111,9 @@ def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFram
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
-            if name not in over:  # the set's BM25 index, fitted once (every candidate's lexical ranker is the same)
-                over[name] = Memo(router.lexical_on(ext.catalog, (ext.lang,)))
-            for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], over[name]).items():
+            if name not in over:  # the set's BM25 index and evidence rules, made once (the same for every candidate)
+                over[name] = Memo(router.lexical_on(ext.catalog, (ext.lang,))), Evidence(ext.catalog, (ext.lang,))
+            for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], *over[name]).items():
                 row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
                        "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:

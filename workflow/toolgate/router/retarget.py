@@ -72,7 +72,7 @@ def retargeted(over, fit: dict, bank: list[str]):
     """``over``, a router already over the new catalog (:meth:`~toolgate.router.runtime.Router.on_catalog`), with
     its gate's scale moved from the fit catalog's anchors ``fit`` (:func:`anchors`) to its own on ``bank``."""
     m = retargeted_manifest(over.manifest, fit, anchors(over, bank))
-    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars)
+    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars, over.evidence)
 
 
 def retarget(router, catalog: list[dict], langs, bank: list[str] | None = None):

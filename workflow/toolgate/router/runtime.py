@@ -81,7 +81,9 @@ class Router:
     """An exported router, ready to decide: a band (ranker, any registered gate, thresholds) or the ladder."""
 
     def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoders=None, docs=None,
-                 exemplars=None):
+                 exemplars=None, evidence: Evidence | None = None):
+        """``evidence``: the evidence rules over this catalog, made already (they depend on the catalog and the
+        languages alone); none: made here."""
         self.manifest, self.catalog, self.lexical = manifest, catalog, lexical
         self.encoders, self.docs, self.exemplars = encoders or {}, docs or {}, exemplars or {}
         self.ids = np.array([t["id"] for t in catalog])
@@ -97,7 +99,7 @@ class Router:
         # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
-        self.evidence = Evidence(catalog, tuple(manifest["langs"]))
+        self.evidence = evidence or Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
@@ -121,16 +123,17 @@ class Router:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
         return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads))
 
-    def on_catalog(self, catalog: list[dict], langs, lexical=None) -> "Router":
+    def on_catalog(self, catalog: list[dict], langs, lexical=None, evidence=None) -> "Router":
         """This router over another catalog (an external set's tools): ranker, gate, calibrator, thresholds, limits
         and evidence rules unchanged, the BM25 index fitted on that catalog's index texts (``lexical``: one already
-        fitted so, which router_loco shares across its candidates) and each encoder's catalog embeddings made anew by
-        the router's own encoders; a kNN gate keeps the router's exemplar index."""
+        fitted so, which router_loco shares across its candidates, as it does ``evidence``, the evidence rules over
+        that catalog) and each encoder's catalog embeddings made anew by the router's own encoders; a kNN gate keeps
+        the router's exemplar index."""
         m = {**self.manifest, "langs": list(langs)}
         lexical = self.lexical_on(catalog, langs) if lexical is None else lexical
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
-        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars)
+        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars, evidence)
 
     def lexical_on(self, catalog: list[dict], langs) -> BM25Ranker:
         """The router's lexical ranker (spec and text settings) fitted on another catalog's index texts."""
