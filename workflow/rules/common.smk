@@ -137,7 +137,8 @@ ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.expe
 
 
 def probe_files():
-    """The probe files router_eval reads (router.probes), so a changed probe reruns it; none where the folder is absent."""
+    """The probe files router_eval and router_loco read (router.probes), so a changed probe reruns them; none where the
+    folder is absent."""
     folder = Path(config["router"]["probes"]) if config["router"]["probes"] else None
     return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
 

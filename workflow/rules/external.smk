@@ -16,12 +16,12 @@ rule embed_external:
         shard=lambda wildcards: int(wildcards.shard),
         shards=EMBED_SHARDS,
     wildcard_constraints:
-        shard=r"\d+",
+        shard="|".join(map(str, range(EMBED_SHARDS))),
     priority: 10
     benchmark:
-        f"benchmarks/{EXP}/embed_external-{{shard}}.tsv"
+        f"benchmarks/{EXP}/embed_external_{{shard}}.tsv"
     log:
-        f"{LOGS}/embed_external-{{shard}}.log",
+        f"{LOGS}/embed_external_{{shard}}.log",
     conda:
         ENV
     script:

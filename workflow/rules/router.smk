@@ -3,10 +3,11 @@
 
 rule router_loco:
     # every candidate fitted on the experiment, run by the shipped runtime on each external set it was not fitted on
+    # (router_loco.csv) and on each probe file over the experiment's own catalog (router_probes.csv)
     input:
         unpack(router_inputs),
         latency=str(latency_table(config["router"]["latency_table"])),
-        # the sets' embeddings in the cache (rule embed_external), not encoded by two jobs side by side
+        # the sets' embeddings in the cache (rule embed_external): neither this rule nor the external study encodes them
         embedded=embedded() if config["external"]["enabled"] else [],
         probes=probe_files(),
     output:

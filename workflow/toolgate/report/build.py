@@ -320,22 +320,25 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
             out.append(("table", probes[["set", "n", "right", "wrong", "wrong_act", "accuracy"]].assign(
                 set=probes["set"].str.removeprefix("probes:"), **counts)))
             if len(tables.get("router_probes", ())):
-                out.append(("p", best_probes(tables["router_probes"])))
+                out.append(("p", best_probes(tables["router_probes"], name)))
         else:
             out.append(("p", "No probes ran (router.probes names no folder of router-*.jsonl files)."))
     return out
 
 
-def best_probes(df: pd.DataFrame) -> str:
-    """One sentence per probe file of router_probes.csv: the candidates right on the most of its requests (fewest
-    wrong acts first among them)."""
+def best_probes(df: pd.DataFrame, selected: str | None = None) -> str:
+    """One clause per probe file of router_probes.csv: the most requests any candidate gets right, and which
+    candidate (the selected one where it is among the best, else the one of them acting wrongly least)."""
     parts = []
     for name, d in df.groupby("set", sort=True):
-        top = d[d["right"] == d["right"].max()].sort_values(["wrong_act", "candidate"], kind="stable")
-        best = top.iloc[0]
-        parts.append(f"{name.removeprefix('probes:')}: at most {int(best['right'])} of {int(best['n'])} right "
-                     f"({best['candidate']}, {int(best['wrong_act'])} acting wrongly"
-                     + (f"; {len(top) - 1} other{'s' if len(top) > 2 else ''} as many" if len(top) > 1 else "") + ")")
+        top = d[d["right"] == d["right"].max()]
+        top = top.assign(mine=top["candidate"] != selected).sort_values(["mine", "wrong_act", "candidate"],
+                                                                         kind="stable")
+        best, more = top.iloc[0], len(top) - 1
+        who = "the selected router" if best["candidate"] == selected else best["candidate"]
+        parts.append(f"{name.removeprefix('probes:')}: the best is {int(best['right'])} of {int(best['n'])} right "
+                     f"({who}, {int(best['wrong_act'])} acting wrongly"
+                     + (f"; {more} other candidate{'s' if more > 1 else ''} as many right" if more else "") + ")")
     return ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco builds it): "
             + "; ".join(parts) + ".")
 

@@ -1,5 +1,6 @@
 """Leave one catalog out for routers (tables/router_loco.csv): every candidate of the selection, fitted on the
-experiment's own set as an export fits it, applied to each external set it was not fitted on.
+experiment's own set as an export fits it, applied to each external set it was not fitted on; and the same
+candidates on each probe file over the experiment's own catalog (tables/router_probes.csv).
 
 Each candidate (a band of ranker x gate, or the single-pool ladder; :func:`toolgate.router.select.candidates`) is
 built as :func:`toolgate.router.export.build_artifact` builds it (calibrator and thresholds fitted on every request
@@ -90,6 +91,11 @@ def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict) -> Ro
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
 
 
+def named(c: Candidate) -> dict:
+    """A candidate's columns in both tables: its name, ranker and gate (the ladder's: the pool's top score)."""
+    return {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)"}
+
+
 def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(router_loco, router_probes): every candidate of the experiment's ``router`` settings (the ladder always) on
     every set of ``sets`` (name -> ExternalSet) in both modes, against the ladder (module docstring), and on each
@@ -106,16 +112,14 @@ def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFram
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
         router = candidate_router(exp, c, encoders, lexical)
-        probed += [{"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", **r}
-                   for r in probe_rows(router, probes or {})]
+        probed += [{**named(c), **r} for r in probe_rows(router, probes or {})]
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
             if name not in over:  # the set's BM25 index and evidence rules, made once (the same for every candidate)
                 over[name] = Memo(router.lexical_on(ext.catalog, (ext.lang,))), Evidence(ext.catalog, (ext.lang,))
             for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], *over[name]).items():
-                row = {"candidate": c.name, "ranker": c.ranker, "gate": c.gate or "(pool top score)", "test_set": name,
-                       "mode": mode, "fit_set": provenance["experiment"], "note": note}
+                row = {**named(c), "test_set": name, "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:
                     kind, tool, p, refused = out
                     if c is ladder:

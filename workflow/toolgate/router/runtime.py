@@ -99,7 +99,7 @@ class Router:
         # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
-        self.evidence = evidence or Evidence(catalog, tuple(manifest["langs"]))
+        self.evidence = evidence if evidence is not None else Evidence(catalog, tuple(manifest["langs"]))
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
