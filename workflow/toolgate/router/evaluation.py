@@ -293,15 +293,21 @@ def read_probes(files) -> dict[Path, list[dict]]:
     return probes
 
 
-def probe_rows(router: Router, probes: dict[Path, list[dict]]) -> list[dict]:
-    """One row per probe file of ``probes`` (:func:`read_probes`; none when a probe names a tool the router's
-    catalog lacks: the probes were written for another catalog)."""
-    tools = {t["id"] for t in router.catalog}
+def probes_for(catalog: list[dict], probes: dict[Path, list[dict]]) -> dict[Path, list[dict]]:
+    """``probes``, or none (with a warning) when a probe names a tool ``catalog`` lacks: the probes were written for
+    another catalog."""
+    tools = {t["id"] for t in catalog}
     if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
         log.warning("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
-        return []
+        return {}
+    return probes
+
+
+def probe_rows(router: Router, probes: dict[Path, list[dict]]) -> list[dict]:
+    """One row per probe file of ``probes`` (:func:`read_probes`; none when a probe names a tool the router's
+    catalog lacks, :func:`probes_for`)."""
     recs = []
-    for f, rows in probes.items():
+    for f, rows in probes_for(router.catalog, probes).items():
         ds = router.decide_many([p["text"] for p in rows])
         right = [probe_meets(p, d) for p, d in zip(rows, ds)]
         recs.append({"set": f"probes:{f.stem.removeprefix('router-')}", "mode": "probes", "n": len(rows),

@@ -29,7 +29,7 @@ from ..retrieval.rankers import encoder_kwargs
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
-from .evaluation import card_row, on_set, probe_rows, read_probes
+from .evaluation import card_row, on_set, probe_rows, probes_for, read_probes
 from .evidence import Evidence
 from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
@@ -109,10 +109,11 @@ def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFram
     encoders, res, seed = Encoders(study.run.cache), study.gate.resamples, study.run.seed
     banks = {lang: generic_requests((lang,)) for lang in {e.lang for e in sets.values()}}
     recs, probed, reference, lexical, over = [], [], {}, {}, {}
+    probes = probes_for(exp.catalog, probes or {})  # checked once, not once per candidate
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
         router = candidate_router(exp, c, encoders, lexical)
-        probed += [{**named(c), **r} for r in probe_rows(router, probes or {})]
+        probed += [{**named(c), **r} for r in probe_rows(router, probes)]
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
