@@ -322,7 +322,9 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
             if len(tables.get("router_probes", ())):
                 out.append(("p", best_probes(tables["router_probes"], name)))
         else:
-            out.append(("p", "No probes ran (router.probes names no folder of router-*.jsonl files)."))
+            out.append(("p", "No probe rows: router.probes names no folder of router-*.jsonl files, or its probes "
+                             "name tools outside this catalog (they were written for another; the router_eval log "
+                             "says which)."))
     return out
 
 
