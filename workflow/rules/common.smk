@@ -93,7 +93,8 @@ def router_targets():
     if not config["router"]["enabled"]:
         return []
     return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
-            + [f"{RES}/tables/{t}.csv" for t in ("router_cost", "router_selection", "router_eval", "router_loco", "router_probes")])
+            + [f"{RES}/tables/{t}.csv"
+               for t in ("router_cost", "router_selection", "router_eval", "router_loco", "router_probes")])
 
 
 def all_figures():

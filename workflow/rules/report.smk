@@ -15,7 +15,8 @@ rule report:
         # each report.compare experiment's config and its tables that exist now (toolgate.report.sets.compared_inputs)
         compared=compared_inputs(config["report"]["compare"]),
         # the selected router's manifest (why, passed over) and its tables
-        router=[f"{RES}/router/{SELECTED}/router.json"] + [f"{RES}/tables/{t}.csv" for t in ("router_selection", "router_eval", "router_probes")]
+        router=[f"{RES}/router/{SELECTED}/router.json"]
+        + [f"{RES}/tables/{t}.csv" for t in ("router_selection", "router_eval", "router_probes")]
         if config["router"]["enabled"] else [],
         paper=[PAPER_CONFIG] if Path(PAPER_CONFIG).exists() else [],
     output:

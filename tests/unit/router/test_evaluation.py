@@ -167,21 +167,21 @@ def test_probe_rows_count_right_wrong_and_wrong_acts(artifact, tmp_path):
                                                     {"text": "alarm at 7", "expect": "ask", "tool": "set_alarm"},
                                                     {"text": "tell me a joke", "expect": "no_action", "route": "chat"}])
     files = lambda: sorted(folder.glob("router-*.jsonl"))  # noqa: E731  (the rule's input: router.probes' files)
-    got = {x["set"]: x for x in probe_rows(r, read_probes(files()))}
+    got = {x["set"]: x for x in probe_rows(r, read_probes(files(), r.catalog))}
     decided = [r.decide(t) for t in ("call mom now", "alarm at 7", "tell me a joke")]
     assert decided[0].kind == "act" and decided[1].kind == "act"  # what the counts below rest on
     assert (got["probes:vague"]["right"], got["probes:vague"]["wrong"], got["probes:vague"]["wrong_act"]) == (1, 1, 1)
     everyday = got["probes:everyday"]
     assert (everyday["n"], everyday["right"], everyday["wrong_act"]) == (3, 1 + (decided[2].kind == "chat"), 1)
-    assert probe_rows(r, read_probes([])) == []
+    assert probe_rows(r, read_probes([], r.catalog)) == []
     write_jsonl(folder / "router-other.jsonl", [{"text": "x", "expect": "action", "tool": "not_in_this_catalog"}])
-    assert probe_rows(r, read_probes(files())) == []  # probes of another catalog
+    assert probe_rows(r, read_probes(files(), r.catalog)) == []  # probes of another catalog
     for probe, field in (({"text": "x", "expect": "maybe"}, "expect"), ({"text": "x", "expect": "ask"}, "tool"),
                          ({"text": "x", "expect": "no_action"}, "route"), ({"expect": "not_act"}, "text"),
                          ({"text": "x", "expect": "action", "tool": ["a"]}, "tool")):
         write_jsonl(folder / "router-other.jsonl", [probe])
         with pytest.raises(InputError, match=f"router-other.jsonl:1: field '{field}'"):
-            probe_rows(r, read_probes(files()))
+            probe_rows(r, read_probes(files(), r.catalog))
 
 
 def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifact, tmp_path):

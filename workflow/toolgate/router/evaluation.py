@@ -108,8 +108,9 @@ def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarr
 def on_set(router: Router, ext, bank: list[str], fit: dict | None = None, lexical=None, evidence=None) -> dict:
     """{mode: ((kind, tool, P(in catalog), refused) or None, note)} of ``router`` on external set ``ext``, each request
     over its own candidates: ``unchanged`` (:meth:`Router.on_catalog`; ``lexical``, ``evidence``: the set's BM25
-    ranker and evidence rules when they are at hand) and ``re-targeted`` by the anchors on ``bank`` (:mod:`.retarget`; ``fit``: the router's own anchors
-    on ``bank``, computed when not given; None and why where the anchors give no direction)."""
+    ranker and evidence rules when they are at hand) and ``re-targeted`` by the anchors on ``bank``
+    (:mod:`.retarget`; ``fit``: the router's own anchors on ``bank``, computed when not given; None and why where the
+    anchors give no direction)."""
     over, texts = router.on_catalog(ext.catalog, (ext.lang,), lexical, evidence), [u["text"] for u in ext.utterances]
     out = {"unchanged": (routed(over, texts, ext.candidates), "")}
     try:
@@ -278,8 +279,9 @@ def probe_meets(probe: dict, decision) -> bool:
     return decision.kind == probe["route"]
 
 
-def read_probes(files) -> dict[Path, list[dict]]:
-    """The probes of each file ``router-<name>.jsonl`` of ``files``; InputError names the first malformed line."""
+def read_probes(files, catalog: list[dict]) -> dict[Path, list[dict]]:
+    """The probes of each file ``router-<name>.jsonl`` of ``files`` (InputError names the first malformed line), or
+    none (with a warning) when a probe names a tool ``catalog`` lacks: the probes were written for another catalog."""
     probes = {}
     for f in map(Path, files):
         for lineno, p in io.read_jsonl(f):
@@ -290,12 +292,6 @@ def read_probes(files) -> dict[Path, list[dict]]:
                 raise InputError(f, f"a probe is {{\"text\": ..., \"expect\": one of {', '.join(PROBE_EXPECTS)}}}, "
                                     "with a \"tool\" for action and ask and a \"route\" for no_action", lineno, bad)
             probes.setdefault(f, []).append(p)
-    return probes
-
-
-def probes_for(catalog: list[dict], probes: dict[Path, list[dict]]) -> dict[Path, list[dict]]:
-    """``probes``, or none (with a warning) when a probe names a tool ``catalog`` lacks: the probes were written for
-    another catalog."""
     tools = {t["id"] for t in catalog}
     if any(p.get("tool") and p["tool"] not in tools for rows in probes.values() for p in rows):
         log.warning("probes in %s name tools outside the router's catalog: no probe rows", ", ".join(map(str, probes)))
@@ -304,10 +300,9 @@ def probes_for(catalog: list[dict], probes: dict[Path, list[dict]]) -> dict[Path
 
 
 def probe_rows(router: Router, probes: dict[Path, list[dict]]) -> list[dict]:
-    """One row per probe file of ``probes`` (:func:`read_probes`; none when a probe names a tool the router's
-    catalog lacks, :func:`probes_for`)."""
+    """One row per probe file of ``probes`` (:func:`read_probes`, read against the router's catalog)."""
     recs = []
-    for f, rows in probes_for(router.catalog, probes).items():
+    for f, rows in probes.items():
         ds = router.decide_many([p["text"] for p in rows])
         right = [probe_meets(p, d) for p, d in zip(rows, ds)]
         recs.append({"set": f"probes:{f.stem.removeprefix('router-')}", "mode": "probes", "n": len(rows),
@@ -327,7 +322,7 @@ def write_router_eval(exp):
     recs = [within_row(router, exp)]
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
-    recs += probe_rows(router, read_probes(getattr(inputs, "probes", [])))
+    recs += probe_rows(router, read_probes(getattr(inputs, "probes", []), router.catalog))
     table = pd.DataFrame([{"router": label(router.manifest), **r} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, exp.output.table, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)

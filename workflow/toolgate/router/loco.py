@@ -29,7 +29,7 @@ from ..retrieval.rankers import encoder_kwargs
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
-from .evaluation import card_row, on_set, probe_rows, probes_for, read_probes
+from .evaluation import card_row, on_set, probe_rows, read_probes
 from .evidence import Evidence
 from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
@@ -81,14 +81,16 @@ class Memo:
         return self._kept(("one", text), lambda: self.ranker.score(text))
 
 
-def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict) -> Router:
+def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict, evidence: Evidence | None = None) -> Router:
     """Candidate ``c`` as an export of the experiment would ship it, built in memory; ``lexical``: the BM25 rankers
-    met so far by their manifest entry (one :class:`Memo` per index)."""
+    met so far by their manifest entry (one :class:`Memo` per index); ``evidence``: the evidence rules over the
+    experiment's catalog, shared by every candidate."""
     a = build_artifact(exp, Route(c.name, c.ranker, c.gate, "accuracy"))
     names = a.manifest["encoders"]
     bm25 = lexical.setdefault(repr(a.manifest["lexical"]), Memo(a.lexical))
     return Router(a.manifest, a.catalog, bm25, {n: encoders(e["spec"]) for n, e in names.items()},
-                  {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
+                  {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names},
+                  evidence)
 
 
 def named(c: Candidate) -> dict:
@@ -99,7 +101,8 @@ def named(c: Candidate) -> dict:
 def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(router_loco, router_probes): every candidate of the experiment's ``router`` settings (the ladder always) on
     every set of ``sets`` (name -> ExternalSet) in both modes, against the ladder (module docstring), and on each
-    probe file of ``probes`` (:func:`toolgate.router.evaluation.read_probes`) over the experiment's own catalog."""
+    probe file of ``probes`` (:func:`toolgate.router.evaluation.read_probes`, read against the experiment's catalog)
+    over that catalog."""
     if not sets:  # nothing held out: no candidate is built
         return pd.DataFrame(columns=COLUMNS), pd.DataFrame(columns=PROBE_COLUMNS)
     rankers, study, provenance, settings = exp.rankers, exp.study, exp.provenance, exp.router
@@ -109,11 +112,11 @@ def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFram
     encoders, res, seed = Encoders(study.run.cache), study.gate.resamples, study.run.seed
     banks = {lang: generic_requests((lang,)) for lang in {e.lang for e in sets.values()}}
     recs, probed, reference, lexical, over = [], [], {}, {}, {}
-    probes = probes_for(exp.catalog, probes or {})  # checked once, not once per candidate
+    own = Evidence(exp.catalog, tuple(exp.run.langs))  # the experiment's catalog: the same for every candidate
     for i, c in enumerate(cands, 1):
         console.info("router_loco: candidate %d of %d, %s, on %d sets", i, len(cands), c.name, len(sets))
-        router = candidate_router(exp, c, encoders, lexical)
-        probed += [{**named(c), **r} for r in probe_rows(router, probes)]
+        router = candidate_router(exp, c, encoders, lexical, own)
+        probed += [{**named(c), **r} for r in probe_rows(router, probes or {})]
         fits = {lang: anchors(router, bank) for lang, bank in banks.items()}  # the fit catalog's, once per bank
         for name, ext in sets.items():
             g = Gold(ext.utterances, ext.catalog)
@@ -154,7 +157,7 @@ def write_router_loco(exp) -> pd.DataFrame:
 
     study, provenance = exp.study, exp.provenance
     sets = load_all(exp.external, study.run.seed) if exp.external is not None else {}
-    table, probed = loco_frame(exp, sets, read_probes(getattr(exp.input, "probes", [])))
+    table, probed = loco_frame(exp, sets, read_probes(getattr(exp.input, "probes", []), exp.catalog))
     write_table(probed, exp.output.probes, "Probes: every router candidate on each probe file, over the experiment's "
                 "own catalog", "Each candidate built as router_loco builds it (an export of the experiment; the "
                 "shipped runtime, evidence rules included) decides each request of each file of router.probes "
