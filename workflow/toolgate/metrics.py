@@ -21,8 +21,9 @@ def weighted_auc(scores: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.n
     order = np.argsort(scores, kind="stable")
     s_sorted = scores[order]
     starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])  # tie groups
-    wp = np.add.reduceat((w * y)[:, order], starts, axis=1)
-    wn = np.add.reduceat((w * ~y)[:, order], starts, axis=1)
+    w, y = w[:, order], y[order]  # the resamples' columns gathered once, in score order
+    wp = np.add.reduceat(w * y, starts, axis=1)
+    wn = np.add.reduceat(w * ~y, starts, axis=1)
     neg_below = np.cumsum(wn, axis=1) - wn
     num = (wp * (neg_below + 0.5 * wn)).sum(1)
     den = wp.sum(1) * wn.sum(1)
@@ -42,8 +43,9 @@ def weighted_fpr_at_tpr(scores: np.ndarray, y: np.ndarray, weights: np.ndarray, 
     order = np.argsort(-scores, kind="stable")
     s_sorted = scores[order]
     starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])  # tie groups, highest score first
-    tp = np.cumsum(np.add.reduceat((w * y)[:, order], starts, axis=1), axis=1)
-    fp = np.cumsum(np.add.reduceat((w * ~y)[:, order], starts, axis=1), axis=1)
+    w, y = w[:, order], y[order]
+    tp = np.cumsum(np.add.reduceat(w * y, starts, axis=1), axis=1)
+    fp = np.cumsum(np.add.reduceat(w * ~y, starts, axis=1), axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         reached = tp / tp[:, -1:] >= tpr - 1e-12
         first = reached.argmax(1)

@@ -14,7 +14,8 @@ from .metrics import weighted_auc
 
 
 def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples x n_items) weights: the number of draws of each item's cluster. The same (clusters,
+    """(n_resamples x n_items) weights: the number of draws of each item's cluster, as floats (every consumer
+    computes in float; whole counts are exact, so sums of them are too, in any order). The same (clusters,
     n_resamples, seed) gives the same array, drawn once (read-only: callers share it)."""
     return _drawn(tuple(np.asarray(clusters).tolist()), n_resamples, seed)
 
@@ -25,7 +26,7 @@ def _drawn(clusters: tuple, n_resamples: int, seed: int) -> np.ndarray:
     labels, inverse = np.unique(np.asarray(clusters), return_inverse=True)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_resamples)
-    w = counts[:, inverse]
+    w = counts[:, inverse].astype(float)
     w.flags.writeable = False
     return w
 

@@ -15,7 +15,7 @@ from toolgate.gate.bootstrap import (
     paired_differences,
     write_bootstrap,
 )
-from toolgate.metrics import weighted_fpr_at_tpr
+from toolgate.metrics import weighted_auc, weighted_fpr_at_tpr
 from toolgate.stats import cluster_weights, percentile_interval, resampled_means
 
 
@@ -24,6 +24,18 @@ def test_cluster_weights_pairs_move_together_and_seed_is_reproducible():
     w = cluster_weights(clusters, 50, seed=3)
     assert (w[:, 0] == w[:, 1]).all() and (w.sum(1) == 6).all()
     assert np.array_equal(w, cluster_weights(clusters, 50, seed=3))
+    assert w.dtype == float and np.array_equal(w, np.round(w))  # whole draw counts, as the floats consumers use
+
+
+def test_weighted_auc_gathers_the_weights_once_to_the_same_bits():
+    rng = np.random.default_rng(0)
+    scores, y = rng.integers(0, 5, 40).astype(float), rng.random(40) < 0.5  # many ties
+    w = cluster_weights(np.arange(40) // 2, 30, seed=1)
+    order = np.argsort(scores, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(scores[order]) != 0])
+    wp, wn = (np.add.reduceat((w * m)[:, order], starts, axis=1) for m in (y, ~y))
+    expected = (wp * (np.cumsum(wn, axis=1) - wn + 0.5 * wn)).sum(1) / (wp.sum(1) * wn.sum(1))
+    assert np.array_equal(weighted_auc(scores, y, w), expected)  # bit for bit
 
 
 def test_resampled_means_are_paired_and_intervals_skip_nan():

@@ -42,8 +42,10 @@ def weighted_sweep(score: np.ndarray, parts, weights: np.ndarray):
     s = score[order]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # tie groups, highest score first
 
+    ranked = w[:, order]  # the resamples' columns gathered once, in score order
+
     def admitted_sum(flag):  # weight of flagged rows with score >= each threshold, then none admitted
-        inn = np.cumsum(np.add.reduceat((w * flag)[:, order], starts, axis=1), axis=1)
+        inn = np.cumsum(np.add.reduceat(ranked * flag[order], starts, axis=1), axis=1)
         return np.hstack([inn, np.zeros((len(w), 1))])
 
     total = w.sum(1, keepdims=True)
