@@ -77,6 +77,18 @@ def pipeline_cost_frame(catalog, rows, pipelines: dict, rankers: dict, run: Run,
     return pd.DataFrame(recs)
 
 
+def write_pipeline_cost(exp):
+    """tables/pipeline_cost.csv (``exp.output.table``): each pipeline of ``exp.routing`` timed in its own process."""
+    console.info("timing %d pipelines", len(exp.routing.pipelines))
+    costs = pipeline_cost_frame(exp.catalog, exp.main, exp.routing.pipelines, exp.rankers, exp.run, exp.cost)
+    write_table(costs, exp.output.table, "CPU cost per request of each pipeline",
+                "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
+                "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
+                "A measurement: it varies run to run.", exp.seed,
+                paper=("cost.p3", "intro.neural_ranker"))
+    return costs
+
+
 def cost_frame(base: dict, rankers: dict, lexical: str, index_path=None) -> pd.DataFrame:
     """``base``: the jobs' common part (:func:`bench_base`)."""
     turns = {"turns": lexical}  # our BM25 and the references take turns on one core

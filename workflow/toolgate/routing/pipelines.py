@@ -12,7 +12,6 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..bench.cost import pipeline_cost_frame
 from ..config import Routing
 from ..gate.signals import gate_signal
 from ..retrieval.scores import Scores, mode_note, route_note, route_step, top_actions
@@ -125,8 +124,8 @@ def decision_labels(kind, tool, g: Gold) -> tuple[np.ndarray, np.ndarray]:
 
 def write_pipelines(exp):
     """``exp.input``: named ``catalog``, ``utterances``, ``scores``, ``signals`` (signals.csv); ``exp.output``: named
-    ``table``, ``diversity``, ``cost`` (pipeline cost); ``exp.rankers``: the config's ranker specs (the cost step
-    rebuilds them)."""
+    ``table`` and ``diversity``. The pipelines' cost is rule pipeline_cost's
+    (:func:`toolgate.bench.cost.write_pipeline_cost`): only the timing holds the machine."""
     study, outputs, lexical = exp.study, exp.output, exp.lexical
     run, rt = study.run, study.routing
     budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
@@ -162,13 +161,6 @@ def write_pipelines(exp):
                 "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
                 f"{resamples} utterance-cluster bootstrap resamples. "
                 f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
-    console.info("timing %d pipelines", len(rt.pipelines))
-    costs = pipeline_cost_frame(catalog, rows, rt.pipelines, exp.rankers, run, exp.cost)
-    write_table(costs, outputs.cost, "CPU cost per request of each pipeline",
-                "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
-                "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
-                "A measurement: it varies run to run.", seed,
-                paper=("cost.p3", "intro.neural_ranker"))
     console.info("signal diversity (%d resamples)", resamples)
     div = signal_diversity(decisions, g, resamples, seed, clusters)
     write_table(div, outputs.diversity, "Signal diversity: shared minus split pipelines (MCC)",
