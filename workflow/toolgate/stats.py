@@ -14,8 +14,8 @@ from .metrics import weighted_auc
 
 
 def cluster_weights(clusters: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_resamples x n_items) weights: the number of draws of each item's cluster, as floats (every consumer
-    computes in float; whole counts are exact, so sums of them are too, in any order). The same (clusters,
+    """(n_resamples x n_items) weights: the number of draws of each item's cluster, as floats (the AUC, FPR and
+    sweep computations work in float; whole counts are exact, and so are their sums, in any order). The same (clusters,
     n_resamples, seed) gives the same array, drawn once (read-only: callers share it)."""
     return _drawn(tuple(np.asarray(clusters).tolist()), n_resamples, seed)
 
@@ -40,7 +40,9 @@ def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float,
 def resampled_means(values: dict[str, np.ndarray], clusters: np.ndarray, n_resamples: int,
                     seed: int) -> dict[str, np.ndarray]:
     """Each array's mean on the same cluster-bootstrap resamples: (n_resamples,) per name, paired across names."""
-    w = cluster_weights(clusters, n_resamples, seed)
+    # the draw counts as integers: numpy then sums each resample in item order, as it always has (float weights would
+    # take BLAS's order, which moves the last bits of a mean of fractional values, e.g. a share over seeds)
+    w = cluster_weights(clusters, n_resamples, seed).astype(np.int64)
     return {name: w @ v / w.sum(1) for name, v in values.items()}
 
 
