@@ -63,7 +63,7 @@ test: $(VENV)/.installed-$(EXTRAS)
 	$(PYTEST_ENV) python -m pytest -q -n $(CORES) --dist loadfile --no-loadscope-reorder
 
 # The developer's loop: tests/unit only (in-process, no workflow run, no model beyond the bundled small encoders),
-# one worker per core; about 40 s on 2 cores. `make test` (CI) runs every tier.
+# one worker per core; about 30 s on 2 cores. `make test` (CI) runs every tier.
 test-fast: $(VENV)/.installed-$(EXTRAS)
 	$(PYTEST_ENV) python -m pytest -q -n $(CORES) -m unit
 
