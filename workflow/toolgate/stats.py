@@ -40,8 +40,8 @@ def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float,
 def resampled_means(values: dict[str, np.ndarray], clusters: np.ndarray, n_resamples: int,
                     seed: int) -> dict[str, np.ndarray]:
     """Each array's mean on the same cluster-bootstrap resamples: (n_resamples,) per name, paired across names."""
-    # the draw counts as integers: numpy then sums each resample in item order, as it always has (float weights would
-    # take BLAS's order, which moves the last bits of a mean of fractional values, e.g. a share over seeds)
+    # the draw counts as integers, as the means were always computed: with float weights numpy's product takes BLAS's
+    # summation order, which moves the last bits of a mean of fractional values (make bench's share over seeds)
     w = cluster_weights(clusters, n_resamples, seed).astype(np.int64)
     return {name: w @ v / w.sum(1) for name, v in values.items()}
 
