@@ -54,13 +54,12 @@ PYTEST_ENV = OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=
 
 # One worker per core, a test file per worker at a time (a file's tests share its workflow run), the files in the
 # order they are collected (pyproject's testpaths: e2e, workflow, models, unit): the default workflow's regression run
-# takes one worker while the other runs the imported workflows, then both share the rest, longest first (xdist's
-# default order, the files with the most tests first, left the imported workflows to the end: one worker ran them for
-# 40 s while the other idled). The test
-# processes get one OpenMP/BLAS thread (snakemake sets each workflow job's own): with more processes than cores, an
-# encoder's threads wait for each other at every barrier whenever one is descheduled (one e5 query: 62 ms on two
-# threads with a core taken, 22 ms on one), and one thread gives the same embeddings bit for bit
-# (tests/models/test_encoders.py).
+# takes one worker while the other runs the imported workflows, then both take the workflow and model files and end on
+# the small unit files. xdist's default order, the files with the most tests first, left the imported workflows to the
+# end: one worker ran them for 40 s while the other idled. The test processes get one OpenMP/BLAS thread (snakemake
+# sets each workflow job's own): with more processes than cores, an encoder's threads wait for each other at every
+# barrier whenever one is descheduled (one e5 query: 62 ms on two threads with a core taken, 22 ms on one), and one
+# thread gives the same embeddings bit for bit (tests/models/test_encoders.py).
 test: $(VENV)/.installed-$(EXTRAS)
 	$(PYTEST_ENV) python -m pytest -q -n $(CORES) --dist loadfile --no-loadscope-reorder
 
