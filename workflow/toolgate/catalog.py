@@ -75,6 +75,14 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
         seen[obj["id"]] = lineno
         for field in ("names", "descriptions", "keywords"):
             _check_langs(path, lineno, obj, field, langs)
+        for field in ("examples", "negatives"):
+            for k, phrase in enumerate(obj.get(field, [])):
+                if phrase["lang"] not in langs:
+                    raise InputError(path, f"unknown language code '{phrase['lang']}' (known: {', '.join(langs)})",
+                                     lineno, f"{field}[{k}].lang")
+        if obj.get("examples") and obj["kind"] != ACTION:
+            raise InputError(path, "only an action carries examples (a route entry's are the generic bank's)",
+                             lineno, "examples")
         props = obj["parameters"]["properties"]
         for req in obj["parameters"].get("required", []):
             if req not in props:

@@ -107,7 +107,13 @@ def _parameter(x) -> bool:
 
 
 CATALOG_FIELDS = frozenset(("id", "kind", "group", "domain", "mutating", "names", "descriptions", "parameters",
-                            "keywords"))
+                            "keywords", "examples", "negatives"))
+
+
+def _phrase(x) -> bool:
+    """catalog.schema.yaml's ``$defs.phrases`` item: {text, lang}."""
+    return (type(x) is dict and set(x) == {"text", "lang"} and type(x["text"]) is str and len(x["text"]) <= 1000
+            and _TEXT.search(x["text"]) is not None and type(x["lang"]) is str and _LANG.fullmatch(x["lang"]) is not None)
 
 
 def catalog(t) -> bool:
@@ -124,7 +130,8 @@ def catalog(t) -> bool:
             and _opt(p, "required", lambda v: _list(v, _str) and len(set(v)) == len(v))
             and type(kw) is dict
             and all(_LANG.fullmatch(k) and _list(v, lambda s: type(s) is str and _TEXT.search(s) is not None)
-                    for k, v in kw.items()))
+                    for k, v in kw.items())
+            and _opt(t, "examples", lambda v: _list(v, _phrase)) and _opt(t, "negatives", lambda v: _list(v, _phrase)))
 
 
 PLAIN = {"router": router, "catalog": catalog}  # schema name -> its hand-written check
