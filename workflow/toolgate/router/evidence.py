@@ -226,6 +226,10 @@ class Evidence:
                 tops.append(ids[int(s.argmax())])
         return list(dict.fromkeys(tops))
 
+    def changes(self, tool_id: str) -> bool:
+        """Does the action change something? (True where the catalog carries no mutating flags.)"""
+        return self.tools[tool_id].get("mutating", True)
+
     def names(self, text: str, tool_id: str) -> bool:
         """Does a content word of ``text`` occur in the tool's catalog text (Korean: its first two syllables)?"""
         vocab = self.vocab[tool_id]

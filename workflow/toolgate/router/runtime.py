@@ -26,6 +26,7 @@ from ..routing.decisions import band_decisions, ladder_decisions
 from .artifact import RouterError, checked_file, checked_index, json_type, load_encoders, read_manifest, sha256
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .gates import GateRuntime
+from .mood import talks_about
 
 __all__ = ["Decision", "Router", "RouterError", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
@@ -35,7 +36,9 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "tie": "tied top candidates, or a runner-up of another effect within the tie margin: asked, not executed",
            "close": "candidates too close to tell apart: asked about the one the request's words name",
            "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
-           "missing_slot": "no value for a required parameter: asked"}
+           "missing_slot": "no value for a required parameter: asked",
+           "talks_about": "talks about an action without asking for it now (a how-to or why question, a negation, the "
+                          "past, a conditional): route step"}
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,8 @@ class Router:
             return route, "", "no_evidence"
         if kind not in ("action", "ask"):
             return kind, tool, "band"
+        if self.evidence.changes(tool) and talks_about(text):
+            return route, "", "talks_about"
         if len(self.evidence.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
             return "delegate", "", "multistep"
         close = [str(self.ids[self.actions][j]) for j in top_order(acts, min(len(acts), self.top_k))
