@@ -70,7 +70,7 @@ LAYERS = {
                 "retrieval.encoders", "retrieval.embedding_cache", "retrieval.rankers", "retrieval.fusion",
                 "retrieval.scores", "gate", "gate.signals", "gate.inputs", "gate.models", "gate.calibration",
                 "routing", "routing.decisions", "router", "router.runtime", "router.artifact", "router.gates",
-                "router.evidence", "router.retarget"],
+                "router.evidence", "router.retarget", "router.examples", "router.mood"],
     "studies": None,  # every module not named elsewhere: the studies that write tables, the benchmarks, importers
     "report": ["report.*"],
     "interface": ["cli", "smk"],

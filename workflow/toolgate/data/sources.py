@@ -26,6 +26,12 @@ PINS = {
             "possible_answer/BFCL_v4_live_multiple.json": "97e90d59c5bd76c55a2920ce93e5566e9046307d3f558578f085f9d3a56c3084",
         },
     },
+    "clinc150": {
+        "repo": "clinc/oos-eval",
+        "commit": "828f8093932c8fe6ca7936c3d2e52903b1c523de",
+        "path": "data",
+        "files": {"data_full.json": "36923c3705a59e08fe9c3883d8bc2dd966ef93e22cb78ac41171782a698d56e0"},
+    },
 }
 
 # The external cross-check sets and their licences (the LICENSE beside each set's files; FunctionChat-Bench's

@@ -1,0 +1,40 @@
+"""CLINC150's protocol (toolgate.router.clinc150): the threshold from validation alone, the figures on test."""
+import numpy as np
+
+from toolgate.router.clinc150 import OOS, PUBLISHED, clinc150_frame, threshold_on
+
+
+def test_threshold_is_the_most_accurate_on_validation_lowest_on_ties():
+    p = np.array([0.9, 0.8, 0.3, 0.2])
+    pred = np.array(["a", "b", "a", "b"])
+    gold = np.array(["a", "b", OOS, OOS])
+    assert threshold_on(p, pred, gold) == 0.8  # 0.8 and 0.9 > 0.3: 0.8 keeps both in-scope rows, rejects both oos
+    assert threshold_on(p, pred, np.array(["a", "b", "a", "b"])) == 0.0
+
+
+def _data():
+    """Two intents on two axes, out of scope on a third; the test split's oos lies where validation's did not."""
+    def rows(points, label):
+        return [(f"{label}|{x}|{y}|{z}", label) for x, y, z in points]
+    a, b = [(1, 0, 0), (0.9, 0.1, 0)], [(0, 1, 0), (0.1, 0.9, 0)]
+    return {"train": rows(a, "a") + rows(b, "b"), "val": rows(a, "a") + rows(b, "b"),
+            "oos_val": rows([(0.5, 0.5, 0)], OOS), "test": rows(a, "a") + rows(b, "b"),
+            "oos_test": rows([(0.5, 0.5, 0), (0.45, 0.55, 0)], OOS)}
+
+
+def _encode(texts):
+    out = []
+    for t in texts:
+        parts = t.split("|")
+        out.append([float(v) for v in parts[1:]] if len(parts) == 4 else [1.0 if t == "a" else 0.0, float(t == "b"), 0.0])
+    return np.array(out)
+
+
+def test_frame_has_both_conditions_and_the_published_rows():
+    df = clinc150_frame(_data(), _encode, c=100.0)
+    mine = df[df["source"] == "this run"].set_index("condition")
+    assert list(mine.index) == ["examples (training split)", "intent names only"]
+    row = mine.loc["examples (training split)"]
+    assert row["in_scope_accuracy"] == 100.0 and row["oos_recall"] == 100.0 and row["auroc"] == 1.0
+    assert row["train_texts"] == 4 and mine.loc["intent names only", "train_texts"] == 2
+    assert len(df) == 2 + len(PUBLISHED) and df.loc[df["system"] == "BERT", "oos_recall"].item() == 52.3

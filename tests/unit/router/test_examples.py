@@ -1,0 +1,78 @@
+"""The examples model (toolgate.router.examples) and the catalog's examples and negatives."""
+import json
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from conftest import ROOT
+from toolgate import io
+from toolgate.catalog import actions, load_catalog
+from toolgate.errors import InputError
+from toolgate.router.examples import NONE, fit_examples, training_texts
+
+CATALOG = load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
+
+
+def test_device70_carries_examples_in_both_languages_and_negatives():
+    for t in actions(CATALOG):
+        langs = [e["lang"] for e in t["examples"]]
+        assert langs.count("ko") >= 4 and langs.count("en") >= 4, t["id"]
+    texts = [e["text"] for t in CATALOG for f in ("examples", "negatives") for e in t.get(f, [])]
+    assert len(texts) == len(set(texts)) and sum(len(t.get("negatives", [])) for t in CATALOG) >= 70
+
+
+def test_training_texts_label_examples_own_texts_negatives_and_the_bank():
+    texts, labels = training_texts(CATALOG, io.LANGS, ["hello there"])
+    alarm = [x for x, y in zip(texts, labels) if y == "set_alarm"]
+    assert "알람 설정 지정한 시간에 알람을 설정합니다." in alarm and len(alarm) == 2 + len(CATALOG[0]["examples"])
+    assert labels[-1] == NONE and texts[-1] == "hello there"
+    plain, plain_labels = training_texts(CATALOG, io.LANGS, [], use_examples=False)
+    assert len(plain) == 2 * len(actions(CATALOG)) and NONE not in plain_labels
+
+
+def test_the_model_matches_scikit_learn_and_keeps_none_last():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 5))
+    y = np.array(["b", NONE, "a"] * 20)
+    x[y == "a"] += 2
+    model = fit_examples(x, y, c=1.0)
+    assert list(model.classes) == ["a", "b", NONE]
+    ref = LogisticRegression(C=1.0, max_iter=5000).fit(x, y)
+    want = ref.predict_proba(x)[:, [list(ref.classes_).index(c) for c in model.classes]]
+    assert np.allclose(model.proba(x), want, atol=1e-9)
+    tool, p = model.top_action(x[:3])
+    assert set(tool) <= {"a", "b"} and np.all((0 < p) & (p < 1))
+
+
+def test_two_classes_give_the_same_probabilities_as_scikit_learn():
+    x = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array(["a", "a", NONE, NONE])
+    model = fit_examples(x, y)
+    ref = LogisticRegression(C=10.0, max_iter=5000).fit(x, y)
+    assert np.allclose(model.proba(x)[:, 0], ref.predict_proba(x)[:, list(ref.classes_).index("a")])
+
+
+def test_one_class_is_refused():
+    with pytest.raises(ValueError, match="two classes"):
+        fit_examples(np.zeros((2, 3)), ["a", "a"])
+
+
+@pytest.mark.parametrize("change,field", [({"examples": [{"text": "hi", "lang": "fr"}]}, "examples[0].lang"),
+                                          ({"negatives": [{"text": " ", "lang": "en"}]}, "negatives"),
+                                          ({"examples": [{"text": "x", "lang": "en", "tool": "y"}]}, "examples")])
+def test_a_bad_example_is_refused_naming_its_field(tmp_path, change, field):
+    path = tmp_path / "catalog.jsonl"
+    path.write_text(json.dumps({**CATALOG[0], **change}, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_catalog(path)
+    assert err.value.field.startswith(field)
+
+
+def test_a_route_entry_carries_no_examples(tmp_path):
+    route = next(t for t in CATALOG if t["kind"] == "route")
+    path = tmp_path / "catalog.jsonl"
+    rows = [CATALOG[0], {**route, "examples": [{"text": "tell me a joke", "lang": "en"}]}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match="only an action carries examples"):
+        load_catalog(path)
