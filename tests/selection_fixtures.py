@@ -26,12 +26,13 @@ def experiment(tmp_path, seed: int = 0, **router):
     cat = [tool(a, required=()) for a in ACTIONS] + [tool(r, required=(), kind="route", mutating=False)
                                                      for r in ("chat", "delegate")]
     rows = []
-    for i in range(60):
+    for i in range(60):  # texts the evidence rules let through: an action's name, a plain out-of-catalog request
         if i < 36:
-            r = utterance(i, tool_id=ACTIONS[i % 4])
+            r = {**utterance(i, tool_id=ACTIONS[i % 4]), "text": f"{ACTIONS[i % 4].replace('_', ' ')} {i}"}
         else:
-            r = utterance(i, tool_id=None, outcome="chat" if i % 3 == 0 else "delegate", slice_="out")
-        rows += [r, {**r, "utterance_id": f"u{i}-ko", "lang": "ko", "text": f"요청 {i}"}]
+            r = {**utterance(i, tool_id=None, outcome="chat" if i % 3 == 0 else "delegate", slice_="out"),
+                 "text": f"tell me about the weather {i}"}
+        rows += [r, {**r, "utterance_id": f"u{i}-ko", "lang": "ko", "text": f"{r['text']} 요청"}]
     ids = [t["id"] for t in cat]
     m = rng.uniform(0, 1, (len(rows), len(cat)))
     y = np.array([r["gold_tool"] is not None for r in rows], int)

@@ -92,6 +92,8 @@ rule router_eval:
     output:
         table=f"{RES}/tables/router_eval.csv",
         md=f"{RES}/tables/router_eval.md",
+        leakage=f"{RES}/tables/example_leakage.csv",
+        leakage_md=f"{RES}/tables/example_leakage.md",
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,

@@ -270,8 +270,8 @@ def _profile(args) -> int:
 
 
 def _clinc150(args) -> int:
-    from .router.clinc150 import clinc150_frame, read_clinc
     from .retrieval.encoders import make_encoder
+    from .router.clinc150 import clinc150_frame, read_clinc
     from .tables import write_table
 
     encode = make_encoder({"backend": args.encoder}).encode_queries

@@ -388,6 +388,9 @@ class RouterSettings:
     gates: tuple[str, ...]
     ranker: str
     gate: str
+    examples: tuple[str, ...]
+    examples_c: float
+    utility: dict
     latency_budget_ms: float
     latency_table: str
     latency_ms: dict

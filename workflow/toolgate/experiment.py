@@ -82,6 +82,7 @@ class Experiment:
     def __init__(self, params: SimpleNamespace, input=None, output=None):
         self.params, self.input, self.output = params, input or SimpleNamespace(), output or SimpleNamespace()
         self._scores: dict = {}
+        self.memo: dict = {}  # what a study computes once per experiment (toolgate.router.select.examples_of)
 
     @classmethod
     def from_snakemake(cls, snakemake, params=None) -> "Experiment":

@@ -257,3 +257,12 @@ def test_an_empty_batch_and_requests_that_see_no_action(artifact):
     assert got[0].tool == "set_alarm" and got[0].candidates[0][0] == "set_alarm"
     assert [(d.kind in ("chat", "delegate"), d.tool, d.reason, d.candidates) for d in got[1:]] == \
         [(True, None, "no_candidates", [])] * 2
+
+
+def test_a_request_that_only_talks_about_an_action_takes_the_route_step(artifact):
+    router = Router.load(artifact)
+    asks, talks = router.decide_many(["call mom now en", "how do I call mom now en"])
+    assert asks.kind in ("act", "ask") and asks.tool == "make_call"
+    assert talks.kind in ("delegate", "chat") and talks.reason == "talks_about"
+    # a read-only action is what a question asks for: the rule leaves it to the band
+    assert router.decide("how much battery level please en").reason != "talks_about"

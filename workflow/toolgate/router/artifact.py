@@ -22,6 +22,7 @@ from ..gate.signals import registry
 from ..retrieval.bm25 import BM25
 from ..retrieval.encoders import ModelUnavailable, make_encoder, offline_problem
 from ..retrieval.rankers import BM25Ranker, encoder_kwargs
+from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 
 FORMAT = 2
@@ -127,8 +128,9 @@ def read_manifest(folder: Path) -> dict:
 def _check_gate(path: Path, m: dict) -> None:
     """A band names a gate of the registry its encoders can compute, with a payload of matching length."""
     p, gate = m["pipeline"], m["gate"]
-    if (p["kind"] == "band") != (gate is not None) or (m["thresholds"]["scale"] == "probability") != (gate is not None):
-        raise RouterError(f"{path}: field 'gate': a band has a gate and probability thresholds, the ladder neither")
+    if (p["kind"] == "band") != (gate is not None) or (m["thresholds"]["scale"] == "probability") != (p["kind"] != "ladder"):
+        raise RouterError(f"{path}: field 'gate': a band has a gate and probability thresholds, an examples model "
+                          "probability thresholds alone, the ladder neither")
     if gate is None:
         return
     encoders = [n for n in m["encoders"] if n != gate["lexical"]]
@@ -223,3 +225,32 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], threads: int | Non
                               f"{enc.key}; export the router again")
         encoders[name] = enc
     return encoders, docs, exemplars
+
+
+def load_examples(folder: Path, m: dict, catalog: list[dict]):
+    """The examples model of a pipeline of kind examples (:class:`toolgate.router.examples.ExampleModel`): its classes
+    must be actions of the catalog (and none), its arrays of their shapes and finite."""
+    where = f"{folder / MANIFEST}: field 'examples'"
+    entry = m.get("examples")
+    if not isinstance(entry, dict) or entry.get("encoder") not in m["encoders"]:
+        raise RouterError(f"{where}: a pipeline of kind examples names the encoder of its model under 'examples'")
+    fb = m.get("fallback")
+    if not isinstance(fb, dict) or fb["thresholds"]["execute"] < fb["thresholds"]["confirm"]:
+        raise RouterError(f"{folder / MANIFEST}: field 'fallback': a pipeline of kind examples carries the ladder it "
+                          "runs on a catalog without examples, execute >= confirm")
+    ids = {t["id"] for t in catalog if t["kind"] == "action"} | {NONE}
+    classes = entry.get("classes")
+    if not isinstance(classes, list) or len(set(map(str, classes))) != len(classes) or not set(classes) <= ids:
+        raise RouterError(f"{where}.classes: not distinct action ids of the catalog (and '' for none)")
+    data = checked_file(folder, EMBEDDINGS, m["files"][EMBEDDINGS])
+    try:
+        arrays = dict(np.load(_io.BytesIO(data), allow_pickle=False))
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise RouterError(f"{folder / EMBEDDINGS}: unreadable ({exc})") from None
+    coef, intercept = arrays.get("examples__coef"), arrays.get("examples__intercept")
+    dim = arrays[f"catalog__{entry['encoder']}"].shape[1]
+    if coef is None or intercept is None or coef.shape != (len(classes), dim) or intercept.shape != (len(classes),) \
+            or not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise RouterError(f"{folder / EMBEDDINGS}: the examples model's arrays are missing or not of "
+                          f"{len(classes)} classes x {dim} finite numbers; export the router again")
+    return ExampleModel.of(entry, arrays)

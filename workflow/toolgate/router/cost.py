@@ -60,7 +60,8 @@ def _bench(job: dict) -> dict:
     m = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     sel = m.get("selection") or {}
     return {"pipeline": m["pipeline"]["name"], "kind": m["pipeline"]["kind"], "ranker": m["pipeline"]["ranker"],
-            "gate": m["pipeline"]["gate"] or "(pool top score)", "chosen": sel.get("chosen", ""),
+            "gate": m["pipeline"]["gate"] or ("examples" if m["pipeline"]["kind"] == "examples" else "(pool top score)"),
+            "chosen": sel.get("chosen", ""),
             "encoders": len(m["encoders"]), "encoder_threads": job["threads"] or "backend", "load_s": load_s,
             "p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
             **stages, "batch_qps": len(queries) / batch_s,

@@ -33,7 +33,9 @@ from ..catalog import action_ids, load_catalog
 from ..config import External
 from ..errors import InputError
 from ..gate.signals import signal_rows
+from ..retrieval.rankers import RankerSpec, query_embeddings
 from ..retrieval.scores import Scores
+from ..retrieval.text import char_ngrams
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
@@ -41,7 +43,7 @@ from ..utterances import load_utterances
 from .artifact import RouterError, sha256
 from .retarget import anchors, generic_requests, retargeted
 from .runtime import KIND_WORDS, Router
-from .select import Candidate, outcomes
+from .select import EXAMPLES, Candidate, gate_values, outcomes
 
 log = logging.getLogger(__name__)
 PIPELINE_KINDS = {word: kind for kind, word in KIND_WORDS.items()}  # a Decision's act -> action, ...
@@ -67,11 +69,12 @@ COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy",
            "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
            "right", "wrong", "wrong_act"]
 PROBE_EXPECTS = ("action", "ask", "not_act", "no_action")
+LEAK_JACCARD, LEAK_COSINE = 0.5, 0.97  # a request this near an example may be a copy of it: the clean row drops it
 
 
 def label(manifest: dict) -> str:
     p = manifest["pipeline"]
-    return f"{p['name']}: {p['ranker']} + {p['gate'] or 'ladder'}"
+    return f"{p['name']}: {p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
 
 
 def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> dict:
@@ -135,18 +138,50 @@ def _accepted(router: Router, text) -> bool:
     return True
 
 
-def within_row(router: Router, exp) -> dict:
-    """The chosen candidate's out-of-fold figures on the experiment's main set (the selection's own decisions)."""
+def leakage(exp) -> pd.DataFrame:
+    """Per request of the main set: its highest character-3-gram Jaccard and cosine (the first dense ranker's
+    encoder; NaN without one) to any example of the catalog, the nearest example by Jaccard, and ``leaked`` when
+    either reaches its threshold (LEAK_JACCARD, LEAK_COSINE): a request the examples may have written for it."""
+    examples = [e["text"] for t in exp.catalog for e in t.get("examples", [])]
+    rows = exp.main
+    out = pd.DataFrame({"utterance_id": [r["utterance_id"] for r in rows], "text": [r["text"] for r in rows],
+                        "jaccard": 0.0, "nearest": "", "cosine": np.nan})
+    if not examples:
+        return out.assign(leaked=False)
+    grams = [set(char_ngrams(x, 3)) for x in examples]
+    for i, r in enumerate(rows):
+        q = set(char_ngrams(r["text"], 3))
+        sims = [len(q & e) / len(q | e) if q | e else 0.0 for e in grams]
+        out.loc[i, ["jaccard", "nearest"]] = max(sims), examples[int(np.argmax(sims))]
+    dense = [n for n, e in exp.rankers.items() if RankerSpec.of(e).encoder_gate]
+    if dense:
+        spec = RankerSpec.of(exp.rankers[dense[0]]).entry
+        emb = query_embeddings(spec, [r["text"] for r in exp.rows], exp.run)
+        keep = {r["utterance_id"]: i for i, r in enumerate(exp.rows)}
+        q = emb[[keep[u] for u in out["utterance_id"]]]
+        out["cosine"] = (q @ query_embeddings(spec, examples, exp.run).T).max(1)
+    return out.assign(leaked=(out["jaccard"] >= LEAK_JACCARD) | (out["cosine"] >= LEAK_COSINE))
+
+
+def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
+    """The chosen candidate's out-of-fold figures on the experiment's main set (the selection's own decisions), then
+    on its clean part (``leaked``: per request, near an example of the catalog; :func:`leakage`)."""
     rows, signals, study = exp.main, exp.signal_table, exp.study
     p = router.manifest["pipeline"]
     g, fold = Gold(rows, exp.catalog), signal_rows(signals, rows)["fold"].to_numpy()
-    o = outcomes(exp, Candidate(p["ranker"], p["gate"], (), 0.0), g)
+    c = Candidate(p["ranker"], EXAMPLES if p["kind"] == "examples" else p["gate"], (), 0.0)
+    o = outcomes(exp, c, g)
     kind, tool, _ = o.decisions(o.oof(fold, np.ones(len(rows), bool)))
-    value = (signal_rows(signals, rows)[p["gate"]].to_numpy() if p["gate"]
+    value = (gate_values(exp, c)[0] if c.gate
              else exp.scores(exp.provenance["lexical"]).for_rows(rows).matrix.max(1))
     clusters = np.array([r["utterance_id"] for r in rows])
-    return {"set": router.manifest["experiment"], "mode": "within (out of fold)", "refused": 0,
-            **card_row((kind, tool, value), g, clusters, study.gate.resamples, study.run.seed)}
+    clean = ~leaked
+    name = router.manifest["experiment"]
+    return [{"set": name, "mode": "within (out of fold)", "refused": 0,
+             **card_row((kind, tool, value), g, clusters, study.gate.resamples, study.run.seed)},
+            {"set": name, "mode": f"within (out of fold), clean: {int(leaked.sum())} near an example left out",
+             "refused": 0, **card_row((kind[clean], tool[clean], value[clean]), Gold([r for r, c in zip(rows, clean) if c],
+                                      exp.catalog), clusters[clean], study.gate.resamples, study.run.seed)}]
 
 
 def external_rows(router: Router, external: External, study: Study, loco=None) -> list[dict]:
@@ -319,7 +354,13 @@ def write_router_eval(exp):
     ``scores``, ``loco`` and ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
     inputs, study = exp.input, exp.study
     router = Router.load(Path(inputs.router).parent)
-    recs = [within_row(router, exp)]
+    near = leakage(exp)
+    write_table(near[near["leaked"]], exp.output.leakage, "Evaluation requests near a catalog example",
+                f"Every request of the main set whose highest character-3-gram Jaccard to an example of the catalog is "
+                f">= {LEAK_JACCARD} or whose cosine (first dense ranker) is >= {LEAK_COSINE}; router_eval.csv's clean "
+                f"row leaves them out. Of {len(near)} requests: median Jaccard {near['jaccard'].median():.3f}, "
+                f"median cosine {near['cosine'].median():.3f}.", study.run.seed)
+    recs = within_rows(router, exp, near["leaked"].to_numpy())
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
     recs += probe_rows(router, read_probes(getattr(inputs, "probes", []), router.catalog))

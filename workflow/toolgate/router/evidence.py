@@ -137,7 +137,11 @@ class Evidence:
         self.tools = {t["id"]: t for t in actions(catalog)}
         self.vocab = {i: set(words(index_text(t, "E1", langs))) for i, t in self.tools.items()}
         self.stems = {i: {_stem(w) for w in v} for i, v in self.vocab.items()}
-        self.catalog_words = set().union(*self.vocab.values()) if self.vocab else set()
+        # an action's examples name it as its own texts do (깨워 for an alarm); they explain no slot, since their
+        # words are slot values too (엄마한테 in 엄마한테 전화해)
+        self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
+                      for i, t in self.tools.items()}
+        self.catalog_words = set().union(*self.named.values()) if self.named else set()
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word."""
@@ -231,8 +235,9 @@ class Evidence:
         return self.tools[tool_id].get("mutating", True)
 
     def names(self, text: str, tool_id: str) -> bool:
-        """Does a content word of ``text`` occur in the tool's catalog text (Korean: its first two syllables)?"""
-        vocab = self.vocab[tool_id]
+        """Does a content word of ``text`` occur in the tool's catalog text or examples (Korean: its first two
+        syllables)?"""
+        vocab = self.named[tool_id]
         return any(w in vocab or (_HANGUL.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
                    for w in content_words(text))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..catalog import actions
+from ..catalog import actions, is_action
 
 NONE = ""  # the "no action" class
 
@@ -22,6 +22,12 @@ class ExampleModel:
     classes: np.ndarray  # action ids, NONE last where the model has it
     coef: np.ndarray  # classes x embedding size
     intercept: np.ndarray
+
+    @classmethod
+    def of(cls, entry: dict, arrays: dict) -> "ExampleModel":
+        """The model a manifest's ``examples`` entry and its arrays (embeddings.npz) describe."""
+        return cls(np.array(entry["classes"], dtype=str), np.asarray(arrays["examples__coef"], float),
+                   np.asarray(arrays["examples__intercept"], float))
 
     def proba(self, emb: np.ndarray) -> np.ndarray:
         """(requests x classes) class probabilities of request embeddings."""
@@ -65,3 +71,21 @@ def fit_examples(emb: np.ndarray, labels, c: float = 10.0) -> ExampleModel:
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.array([-intercept[0] / 2, intercept[0] / 2])
     order = np.argsort(lr.classes_ == NONE, kind="stable")  # the none class last
     return ExampleModel(lr.classes_[order].astype(str), coef[order], intercept[order])
+
+
+def action_matrix(model: ExampleModel, emb: np.ndarray, catalog: list[dict]) -> np.ndarray:
+    """(requests x catalog) each action's probability under ``model`` (route entries, and actions the model has no
+    class of, 0): the examples model as a ranker's score matrix."""
+    p = model.proba(emb)
+    col = {c: j for j, c in enumerate(model.classes)}
+    out = np.zeros((len(emb), len(catalog)))
+    for k, t in enumerate(catalog):
+        if is_action(t) and t["id"] in col:
+            out[:, k] = p[:, col[t["id"]]]
+    return out
+
+
+def log_odds(p: np.ndarray) -> np.ndarray:
+    """The examples model's gate value: the log-odds of the top action's probability (finite at 0 and 1)."""
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return np.log(p) - np.log1p(-p)

@@ -26,13 +26,16 @@ from ..gate.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
 from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..retrieval.scores import mode_note, route_step, top_actions
-from ..routing.baselines import Gold, Study, choose, ladder_setting
+from ..routing.baselines import Gold, Study, choose, ladder_setting, utility
 from ..routing.decisions import band_decisions, ladder_decisions
-from ..routing.pipelines import fit_band
+from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
 from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
 from .evidence import tie_margin
 from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
+from .select import EXAMPLES, Candidate, examples_of, gate_values, shipped
+
+KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
 
 log = logging.getLogger(__name__)
 
@@ -60,28 +63,47 @@ def in_gap(values: np.ndarray, t: float) -> float:
     return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
 
 
+def scored(exp, route: Route, ranker, evaluate, g: Gold):
+    """``evaluate`` (threshold pair -> kind, tool, metrics) as the selection scores it when the thresholds maximise
+    the utility (a selected router): after the evidence rules (:func:`toolgate.router.select.shipped`), each
+    request's utility among its metrics; the paper's pipelines (coverage) as they are."""
+    if route.objective != "utility":
+        return evaluate
+    ruled = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), ranker, evaluate, g)
+
+    def with_utility(c):
+        kind, tool, met = ruled(c)
+        return kind, tool, {**met, "utility": utility(kind, tool, g, exp.router.utility)}
+    return with_utility
+
+
 def fitted_router(exp, route: Route):
     """(calibrator and thresholds of ``route`` fitted on the experiment's main set with their in-sample rates, the
     decision kind per row)."""
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
+    objective = route.objective
     if route.gate is None:
         lex = exp.scores(lexical)
         pool = lex.for_rows(rows).matrix
         score, scale = pool.max(1), "pool_score"
-        lo, hi = choose(*ladder_setting(lex, rows, g, rt.grid), np.ones(len(rows), bool), budget, 1.0, "accuracy")
+        evaluate, cands = ladder_setting(lex, rows, g, rt.grid)
+        lo, hi = choose(scored(exp, route, lex, evaluate, g), cands, np.ones(len(rows), bool), budget,
+                        1.0, "accuracy" if objective == "coverage" else objective)
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
     else:
-        score, scale = signal_rows(exp.signal_table, rows)[route.gate].to_numpy(), "probability"
+        score, ranker = gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))
+        scale = "probability"
     coef, intercept = fit_platt(score, g.in_catalog.astype(int))
     if route.gate is not None:
         if coef <= 0:
             raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
-        lo, hi = fit_band((exp.scores(route.ranker), exp.scores(lexical)), rows, g, prob, study, route.objective)
-        kind, _ = band_decisions(prob, lo, hi, top_actions(exp.scores(route.ranker), rows)[:, 0],
-                                 route_step(exp.scores(lexical), rows))
+        evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, prob, rt)
+        lo, hi = choose(scored(exp, route, ranker, evaluate, g), cands, np.ones(len(rows), bool), budget,
+                        rt.ask_cap, objective)
+        kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(exp.scores(lexical), rows))
     on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
@@ -90,14 +112,14 @@ def fitted_router(exp, route: Route):
                                          "ask_rate": float((kind == "ask").mean())}}}, kind
 
 
-def limits(exp, ranker: str, kind: np.ndarray) -> dict:
+def limits(exp, ranker, kind: np.ndarray) -> dict:
     """The manifest's ``limits``: max_chars, top_k and, where the provenance names ``tie_margins`` and ``tie_cost``
-    (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds for ``ranker``'s
-    scores and the band's decisions ``kind``."""
+    (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds for the ranker's
+    scores (``ranker``: :class:`~toolgate.retrieval.scores.Scores`) and the band's decisions ``kind``."""
     lim, rows = exp.provenance["limits"], exp.main
     out = {k: lim[k] for k in ("max_chars", "top_k")}
     if lim.get("tie_margins"):
-        s = exp.scores(ranker).for_rows(rows)
+        s = ranker.for_rows(rows)
         decided = (kind, Gold(rows, exp.catalog).outcome == "action",
                    signal_rows(exp.signal_table, rows)["fold"].to_numpy())
         out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, decided, lim["tie_margins"], lim["tie_cost"])
@@ -109,7 +131,8 @@ def encoder_parts(exp, route: Route) -> tuple:
     embeddings and, for an exemplar gate, the exemplar index (the in-catalog requests of the main set)."""
     rankers, study, run, catalog, every_row = exp.rankers, exp.study, exp.run, exp.catalog, exp.rows
     names = [route.ranker] if RankerSpec.of(rankers[route.ranker]).encoder_gate else []
-    names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate) if route.gate else [])))
+    names = list(dict.fromkeys(names + (gate_encoders(study.signals, route.gate)
+                                        if route.gate not in (None, EXAMPLES) else [])))
     entries, arrays = {}, {}
     in_catalog = {r["utterance_id"] for r in exp.main if is_in_catalog(r["gold_outcome"])}
     for name in names:
@@ -117,7 +140,7 @@ def encoder_parts(exp, route: Route) -> tuple:
         ranker = fit_ranker(spec, catalog, run.langs, run.text, run.cache or None)
         arrays[f"catalog__{name}"] = ranker.docs
         emb = np.zeros((0, ranker.docs.shape[1]), ranker.docs.dtype)
-        if route.gate and needs_exemplars(study.signals, route.gate, name):
+        if route.gate not in (None, EXAMPLES) and needs_exemplars(study.signals, route.gate, name):
             emb = query_embeddings(spec, [r["text"] for r in every_row], run)  # the scores rule's order: its cache
             emb = emb[[r["utterance_id"] in in_catalog for r in every_row]]
         arrays[f"exemplars__{name}"] = emb
@@ -163,23 +186,36 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
     run, provenance, rankers, study = exp.run, exp.provenance, exp.rankers, exp.study
     lexical, catalog = provenance["lexical"], exp.catalog
     fit, kind = fitted_router(exp, route)
-    gate = (gate_entry(study.signals, route.gate, exp.payloads, lexical, study.gate.top_k) if route.gate else None)
+    gate = (gate_entry(study.signals, route.gate, exp.payloads, lexical, study.gate.top_k)
+            if route.gate not in (None, EXAMPLES) else None)
     encoders, arrays = encoder_parts(exp, route)
+    examples = None
+    if route.gate == EXAMPLES:
+        model = examples_of(exp, route.ranker)[0]
+        arrays |= {"examples__coef": model.coef, "examples__intercept": model.intercept}
+        examples = {"encoder": route.ranker, "classes": [str(c) for c in model.classes], "c": exp.router.examples_c,
+                    "examples": sum(len(t.get("examples", [])) for t in catalog),
+                    "negatives": sum(len(t.get("negatives", [])) for t in catalog)}
+        ladder = fitted_router(exp, Route("ladder", lexical, None, route.objective))[0]
+        examples = {"examples": examples, "fallback": {"kind": "ladder", **ladder}}
     bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text)
     blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(exp.input.catalog).read_bytes(),
              EMBEDDINGS: npz_bytes(arrays)}
     manifest = {
         "format": FORMAT, "toolgate_version": __version__,
         "experiment": provenance["experiment"], "config_hash": provenance["config_hash"], "seed": run.seed,
-        "pipeline": {"name": route.name, "kind": "ladder" if route.gate is None else "band", "ranker": route.ranker,
-                     "gate": route.gate, "ranker_spec": RankerSpec.of(rankers[route.ranker]).entry},
+        "pipeline": {"name": route.name, "kind": KINDS.get(route.gate, "band"), "ranker": route.ranker,
+                     "gate": None if route.gate == EXAMPLES else route.gate,
+                     "ranker_spec": RankerSpec.of(rankers[route.ranker]).entry},
+        **(examples or {}),
         "lexical": {"name": lexical, "spec": RankerSpec.of(rankers[lexical]).entry},
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         "gate": gate, "encoders": encoders, **fit,
         **({"selection": selection} if selection else {}),
         "catalog": catalog_entry(catalog, blobs["catalog.jsonl"], exp.input.catalog),
         "fitted_candidates": mode_note(exp.main),  # the tools each request saw when the thresholds were fitted
-        "limits": limits(exp, route.ranker, kind),
+        "limits": limits(exp, gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))[1]
+                         if route.gate else exp.scores(route.ranker), kind),
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
     return Artifact(manifest, blobs, catalog, bm25, arrays)
@@ -218,6 +254,8 @@ def adapt_router(router_dir, catalog_path, out_dir, force: bool = False, calibra
     for name, entry in m["encoders"].items():
         arrays[f"catalog__{name}"], arrays[f"exemplars__{name}"] = over.docs[name], router.exemplars[name]
         entry["texts_sha256"] = texts_sha256(catalog, entry["spec"]["variant"], langs)
+    if over.examples is not None:
+        arrays |= {"examples__coef": over.examples.coef, "examples__intercept": over.examples.intercept}
     source = m["catalog"]
     m["catalog"] = catalog_entry(catalog, cat_bytes, catalog_path)
     m["adapted_from"] = {"catalog": source, "router": str(router_dir)}

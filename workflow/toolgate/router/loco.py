@@ -31,6 +31,7 @@ from ..routing.pipelines import versus_ladder
 from ..tables import write_table
 from .evaluation import card_row, on_set, probe_rows, read_probes
 from .evidence import Evidence
+from .examples import ExampleModel
 from .export import Route, build_artifact
 from .retarget import anchors, generic_requests
 from .runtime import Router
@@ -85,12 +86,13 @@ def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict, evide
     """Candidate ``c`` as an export of the experiment would ship it, built in memory; ``lexical``: the BM25 rankers
     met so far by their manifest entry (one :class:`Memo` per index); ``evidence``: the evidence rules over the
     experiment's catalog, shared by every candidate."""
-    a = build_artifact(exp, Route(c.name, c.ranker, c.gate, "accuracy"))
+    a = build_artifact(exp, Route(c.name, c.ranker, c.gate, "utility"))
     names = a.manifest["encoders"]
     bm25 = lexical.setdefault(repr(a.manifest["lexical"]), Memo(a.lexical))
+    examples = ExampleModel.of(a.manifest["examples"], a.arrays) if "examples" in a.manifest else None
     return Router(a.manifest, a.catalog, bm25, {n: encoders(e["spec"]) for n, e in names.items()},
                   {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names},
-                  evidence)
+                  evidence, examples)
 
 
 def named(c: Candidate) -> dict:

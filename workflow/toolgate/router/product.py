@@ -89,7 +89,7 @@ def export_selected(exp, out_dir, table=None, force: bool = False, allow_regret:
     for line in sel.passed_over:  # on the terminal, not only in the log: the user chose the budgets
         CONSOLE.warning("router.select %s", line)
     record = selection_record(sel, settings, allow_regret or settings.allow_regret)
-    route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "accuracy")
+    route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "utility")
     return export_router(exp, route, out_dir, force, record)
 
 

@@ -41,6 +41,8 @@ def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:
 def anchors(router, bank: list[str]) -> dict:
     """{"in", "out"}: the medians of ``router``'s gate values (the ladder: the pool's top BM25 score) over its
     catalog's own texts and over ``bank``."""
+    router = router.fallback() if router.kind == "examples" else router  # what it runs on a catalog without examples
+
     def median(texts):
         return float(np.median(router.scores([router.check(t) for t in texts])[3]))
 
@@ -58,7 +60,7 @@ def retargeted_manifest(manifest: dict, fit: dict, new: dict) -> dict:
                           f"{fit['in']:.4g} against {fit['out']:.4g}); the two must differ upwards")
     s = span_fit / span_new
     m = json.loads(json.dumps(manifest))
-    if m["pipeline"]["kind"] == "band":
+    if m["pipeline"]["kind"] != "ladder":
         cal = m["calibrator"]
         cal["coef"], cal["intercept"] = cal["coef"] * s, cal["intercept"] + cal["coef"] * (fit["out"] - s * new["out"])
     else:
@@ -71,8 +73,11 @@ def retargeted_manifest(manifest: dict, fit: dict, new: dict) -> dict:
 def retargeted(over, fit: dict, bank: list[str]):
     """``over``, a router already over the new catalog (:meth:`~toolgate.router.runtime.Router.on_catalog`), with
     its gate's scale moved from the fit catalog's anchors ``fit`` (:func:`anchors`) to its own on ``bank``."""
+    if over.kind == "examples":
+        raise RouterError("an examples model over a catalog with examples is remade from them: nothing to re-target")
     m = retargeted_manifest(over.manifest, fit, anchors(over, bank))
-    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars, over.evidence)
+    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars, over.evidence,
+                      over.examples)
 
 
 def retarget(router, catalog: list[dict], langs, bank: list[str] | None = None):

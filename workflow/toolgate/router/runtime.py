@@ -23,12 +23,23 @@ from ..gate.calibration import platt_probability
 from ..retrieval.rankers import BM25Ranker, fit_ranker
 from ..retrieval.scores import route_choice, top_order
 from ..routing.decisions import band_decisions, ladder_decisions
-from .artifact import RouterError, checked_file, checked_index, json_type, load_encoders, read_manifest, sha256
+from .artifact import (
+    RouterError,
+    checked_file,
+    checked_index,
+    json_type,
+    load_encoders,
+    load_examples,
+    read_manifest,
+    sha256,
+)
 from .evidence import CLOSE, Evidence, effect, near_tie
+from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
 from .gates import GateRuntime
 from .mood import talks_about
+from .retarget import generic_requests
 
-__all__ = ["Decision", "Router", "RouterError", "check_request", "decide_lines", "json_type", "line_text"]
+__all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
            "no_candidates": "no action among the request's candidates: route step",
@@ -80,13 +91,66 @@ def check_request(text, max_chars: int) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+@dataclass(frozen=True)
+class Rules:
+    """The evidence rules (:mod:`.evidence`) a band's decision passes before anything runs, over one catalog:
+    ``lexical`` its BM25 ranker (for the parts of a two-step request), ``ids`` its entries and ``actions`` the
+    indices of its actions, ``top_k`` the candidates read for a close call, ``tie_margin`` the near-tie margin."""
+    evidence: Evidence
+    lexical: object
+    ids: np.ndarray
+    actions: np.ndarray
+    top_k: int
+    tie_margin: float
+
+    def checked(self, text: str, band: tuple, acts: np.ndarray, lexical_max: float, seen) -> tuple[str, str, str]:
+        """(kind, tool, reason): the band's decision (``band``: its kind and tool, and the route step's choice) after
+        the rules, in their order; ``acts``: the ranker's action scores; ``seen``: the actions the request sees."""
+        kind, tool, route = band
+        ev = self.evidence
+        if not seen.any():
+            return route, "", "no_candidates"
+        if not ev.has_evidence(text, lexical_max):
+            return route, "", "no_evidence"
+        if kind not in ("action", "ask"):
+            return kind, tool, "band"
+        if ev.changes(tool) and talks_about(text):
+            return route, "", "talks_about"
+        if len(ev.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
+            return "delegate", "", "multistep"
+        ids = self.ids[self.actions]
+        close = [str(ids[j]) for j in top_order(acts, min(len(acts), self.top_k)) if near_tie(acts.max(), acts[j], CLOSE)]
+        preferred = ev.preferred(text, close) if len(close) > 1 else tool
+        if preferred != tool:
+            return "ask", preferred, "close"
+        if kind != "action":
+            return kind, tool, "band"
+        for rule, broken in (("tie", lambda: self.tied(acts, tool)), ("vague", lambda: ev.vague(text)),
+                             ("unnamed", lambda: not ev.names(text, tool)), ("sweeping", lambda: ev.sweeping(text, tool)),
+                             ("missing_slot", lambda: ev.missing_slot(text, tool) is not None)):
+            if broken():
+                return "ask", tool, rule
+        return kind, tool, "band"
+
+    def tied(self, acts: np.ndarray, tool: str) -> bool:
+        """An exact tie at the top, or a runner-up within the tie margin whose effect differs from the top's."""
+        if len(acts) < 2:
+            return False
+        top, second = top_order(acts, 2)
+        if acts[second] == acts[top]:
+            return True
+        runner_up = str(self.ids[self.actions][second])
+        return effect(runner_up) != effect(tool) and near_tie(acts[top], acts[second], self.tie_margin)
+
+
 class Router:
-    """An exported router, ready to decide: a band (ranker, any registered gate, thresholds) or the ladder."""
+    """An exported router, ready to decide: a band (ranker, any registered gate, thresholds), an examples model
+    (its encoder's class probabilities as the ranker, the top action's log-odds as the gate), or the ladder."""
 
     def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoders=None, docs=None,
-                 exemplars=None, evidence: Evidence | None = None):
+                 exemplars=None, evidence: Evidence | None = None, examples: ExampleModel | None = None):
         """``evidence``: the evidence rules over this catalog, made already (they depend on the catalog and the
-        languages alone); none: made here."""
+        languages alone); none: made here. ``examples``: the examples model of a pipeline of kind examples."""
         self.manifest, self.catalog, self.lexical = manifest, catalog, lexical
         self.encoders, self.docs, self.exemplars = encoders or {}, docs or {}, exemplars or {}
         self.ids = np.array([t["id"] for t in catalog])
@@ -97,12 +161,14 @@ class Router:
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
         self.text = SimpleNamespace(ngram=int(manifest["text"]["ngram"]), pad=manifest["text"]["pad"])
+        self.kind, self.examples = p["kind"], examples
         self.gate = (GateRuntime(manifest["gate"], self.exemplars, self.text)
                      if p["kind"] == "band" else None)
         # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
         self.evidence = evidence if evidence is not None else Evidence(catalog, tuple(manifest["langs"]))
+        self.rules = Rules(self.evidence, lexical, self.ids, self.actions, self.top_k, self.tie_margin)
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
@@ -124,19 +190,37 @@ class Router:
             cat = load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
         except (InputError, OSError) as exc:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
-        return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads))
+        examples = load_examples(folder, m, cat) if m["pipeline"]["kind"] == "examples" else None
+        return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads), examples=examples)
 
     def on_catalog(self, catalog: list[dict], langs, lexical=None, evidence=None) -> "Router":
-        """This router over another catalog (an external set's tools): ranker, gate, calibrator, thresholds, limits
-        and evidence rules unchanged, the BM25 index fitted on that catalog's index texts (``lexical``: one already
+        """This router over another catalog (an external set's tools; an examples router over a catalog without
+        examples: its :meth:`fallback`): ranker, gate, calibrator, thresholds, limits and evidence rules unchanged, the BM25 index fitted on that catalog's index texts (``lexical``: one already
         fitted so, which router_loco shares across its candidates, as it does ``evidence``, the evidence rules over
         that catalog) and each encoder's catalog embeddings made anew by the router's own encoders; a kNN gate keeps
         the router's exemplar index."""
+        if self.examples is not None and not any(t.get("examples") for t in catalog):
+            return self.fallback().on_catalog(catalog, langs, lexical, evidence)
         m = {**self.manifest, "langs": list(langs)}
         lexical = self.lexical_on(catalog, langs) if lexical is None else lexical
         docs = {n: enc.encode_documents([index_text(t, m["encoders"][n]["spec"]["variant"], tuple(langs))
                                          for t in catalog]) for n, enc in self.encoders.items()}
-        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars, evidence)
+        examples = None
+        if self.examples is not None:  # the model remade for the catalog's actions: its examples, else own texts
+            texts, labels = training_texts(catalog, tuple(langs), generic_requests(tuple(langs)))
+            examples = fit_examples(self.encoders[self.ranker].encode_queries(texts), labels, m["examples"]["c"])
+            m["examples"] = {**m["examples"], "classes": [str(c) for c in examples.classes]}
+        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars, evidence, examples)
+
+    def fallback(self) -> "Router":
+        """An examples router's fallback for a catalog without examples: the single-pool ladder fitted on the same
+        experiment (router.json's ``fallback``), over this router's own catalog."""
+        fb, m = self.manifest["fallback"], dict(self.manifest)
+        m["pipeline"] = {**m["pipeline"], "kind": "ladder", "ranker": m["lexical"]["name"], "fallback_of": "examples"}
+        m |= {"calibrator": fb["calibrator"], "thresholds": fb["thresholds"], "encoders": {}}
+        for key in ("examples", "fallback"):
+            m.pop(key)
+        return Router(m, self.catalog, self.lexical, evidence=self.evidence)
 
     def lexical_on(self, catalog: list[dict], langs) -> BM25Ranker:
         """The router's lexical ranker (spec and text settings) fitted on another catalog's index texts."""
@@ -177,6 +261,9 @@ class Router:
             emb = enc.encode_queries(list(texts))
             queries[name] = (hide(emb @ self.docs[name].T), emb)
         rank = lex if self.ranker is None else queries[self.ranker][0]
+        if self.examples is not None:
+            rank = hide(action_matrix(self.examples, queries[self.ranker][1], self.catalog))
+            return lex, rank, None, log_odds(rank[:, self.actions].max(1))
         if self.gate is None:
             return lex, rank, None, lex.max(1)
         signals = self.gate.signals(texts, lex[:, self.actions],
@@ -191,7 +278,7 @@ class Router:
         acts = rank[:, self.actions]
         top = top_order(acts, self.top_k)
         route = route_choice(lex, self.ids)
-        if self.gate is None:
+        if self.kind == "ladder":
             kind, tool = ladder_decisions(lex, self.ids, self.kinds, self.t_low, self.t_high)
         else:
             kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
@@ -199,54 +286,11 @@ class Router:
         seen = np.ones(acts.shape, bool) if visible is None else visible[:, self.actions]
         for i, t in enumerate(texts):
             band = (kind[i], str(tool[i]), route[i])
-            k, chosen, why = self._checked(t, band, acts[i], lex[i, self.actions].max(), seen[i])
+            k, chosen, why = self.rules.checked(t, band, acts[i], lex[i, self.actions].max(), seen[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i] if seen[i, j]]
             out.append(Decision(t, KIND_WORDS[k], (chosen or None) if k in ("action", "ask") else None,
                                 float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
         return out
-
-    def _checked(self, text: str, band: tuple, acts: np.ndarray, lexical_max: float, seen):
-        """(kind, tool, reason): the band's decision (``band``: its kind and tool, and the route step's choice) after
-        the evidence rules (:mod:`.evidence`), in their order; ``seen``: the actions the request sees."""
-        kind, tool, route = band
-        if not seen.any():
-            return route, "", "no_candidates"
-        if not self.evidence.has_evidence(text, lexical_max):
-            return route, "", "no_evidence"
-        if kind not in ("action", "ask"):
-            return kind, tool, "band"
-        if self.evidence.changes(tool) and talks_about(text):
-            return route, "", "talks_about"
-        if len(self.evidence.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
-            return "delegate", "", "multistep"
-        close = [str(self.ids[self.actions][j]) for j in top_order(acts, min(len(acts), self.top_k))
-                 if near_tie(acts.max(), acts[j], CLOSE)]
-        preferred = self.evidence.preferred(text, close) if len(close) > 1 else tool
-        if preferred != tool:
-            return "ask", preferred, "close"
-        if kind != "action":
-            return kind, tool, "band"
-        if self._tied(acts, tool):
-            return "ask", tool, "tie"
-        if self.evidence.vague(text):
-            return "ask", tool, "vague"
-        if not self.evidence.names(text, tool):
-            return "ask", tool, "unnamed"
-        if self.evidence.sweeping(text, tool):
-            return "ask", tool, "sweeping"
-        if self.evidence.missing_slot(text, tool) is not None:
-            return "ask", tool, "missing_slot"
-        return kind, tool, "band"
-
-    def _tied(self, acts: np.ndarray, tool: str) -> bool:
-        """An exact tie at the top, or a runner-up within the tie margin whose effect differs from the top's."""
-        if len(acts) < 2:
-            return False
-        top, second = top_order(acts, 2)
-        if acts[second] == acts[top]:
-            return True
-        runner_up = str(self.ids[self.actions][second])
-        return effect(runner_up) != effect(tool) and near_tie(acts[top], acts[second], self.tie_margin)
 
     def decide(self, text: str) -> Decision:
         """One request, scored alone; latency covers ranking, gating and the band decision."""

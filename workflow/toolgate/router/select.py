@@ -1,21 +1,19 @@
-"""Which router to ship (``router.select``): bands of every configured (ranker, gate) and the single-pool ladder,
-ranked by their worst held-out catalog (tables/router_loco.csv, where the external study runs) and by routed
-accuracy out of fold on the experiment's own set, the choice measured nested (tables/router_selection.csv).
+"""Which router to ship (``router.select``): bands of every configured (ranker, gate), the examples model of each
+dense ranker (:mod:`.examples`) and the single-pool ladder, ranked by their worst held-out catalog
+(tables/router_loco.csv, where the external study runs) and by utility out of fold on the experiment's own set
+(router.utility: what each decision is worth to the user), the choice measured nested (tables/router_selection.csv).
 
-A band candidate acts on the ranker's top-1 when its gate's out-of-fold value (gate/signals.csv) is at least the
-execute threshold, asks between confirm and execute, and takes the route step below; its thresholds maximise routed
-accuracy under the danger budget and ask cap (:mod:`toolgate.routing.pipelines`' machinery). The ladder is
-routing_baselines' own (:func:`toolgate.routing.baselines.ladder_setting`). A candidate's latency is the sum of the
-declared median latencies (:func:`declared_latency`, never this run's timings) of the models a request runs: the lexical ranker always (the route step and the
-evidence rules read it), each encoder of the ranker and the gate once.
+A band candidate acts on the ranker's top-1 when its gate's value (a registered gate's out-of-fold value from
+gate/signals.csv, or the examples model's log-odds of its top action) is at least the execute threshold, asks
+between confirm and execute, and takes the route step below; its thresholds maximise utility under the danger
+budget and ask cap. The ladder is routing_baselines' own (:func:`toolgate.routing.baselines.ladder_setting`). A
+candidate's latency is the sum of the declared median latencies (:func:`declared_latency`, never this run's
+timings) of the models a request runs.
 
-Each candidate's accuracy is out of fold over the gate study's folds (thresholds chosen on four folds, applied to
-the fifth). The selection itself is measured nested: for each outer fold, every candidate's out-of-fold accuracy
-over the other four folds alone (thresholds chosen on three, applied to the fourth) picks the candidate by the same
-rule (:func:`_best`: within the latency budget, its pooled inner decisions within the danger budget and ask cap, no
-held-out interval below the ladder, the best worst held-out catalog, then the most accurate, then the cheaper),
-whose thresholds chosen on those four folds then decide the held-out fold. Not refit inside the nest: the gates'
-out-of-fold values themselves (a training row's value comes from a model that saw the outer test fold).
+Each candidate's figures are out of fold over the gate study's folds (thresholds chosen on four folds, applied to
+the fifth). The selection is measured nested: in each outer fold, the rule of :func:`_best` on the other four folds
+alone (thresholds chosen on three, applied to the fourth) picks the candidate whose thresholds then decide the
+held-out fold. Not refit inside the nest: the gates' out-of-fold values themselves.
 """
 from __future__ import annotations
 
@@ -28,12 +26,18 @@ import pandas as pd
 from .. import io
 from ..errors import InputError
 from ..gate.signals import compared_gates, gate_encoders, signal_rows
-from ..retrieval.rankers import RankerSpec
-from ..routing.baselines import Gold, Study, correct, ladder_setting, study_ladder
+from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
+from ..retrieval.scores import Scores, route_step, top_actions
+from ..routing.baselines import Gold, Study, correct, ladder_setting, study_ladder, utility
 from ..routing.pipelines import band_setting, versus_ladder
 from . import LATENCY_TABLE
+from .evidence import Evidence
+from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
+from .retarget import generic_requests
+from .runtime import Rules
 
 TOL = 1e-12
+EXAMPLES = "examples"  # the gate of a candidate that decides by its encoder's examples model (toolgate.router.examples)
 
 
 @dataclass(frozen=True)
@@ -94,36 +98,44 @@ def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dic
         pairs = [(settings.ranker or lexical, settings.gate)]
     else:
         gates = list(settings.gates) or compared_gates(study.signals)
-        pairs = [(r, gt) for r in (list(settings.rankers) or exportable(rankers)) for gt in gates] + [(lexical, None)]
+        dense = list(settings.examples) or [r for r in exportable(rankers) if RankerSpec.of(rankers[r]).encoder_gate]
+        pairs = ([(r, gt) for r in (list(settings.rankers) or exportable(rankers)) for gt in gates]
+                 + [(r, EXAMPLES) for r in dense] + [(lexical, None)])
     out = []
     for ranker, gate in pairs:
         if ranker not in exportable(rankers):
             raise InputError("config", f"'{ranker}' is not a lexical or dense ranker under rankers", field="router.ranker")
-        if gate is not None and gate not in study.signals:
-            raise InputError("config", f"unknown gate '{gate}' (known: {', '.join(study.signals)})", field="router.gate")
-        models = tuple(dict.fromkeys([lexical, ranker, *(gate_encoders(study.signals, gate) if gate else [])]))
+        if gate == EXAMPLES and not RankerSpec.of(rankers[ranker]).encoder_gate:
+            raise InputError("config", f"'{ranker}' has no encoder for an examples model", field="router.examples")
+        if gate not in (None, EXAMPLES) and gate not in study.signals:
+            raise InputError("config", f"unknown gate '{gate}' (known: {', '.join(study.signals)}, {EXAMPLES})",
+                             field="router.gate")
+        models = tuple(dict.fromkeys([lexical, ranker, *(gate_encoders(study.signals, gate)
+                                                         if gate not in (None, EXAMPLES) else [])]))
         out.append(Candidate(ranker, gate, models, float(sum(latency[m] for m in models))))
     return out
 
 
 class Outcomes:
     """One candidate's decisions on every row under each threshold pair, so thresholds are chosen on any rows by
-    counting (as :func:`toolgate.routing.baselines.choose` does: best accuracy within the danger budget and ask
-    cap, first on ties; the least dangerous when none is within). Only the counts are kept; the decisions of a
+    counting (as :func:`toolgate.routing.baselines.choose` does: the best utility (router.utility) within the danger
+    budget and ask cap, first on ties; the least dangerous when none is within). Only the counts are kept; the decisions of a
     chosen pair are evaluated again when asked for (kept as strings for every pair, the 40 candidates of the
     default selection held about 1 GB)."""
 
-    def __init__(self, evaluate, cands, ask_cap: float, budget: float):
+    def __init__(self, evaluate, cands, limits: tuple[float, float], value):
+        """``limits``: (ask cap, danger budget); ``value(kind, tool)``: each request's utility."""
         res = [evaluate(c) for c in cands]
-        self.evaluate, self.cands, self.ask_cap, self.budget = evaluate, cands, ask_cap, budget
+        self.evaluate, self.cands, (self.ask_cap, self.budget) = evaluate, cands, limits
         self.correct = np.array([m["accuracy"] for _, _, m in res], np.int64)
         self.danger = np.array([m["danger"] for _, _, m in res], np.int64)
         self.ask = np.array([k == "ask" for k, _, _ in res], np.int64)
+        self.utility = np.array([value(k, t) for k, t, _ in res], float)
 
     def pick(self, mask: np.ndarray) -> int:
         m = mask.astype(np.int64)
         n = m.sum()
-        d, a, v = self.danger @ m / n, self.ask @ m / n, self.correct @ m / n
+        d, a, v = self.danger @ m / n, self.ask @ m / n, self.utility @ m / n
         ok = (d <= self.budget + TOL) & (a <= self.ask_cap + TOL)
         return int(np.argmax(np.where(ok, v, -np.inf))) if ok.any() else int(np.argmin(d))
 
@@ -150,22 +162,94 @@ class Outcomes:
         return kind.astype(str), tool.astype(str), rows
 
 
+def examples_of(exp, ranker: str) -> tuple[ExampleModel, Scores]:
+    """(model, scores) of the examples model on ``ranker``'s encoder: trained on the catalog (examples, own texts,
+    negatives) and the generic bank, never on the experiment's requests, then applied to every request; made once
+    per experiment."""
+    key = ("examples", ranker)
+    if key not in exp.memo:
+        spec, langs = RankerSpec.of(exp.rankers[ranker]).entry, tuple(exp.run.langs)
+        texts, labels = training_texts(exp.catalog, langs, generic_requests(langs))
+        model = fit_examples(query_embeddings(spec, texts, exp.run), labels, exp.router.examples_c)
+        emb = query_embeddings(spec, [r["text"] for r in exp.rows], exp.run)  # the scores rule's order: its cache
+        lex = exp.scores(exp.provenance["lexical"])
+        exp.memo[key] = model, Scores(lex.utterance_ids, lex.tool_ids, lex.kinds, action_matrix(model, emb, exp.catalog))
+    return exp.memo[key]
+
+
+def gate_values(exp, c: Candidate) -> tuple[np.ndarray, object]:
+    """(gate value per request of the main set, the ranker's scores) of band candidate ``c``: a registered gate's
+    out-of-fold value (gate/signals.csv), or the examples model's log-odds of its top action, which saw none of
+    the experiment's requests."""
+    if c.gate != EXAMPLES:
+        return signal_rows(exp.signal_table, exp.main)[c.gate].to_numpy(), exp.scores(c.ranker)
+    scores = examples_of(exp, c.ranker)[1]
+    return log_odds(scores.for_rows(exp.main).action_scores().max(1)), scores
+
+
+def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the shipped router's evidence rules (:class:`~toolgate.router.runtime.Rules`) make of candidate ``c``'s
+    decisions on the main set, per request: (kind, tool) after a band act on the ranker's top action, after a band
+    ask on it (arrays of 2 x requests), and whether the request takes the route step whatever the band says (no
+    candidate, no evidence). The near-tie margin is fitted at export and left out here (an exact tie is not): by
+    construction it asks at most router.tie_cost of a fold's action requests more. Made once per ranker."""
+    key = ("rules", c.ranker, c.gate == EXAMPLES)
+    if key not in exp.memo:
+        rows, lexical, langs = exp.main, exp.provenance["lexical"], tuple(exp.run.langs)
+        if ("bm25", lexical) not in exp.memo:
+            exp.memo[("bm25", lexical)] = fit_ranker(exp.rankers[lexical], exp.catalog, langs, exp.run.text)
+        lex = exp.scores(lexical)
+        rules = Rules(Evidence(exp.catalog, langs), exp.memo[("bm25", lexical)], lex.tool_ids, lex.actions,
+                      int(exp.provenance["limits"]["top_k"]), 0.0)
+        acts, lex_max = ranker.for_rows(rows).action_scores(), lex.for_rows(rows).action_scores().max(1)
+        top1, route = top_actions(ranker, rows)[:, 0], route_step(lex, rows)
+        kind, tool, away = np.empty((2, len(rows)), object), np.empty((2, len(rows)), object), np.zeros(len(rows), bool)
+        for i, r in enumerate(rows):
+            seen = np.isfinite(acts[i])
+            for j, band in enumerate(("action", "ask")):
+                kind[j, i], tool[j, i], why = rules.checked(r["text"], (band, str(top1[i]), route[i]), acts[i],
+                                                            lex_max[i], seen)
+            away[i] = why in ("no_candidates", "no_evidence")
+        exp.memo[key] = kind.astype(str), tool.astype(str), (away, route)
+    return exp.memo[key]
+
+
+def shipped(exp, c: Candidate, ranker: Scores, evaluate, g: Gold):
+    """``evaluate`` (threshold pair -> kind, tool, metrics) with the evidence rules applied as the shipped router
+    applies them (:func:`after_rules`), its danger and accuracy counted on what remains."""
+    kind_after, tool_after, (away, route) = after_rules(exp, c, ranker)
+
+    def ruled(pair):
+        kind, tool, met = evaluate(pair)
+        kind, tool = np.asarray(kind, object).copy(), np.asarray(tool, object).copy()
+        for j, band in enumerate(("action", "ask")):
+            at = kind == band
+            kind[at], tool[at] = kind_after[j][at], tool_after[j][at]
+        kind[away], tool[away] = route[away], ""
+        kind, tool = kind.astype(str), tool.astype(str)
+        return kind, tool, {**met, "danger": g.delegate & (kind == "action"), "accuracy": correct(kind, tool, g)}
+    return ruled
+
+
 def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
-    """Candidate ``c``'s decisions on the experiment's main set (``g``: its gold) under each threshold pair."""
+    """Candidate ``c``'s decisions on the experiment's main set (``g``: its gold) under each threshold pair, after
+    the shipped router's evidence rules (:func:`shipped`)."""
     study, rows, lexical = exp.study, exp.main, exp.provenance["lexical"]
-    budget = study.gate.danger_budget
+    budget, costs = study.gate.danger_budget, exp.router.utility
+    value = lambda kind, tool: utility(np.asarray(kind), np.asarray(tool), g, costs)  # noqa: E731
     if c.gate is None:
-        return Outcomes(*ladder_setting(exp.scores(lexical), rows, g, study.routing.grid), 1.0, budget)
-    value = signal_rows(exp.signal_table, rows)[c.gate].to_numpy()
-    evaluate, cands, _, _ = band_setting(exp.scores(c.ranker), exp.scores(lexical), rows, g, value, study.routing)
-    return Outcomes(evaluate, cands, study.routing.ask_cap, budget)
+        evaluate, cands = ladder_setting(exp.scores(lexical), rows, g, study.routing.grid)
+        return Outcomes(shipped(exp, c, exp.scores(lexical), evaluate, g), cands, (1.0, budget), value)
+    gate, ranker = gate_values(exp, c)
+    evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, gate, study.routing)
+    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (study.routing.ask_cap, budget), value)
 
 
 def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
     rows = np.flatnonzero(within)
     idx = chosen[rows]
-    return {"accuracy": o.correct[idx, rows].mean(), "danger_rate": o.danger[idx, rows].mean(),
-            "ask_rate": o.ask[idx, rows].mean()}
+    return {"utility": o.utility[idx, rows].mean(), "accuracy": o.correct[idx, rows].mean(),
+            "danger_rate": o.danger[idx, rows].mean(), "ask_rate": o.ask[idx, rows].mean()}
 
 
 def _best(cands: list[Candidate], rate: dict, settings, study: Study, held: dict | None = None) -> Candidate | None:
@@ -181,7 +265,7 @@ def _best(cands: list[Candidate], rate: dict, settings, study: Study, held: dict
 
     def key(c):
         worst = -round(held[c.name]["worst"], 12) if held else 0.0
-        return worst, -round(rate[c.name]["accuracy"], 12), c.p50_ms, c.gate is not None, c.name
+        return worst, -round(rate[c.name]["utility"], 12), c.p50_ms, c.gate is not None, c.name
 
     return min(ok, key=key) if ok else None
 
@@ -242,12 +326,13 @@ def select(exp, held: dict | None = None) -> Selection:
         nested_kind[~train], nested_tool[~train] = kind[~train], tool[~train]
     nested_kind, nested_tool = nested_kind.astype(str), nested_tool.astype(str)
     guard = versus_ladder((nested_kind, nested_tool), ladder, g, res, study.run.seed, clusters)
-    nested = {"accuracy": float(correct(nested_kind, nested_tool, g).mean()),
+    nested = {"utility": float(utility(nested_kind, nested_tool, g, settings.utility).mean()),
+              "accuracy": float(correct(nested_kind, nested_tool, g).mean()),
               "danger_rate": float((g.delegate & (nested_kind == "action")).mean()),
               "ask_rate": float((nested_kind == "ask").mean()), **{k: float(v) for k, v in guard.items()},
               "chosen_by_fold": "; ".join(f"{k}:{v}" for k, v in by_fold.items())}
     recs.append({"candidate": "nested selection", "ranker": "", "gate": "", "models": "", "p50_ms": np.nan,
-                 "within_latency": np.nan, **{k: nested[k] for k in ("accuracy", "danger_rate", "ask_rate")},
+                 "within_latency": np.nan, **{k: nested[k] for k in ("utility", "accuracy", "danger_rate", "ask_rate")},
                  "danger_ok": nested["danger_rate"] <= study.gate.danger_budget + TOL,
                  "ask_ok": nested["ask_rate"] <= study.routing.ask_cap + TOL, **guard, "chosen": False,
                  "chosen_by_fold": nested["chosen_by_fold"]})
@@ -274,8 +359,9 @@ def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings, held: 
                f"cap, out of {len(cands)}")
     mode = "the fixed router.ranker + router.gate" if settings.select == "fixed" else (
         f"the candidate with the best worst held-out catalog (routed accuracy minus the ladder, tables/router_loco.csv)"
-        f" {budgets}, none of its intervals below the ladder" if held else f"the most accurate candidate {budgets}")
-    text = f"{chosen.name}: {mode}; out-of-fold routed accuracy {rate[chosen.name]['accuracy']:.3f}"
+        f" {budgets}, none of its intervals below the ladder" if held else f"the candidate of the highest utility {budgets}")
+    text = (f"{chosen.name}: {mode}; out-of-fold utility {rate[chosen.name]['utility']:.3f}, routed accuracy "
+            f"{rate[chosen.name]['accuracy']:.3f}")
     if held and settings.select != "fixed":
         h = held[chosen.name]
         text += f", worst held-out catalog {h['worst_set']} at {h['worst']:+.3f} against the ladder"
@@ -284,13 +370,13 @@ def _why(chosen: Candidate, rate: dict, cands: list[Candidate], settings, held: 
 
 def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, settings, study: Study,
                 held: dict | None = None) -> list[str]:
-    """A sentence for each candidate more accurate out of fold than ``chosen``: by how much, and which budget or
+    """A sentence for each candidate of higher utility out of fold than ``chosen``: by how much, and which budget or
     held-out catalog kept it out."""
     if chosen is None:
         return []
     out = []
     for c in cands:
-        r, gain = rate[c.name], rate[c.name]["accuracy"] - rate[chosen.name]["accuracy"]
+        r, gain = rate[c.name], rate[c.name]["utility"] - rate[chosen.name]["utility"]
         if c is chosen or gain <= TOL:
             continue
         why = [  # a fixed selection has one candidate: nothing is passed over
@@ -302,7 +388,7 @@ def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, se
                 (r["ask_rate"] > study.routing.ask_cap + TOL, f"its ask rate {r['ask_rate']:.3f} exceeds the cap of "
                                                               f"{study.routing.ask_cap:g}"),
                 *_held_reasons(held, c, chosen)) if failed]
-        out.append(f"passed over {c.name}: out-of-fold routed accuracy {r['accuracy']:.3f}, {gain:+.3f} over "
+        out.append(f"passed over {c.name}: out-of-fold utility {r['utility']:.3f}, {gain:+.3f} over "
                    f"{chosen.name}, but {' and '.join(why)}")
     return out
 

