@@ -1,9 +1,10 @@
 """End to end: tool-rows files written for the tests (labelled rows in English and Korean; rows in BFCL live's shape)
 imported with one command each and run with the command the importer prints, the labelled rows through the whole
-workflow but the routers' timing (router_cost), the BFCL-shaped rows up to the selected router; the written config
-runs from the project root and from the import folder, wherever that folder is. The BFCL-shaped run also covers a
-catalog without route entries (tests/e2e/test_imported_runs.py runs the docs' example). Each router is exported from
-the written config and evaluated on the rows it was imported from, read with the same flags."""
+workflow but the routers' timing (router_cost), the BFCL-shaped rows up to the selected router and the routing
+tables; the written config runs from the project root and from the import folder, wherever that folder is. The
+BFCL-shaped run also covers a catalog without route entries (tests/e2e/test_imported_runs.py runs the docs' example).
+Each router is exported from the written config and evaluated on the rows it was imported from, read with the same
+flags."""
 import json
 import os
 import subprocess
@@ -83,13 +84,14 @@ def test_labelled_rows_imported_from_outside_the_project_run_through(place):
 
 def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_through(place):
     # one run for three cases: rows in BFCL live's shape, a folder outside the project, no route entries; up to the
-    # selected router, what an export reads (the labelled rows above run the whole workflow)
+    # selected router (what an export reads) and the two routing tables that handle a catalog without routes
     root, repo = place
     reading = ["--preset", "bfcl-live", "--empty-candidates", "delegate"]
     src = bfcl_live_rows(root / "src")
     command = _import(repo, repo, src, *reading, "--no-routes", "--out", root / "elsewhere" / "live")
     assert command[2] == "../elsewhere/live/config.yaml"
-    info = _run(repo, root / "elsewhere" / "live", command, "results/live/router/selected/router.json")
+    info = _run(repo, root / "elsewhere" / "live", command, "results/live/router/selected/router.json",
+                "results/live/tables/routing_baselines.csv", "results/live/tables/pipelines.csv")
     res = repo / "results" / info["experiment"]
     assert not TIMED & ran(repo, info["experiment"])
     # the gate study's requests: the empty row left out
@@ -98,6 +100,13 @@ def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_throu
     assert "Candidates: each request's own list (19 of 19 requests" in (res / "tables" / "gate_auc.md").read_text()
     assert not list((root / "elsewhere" / "live").glob("results"))  # outputs go to the project, not the folder
     assert json.loads((res / "router" / "selected" / "router.json").read_text())["catalog"]["routes"] == []
+    routing = pd.read_csv(res / "tables" / "routing_baselines.csv")
+    assert "standalone_bm25" not in routing.columns and "gated" in routing.columns
+    routing = routing.set_index("metric")
+    assert routing.loc["mutating_false_positive", "note"].startswith("not available")
+    assert pd.isna(routing.loc["mutating_false_positive", "gated"])  # never a silent 0
+    assert "Standalone baseline skipped" in (res / "tables" / "routing_baselines.md").read_text()
+    assert "Route step skipped" in (res / "tables" / "pipelines.md").read_text()
     assert not (repo / "results" / "cache" / "external").exists()  # nothing downloaded
     exported_and_evaluated(repo, root / "elsewhere" / "live" / "config.yaml", src, "--eval-format", "tool-rows",
                            *reading)
