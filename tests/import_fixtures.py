@@ -109,6 +109,10 @@ def pairs_files(root: Path, tools_shape: str = "list") -> tuple[Path, Path]:
 DOC = Path(__file__).resolve().parents[1] / "docs" / "new-catalog.md"
 # bootstrap resamples and timed queries cut, appended to an imported run's config: its numbers are not under test
 FASTER = "gate: {resamples: 100}\ncost: {queries: 10, warmup: 2}\nrouter: {queries: 10, warmup: 2}\n"
+# the timed rules: the default run (tests/e2e/test_default_regression.py) and the unit tests cover them. An imported
+# run leaves out router_cost, whose table nothing reads; the report rule reads cost's and pipeline_cost's
+TIMED = {"cost", "pipeline_cost", "router_cost"}
+LEAVE_OUT = ("--omit-from", "router_cost")
 NON_ROUTINE = {"external", "fig_jaccard", "quant_retention", "native_calls", "native_tables", "tournament",
                "import_functionchat"}
 
@@ -117,3 +121,9 @@ def doc_commands() -> list[list[str]]:
     """The commands of docs/new-catalog.md's first bash block, as argument lists."""
     block = DOC.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
     return [line.split() for line in block.splitlines() if line.strip()]
+
+
+def ran(repo: Path, experiment: str) -> set[str]:
+    """The rules that ran for ``experiment``, by their benchmark files (tests/workflow: every rule writes one; a rule
+    with wildcards as its name and their values, e.g. scores_bm25)."""
+    return {p.stem for p in (repo / "benchmarks" / experiment).glob("*.tsv")}
