@@ -131,3 +131,21 @@ def test_a_row_with_more_cells_than_the_header_a_bom_and_one_tool_object(tmp_pat
     assert main(["import", "pairs", str(one), str(only), "--out", str(tmp_path / "c")]) == 0
     cat = [t["id"] for _, t in io.read_jsonl(tmp_path / "c" / "catalog.jsonl") if t["kind"] == "action"]
     assert cat == ["timer_start"]
+
+
+def test_examples_per_tool_move_requests_into_the_catalog_and_out_of_the_evaluation(tmp_path, capsys):
+    tools, pairs = pairs_files(tmp_path, "map")
+    out = tmp_path / "run"
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(out), "--examples-per-tool", "1"]) == 0
+    info, rows = json.loads((out / "import.json").read_text()), _rows(out)
+    catalog = [t for _, t in io.read_jsonl(out / "catalog.jsonl")]
+    examples = {e["text"]: t["id"] for t in catalog for e in t.get("examples", [])}
+    assert info["examples"] == len(examples) > 0 and info["requests"] == 28 - len(examples)
+    assert all(len([x for x in examples.values() if x == t]) <= 1 for t in PAIR_TOOLS)
+    assert not set(examples) & {r["text"] for r in rows.values()}  # an example is no evaluation request
+    for tool in set(examples.values()):  # never a tool's last request
+        assert any(r["gold_tool"] == tool for r in rows.values())
+    again = tmp_path / "again"
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(again), "--examples-per-tool", "1"]) == 0
+    assert (again / "catalog.jsonl").read_bytes() == (out / "catalog.jsonl").read_bytes()  # the same seed, the same
+    assert "examples: " in capsys.readouterr().out

@@ -64,6 +64,7 @@ class Options:
     empty_candidates: str = ""   # what an empty candidate list means: catalog / delegate ("": an error)
     other_langs: str = "skip"    # a row whose script is neither Hangul nor Latin: skip / keep (as en) / error
     fields: object = None        # tool-rows: where each part of a request is (toolrows.Fields)
+    examples: int = 0            # at most this many requests per tool move into the catalog as its examples
 
 
 def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
@@ -144,12 +145,15 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
     keep = used | {u["gold_tool"] for u in rows if u["gold_tool"]} if lists else {t["id"] for t in ext.catalog}
     keep -= removed
     catalog = [t for t in ext.catalog if t["id"] in keep]
+    if opt.examples:
+        catalog, rows = held_as_examples(catalog, rows, opt.examples, opt.seed)
     clash = sorted({t["id"] for t in catalog} & {r[0] for r in ROUTES})
     if opt.routes and clash:
         raise InputError(ext.dataset, f"tool id '{clash[0]}' is also a route entry; import with --no-routes")
     langs = Counter(u["lang"] for u in rows)
     langs = {lang: langs[lang] for lang in io.LANGS if lang in langs or any(lang in t["names"] for t in catalog)}
     info = {"format": ext.dataset, "langs": langs, "options": asdict(opt), "actions": len(catalog),
+            "examples": sum(len(t.get("examples", [])) for t in catalog),
             "removed_tools": len(removed), "requests": len(rows),
             "in_catalog": sum(u["gold_tool"] is not None for u in rows),
             "out_of_catalog": sum(u["gold_tool"] is None for u in rows),
@@ -157,6 +161,27 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
             "unknown_types": unknown_types(catalog),
             "language_warnings": language_gaps(language_table(catalog, rows)), **notes.info(ext.names)}
     return catalog + (_routes(list(langs)) if opt.routes else []), rows, info
+
+
+def held_as_examples(catalog: list[dict], rows: list[dict], n: int, seed: int) -> tuple[list[dict], list[dict]]:
+    """(catalog, rows): up to ``n`` requests per tool (gold outcome action) moved from ``rows`` into the tool's
+    ``examples``, drawn with ``seed`` a cluster at a time (a request and its translations go together, so no
+    evaluation request is another's copy), never a tool's last cluster."""
+    clusters: dict[str, dict[str, list[dict]]] = {}
+    for u in rows:
+        if u["gold_outcome"] == "action":
+            clusters.setdefault(u["gold_tool"], {}).setdefault(u["pair_id"], []).append(u)
+    rng, taken, moved = np.random.default_rng(seed), {}, set()
+    for tool in sorted(clusters):
+        pairs = sorted(clusters[tool])
+        for k in rng.permutation(len(pairs))[:len(pairs) - 1]:
+            if len(taken.get(tool, [])) >= n:
+                break
+            group = clusters[tool][pairs[k]][:n - len(taken.get(tool, []))]
+            taken.setdefault(tool, []).extend({"text": u["text"], "lang": u["lang"]} for u in group)
+            moved |= {u["pair_id"] for u in clusters[tool][pairs[k]]}
+    catalog = [{**t, "examples": t.get("examples", []) + taken[t["id"]]} if t["id"] in taken else t for t in catalog]
+    return catalog, [u for u in rows if u["pair_id"] not in moved]
 
 
 def unknown_types(catalog: list[dict]) -> dict[str, int]:

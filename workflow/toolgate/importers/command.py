@@ -84,6 +84,9 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
                         "(0: all)")
     common.add_argument("--per-tool", type=count, default=0, metavar="K", help="at most K requests per gold tool, "
                         "drawn with --seed before --sample (out-of-catalog requests uncapped; 0: all)")
+    common.add_argument("--examples-per-tool", type=count, default=0, metavar="N", help="move up to N requests of "
+                        "each tool into the catalog as its examples (drawn with --seed, a request with its "
+                        "translations, never a tool's last one); they leave the evaluation set (0: none)")
     common.add_argument("--seed", type=int, default=SEED, help=f"seed of the sample and the tool split (default "
                         f"{SEED}, the experiments' seed)")
     common.add_argument("--holdout-tools", type=fraction, default=0.0, metavar="FRACTION",
@@ -159,7 +162,7 @@ def options(args) -> Options:
     return Options(sample=args.sample, per_tool=args.per_tool, seed=args.seed, holdout=args.holdout_tools, subsets=tuple(args.subsets or ()),
                    candidates=not args.no_candidates, routes=not args.no_routes, duplicates=args.duplicates,
                    empty_candidates=args.empty_candidates, other_langs=args.other_langs or "skip",
-                   fields=_fields(args, args.format))
+                   fields=_fields(args, args.format), examples=args.examples_per_tool)
 
 
 def eval_options(args, fmt: str | None) -> Options | None:
@@ -189,6 +192,9 @@ def summary_lines(info: dict) -> list[str]:
     lines = [f"languages: {', '.join(f'{k}={v}' for k, v in langs.items())}"
              + (" (mixed: the tables split by language)" if sum(n > 0 for n in langs.values()) > 1 else "")]
     lines += [f"warning: {line}" for line in info["language_warnings"]]
+    if info.get("examples"):
+        lines.append(f"examples: {info['examples']} requests moved into the catalog (--examples-per-tool), out of the "
+                     "evaluation set")
     lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
     lines += _dropped(info) + _ambiguous(info)
     if info["unknown_types"]:
