@@ -67,3 +67,18 @@ def test_over_a_catalog_without_examples_it_runs_its_ladder_fallback(folder):
     over = router.on_catalog(plain, ("en", "ko"))
     assert over.kind == "ladder" and over.examples is None and over.manifest["pipeline"]["fallback_of"] == "examples"
     assert over.manifest["thresholds"] == m["fallback"]["thresholds"]
+
+
+def test_adapt_to_a_catalog_without_examples_writes_the_fallback_and_says_so(folder, tmp_path, capsys):
+    from conftest import write_jsonl
+    from toolgate.cli import main
+
+    plain = [{k: v for k, v in t.items() if k not in ("examples", "negatives")} for t in Router.load(folder).catalog]
+    path = write_jsonl(tmp_path / "plain.jsonl", plain)
+    assert main(["adapt", str(folder), "--catalog", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert "runs its fallback" in capsys.readouterr().out
+    adapted = Router.load(tmp_path / "out")
+    assert adapted.kind == "ladder" and adapted.manifest["thresholds"] == manifest(folder)["fallback"]["thresholds"]
+    assert main(["adapt", str(folder), "--catalog", str(path), "--out", str(tmp_path / "moved"), "--calibrate",
+                 "anchors"]) == 0
+    assert "routed worse than the unchanged router" in capsys.readouterr().err

@@ -151,7 +151,14 @@ def _adapt(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     p, th = m["pipeline"], m["thresholds"]
-    print(f"adapted {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {args.catalog}: {m['catalog']['actions']} "
+    if p.get("fallback_of"):
+        print("the catalog carries no examples: the examples router runs its fallback, the ladder fitted with it")
+    if "retarget" in m:
+        print("warning: re-targeting by anchors routed worse than the unchanged router on every external set it was "
+              "measured on (tables/router_eval.csv, re-targeted rows); check it on labelled requests before use",
+              file=sys.stderr)
+    gate = p["gate"] or ("examples" if p["kind"] == "examples" else "ladder")
+    print(f"adapted {p['name']} ({p['ranker']} + {gate}) to {args.catalog}: {m['catalog']['actions']} "
           f"actions, written to {args.out}" + (" (replacing the earlier router's files)" if written == "replaced" else "")
           + (f"; the gate's scale moved by label-free anchors (scale x{m['retarget']['scale']:.3g})" if "retarget" in m
              else f"; thresholds and gate as fitted on {m['adapted_from']['catalog']['source']}")
