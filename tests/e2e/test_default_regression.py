@@ -401,3 +401,33 @@ def test_report_renders_in_chromium(tmp_path, project):
     assert found, dom.stderr[-2000:]
     check = json.loads(found.group(1).replace("&quot;", '"'))
     assert check["images"] >= 5 and check["loaded"] == check["images"] and check["matrix"] and check["links"] >= 5, check
+
+
+def test_the_selection_scores_what_the_selected_router_decides(project, monkeypatch):
+    """router_selection.csv's figures are the shipped router's (issue 53): the selected router, run by the runtime
+    on the main set, decides as its candidate does in the selection at the thresholds an export fits on every
+    request, evidence rules included. Only the near-tie rule, whose margin the export fits, may ask where the
+    selection executes."""
+    from toolgate.config import load
+    from toolgate.experiment import Experiment
+    from toolgate import Router
+    from toolgate.router import artifact
+    from toolgate.router.select import EXAMPLES, Candidate, outcomes
+    from toolgate.routing.baselines import Gold
+
+    monkeypatch.chdir(project.root)
+    cfg = load("config.yaml")
+    exp = Experiment.from_config(cfg, "config.yaml")
+    monkeypatch.setattr(artifact, "make_encoder", _pipeline_embeddings(artifact.make_encoder, cfg, exp.run,
+                                                                       [r["text"] for r in exp.rows]))
+    router = Router.load(project.root / "results" / "default" / "router" / "selected")
+    p = router.manifest["pipeline"]
+    o = outcomes(exp, Candidate(p["ranker"], EXAMPLES if p["kind"] == "examples" else p["gate"], (), 0.0),
+                 Gold(exp.main, exp.catalog))
+    kind, tool = o.pair(o.pick(np.ones(len(exp.main), bool)))
+    words = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+    got = router.decide_many([r["text"] for r in exp.main])
+    differ = [(r["text"], words[k], t, d.kind, d.tool, d.reason) for r, k, t, d in zip(exp.main, kind, tool, got)
+              if (words[k], t or None) != (d.kind, d.tool)]
+    assert all(x[1] == "act" and x[3:] == ("ask", x[2], "tie") for x in differ), differ[:5]
+    assert len(differ) <= 0.01 * len(exp.main)  # router.tie_cost
