@@ -278,7 +278,7 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                 f"{name or 'none'}. "
                 + (f"Why: {sel['why']}. " if sel.get("why") else "")
                 + ("".join(f"{x[0].upper()}{x[1:]}. " for x in passed) if passed else
-                   "No candidate was more accurate out of fold. " if "passed_over" in sel else ""))
+                   "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))
         if len(nested):
             n = nested.iloc[0]
             text += (f"The same rule applied inside each outer fold (nested): accuracy {n['accuracy']:.3f} against "

@@ -276,7 +276,7 @@ class Selection:
     chosen: Candidate | None
     why: str
     nested: dict  # accuracy, danger_rate, ask_rate, ladder_accuracy, accuracy_minus_ladder, ci_low, ci_high
-    passed_over: list[str]  # one sentence per more accurate candidate that was not chosen, and why
+    passed_over: list[str]  # one sentence per candidate of higher utility that was not chosen, and why
 
 
 def select(exp, held: dict | None = None) -> Selection:
