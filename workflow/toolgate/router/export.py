@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Route:
     """What an artifact runs: ``gate`` a signal of the registry (None: the single-pool ladder); ``objective``: what
-    its thresholds maximise (coverage: the paper's pipelines; accuracy: a selected router)."""
+    its thresholds maximise (coverage: the paper's pipelines; utility: a selected router, router.utility)."""
     name: str
     ranker: str
     gate: str | None
