@@ -408,9 +408,9 @@ def test_the_selection_scores_what_the_selected_router_decides(project, monkeypa
     on the main set, decides as its candidate does in the selection at the thresholds an export fits on every
     request, evidence rules included. Only the near-tie rule, whose margin the export fits, may ask where the
     selection executes."""
+    from toolgate import Router
     from toolgate.config import load
     from toolgate.experiment import Experiment
-    from toolgate import Router
     from toolgate.router import artifact
     from toolgate.router.select import EXAMPLES, Candidate, outcomes
     from toolgate.routing.baselines import Gold
