@@ -279,15 +279,21 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                 + (f"Why: {sel['why']}. " if sel.get("why") else "")
                 + ("".join(f"{x[0].upper()}{x[1:]}. " for x in passed) if passed else
                    "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))
+        ex = manifest.get("examples")
+        if ex:  # which examples it saw (router.json's examples)
+            text += (f"It learned from the catalog's {ex['examples']} examples and {ex['negatives']} negatives and "
+                     "the shipped bank of generic out-of-scope requests; over a catalog without examples it runs its "
+                     "ladder fallback. ")
         if len(nested):
             n = nested.iloc[0]
             text += (f"The same rule applied inside each outer fold (nested): accuracy {n['accuracy']:.3f} against "
                      f"the ladder's {n['ladder_accuracy']:.3f}, difference "
                      f"{_iv(n['accuracy_minus_ladder'], n['ci_low'], n['ci_high'], '+')}; chosen by fold: "
                      f"{n['chosen_by_fold']}.")
-        out.append(("p", text.rstrip() + " The most accurate candidates out of fold, the chosen one, the ladder and "
-                                "the nested selection (tables/router_selection.csv has every candidate):"))
-        ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values("accuracy", ascending=False,
+        out.append(("p", text.rstrip() + " The candidates of the highest utility out of fold, the chosen one, the "
+                                "ladder and the nested selection (tables/router_selection.csv has every candidate):"))
+        rank_by = "utility" if "utility" in df else "accuracy"
+        ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values(rank_by, ascending=False,
                                                                                         kind="stable")
         chosen_row = ranked[ranked["chosen"].astype(str) == "True"]  # the router that ships, wherever it ranks
         shown = pd.concat([ranked.head(5), chosen_row[~chosen_row.index.isin(ranked.head(5).index)],
@@ -295,7 +301,8 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
         held = [c for c in ("held_out_worst", "held_out_worst_set", "held_out_below") if c in df]  # router_loco.csv
         out.append(("table", shown.assign(**{"minus ladder [95%]": [
             _iv(r.accuracy_minus_ladder, r.ci_low, r.ci_high, "+") for r in shown.itertuples()]})[
-            ["candidate", "models", "p50_ms", "within_latency", "accuracy", "minus ladder [95%]", "danger_rate",
+            ["candidate", "models", "p50_ms", "within_latency", *(["utility"] if "utility" in df else []), "accuracy",
+             "minus ladder [95%]", "danger_rate",
              "ask_rate", "danger_ok", "ask_ok", *held, "chosen"]]))
     if "router_eval" in tables:
         ev = tables["router_eval"]
