@@ -148,11 +148,13 @@ def leakage(exp) -> pd.DataFrame:
                         "jaccard": 0.0, "nearest": "", "cosine": np.nan})
     if not examples:
         return out.assign(leaked=False)
-    grams = [set(char_ngrams(x, 3)) for x in examples]
-    for i, r in enumerate(rows):
+    grams = [set(char_ngrams(x, 3)) for x in examples]  # text.jaccard's sets, each example's made once
+    best = []
+    for r in rows:
         q = set(char_ngrams(r["text"], 3))
         sims = [len(q & e) / len(q | e) if q | e else 0.0 for e in grams]
-        out.loc[i, ["jaccard", "nearest"]] = max(sims), examples[int(np.argmax(sims))]
+        best.append((max(sims), examples[int(np.argmax(sims))]))
+    out["jaccard"], out["nearest"] = [b[0] for b in best], [b[1] for b in best]
     dense = [n for n, e in exp.rankers.items() if RankerSpec.of(e).encoder_gate]
     if dense:
         spec = RankerSpec.of(exp.rankers[dense[0]]).entry

@@ -79,7 +79,7 @@ def scored(exp, route: Route, ranker, evaluate, g: Gold):
 
 def fitted_router(exp, route: Route):
     """(calibrator and thresholds of ``route`` fitted on the experiment's main set with their in-sample rates, the
-    decision kind per row)."""
+    decision kind per row, the ranker's scores the decisions read)."""
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
     objective = route.objective
@@ -91,6 +91,7 @@ def fitted_router(exp, route: Route):
         lo, hi = choose(scored(exp, route, lex, evaluate, g), cands, np.ones(len(rows), bool), budget,
                         1.0, "accuracy" if objective == "coverage" else objective)
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
+        ranker = exp.scores(route.ranker)
     else:
         score, ranker = gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))
         scale = "probability"
@@ -109,7 +110,7 @@ def fitted_router(exp, route: Route):
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
                            "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
                            "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
-                                         "ask_rate": float((kind == "ask").mean())}}}, kind
+                                         "ask_rate": float((kind == "ask").mean())}}}, kind, ranker
 
 
 def limits(exp, ranker, kind: np.ndarray) -> dict:
@@ -185,19 +186,20 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
     how the route was chosen)."""
     run, provenance, rankers, study = exp.run, exp.provenance, exp.rankers, exp.study
     lexical, catalog = provenance["lexical"], exp.catalog
-    fit, kind = fitted_router(exp, route)
+    fit, kind, ranker = fitted_router(exp, route)
     gate = (gate_entry(study.signals, route.gate, exp.payloads, lexical, study.gate.top_k)
             if route.gate not in (None, EXAMPLES) else None)
     encoders, arrays = encoder_parts(exp, route)
-    examples = None
+    model_parts = {}  # an examples router's model and the ladder it falls back to on a catalog without examples
     if route.gate == EXAMPLES:
         model = examples_of(exp, route.ranker)[0]
         arrays |= {"examples__coef": model.coef, "examples__intercept": model.intercept}
-        examples = {"encoder": route.ranker, "classes": [str(c) for c in model.classes], "c": exp.router.examples_c,
-                    "examples": sum(len(t.get("examples", [])) for t in catalog),
-                    "negatives": sum(len(t.get("negatives", [])) for t in catalog)}
-        ladder = fitted_router(exp, Route("ladder", lexical, None, route.objective))[0]
-        examples = {"examples": examples, "fallback": {"kind": "ladder", **ladder}}
+        model_parts = {"examples": {"encoder": route.ranker, "classes": [str(c) for c in model.classes],
+                                    "c": exp.router.examples_c,
+                                    "examples": sum(len(t.get("examples", [])) for t in catalog),
+                                    "negatives": sum(len(t.get("negatives", [])) for t in catalog)},
+                       "fallback": {"kind": "ladder",
+                                    **fitted_router(exp, Route("ladder", lexical, None, route.objective))[0]}}
     bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text)
     blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(exp.input.catalog).read_bytes(),
              EMBEDDINGS: npz_bytes(arrays)}
@@ -207,15 +209,14 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
         "pipeline": {"name": route.name, "kind": KINDS.get(route.gate, "band"), "ranker": route.ranker,
                      "gate": None if route.gate == EXAMPLES else route.gate,
                      "ranker_spec": RankerSpec.of(rankers[route.ranker]).entry},
-        **(examples or {}),
+        **model_parts,
         "lexical": {"name": lexical, "spec": RankerSpec.of(rankers[lexical]).entry},
         "text": {"ngram": run.text.ngram, "pad": run.text.pad}, "langs": list(run.langs),
         "gate": gate, "encoders": encoders, **fit,
         **({"selection": selection} if selection else {}),
         "catalog": catalog_entry(catalog, blobs["catalog.jsonl"], exp.input.catalog),
         "fitted_candidates": mode_note(exp.main),  # the tools each request saw when the thresholds were fitted
-        "limits": limits(exp, gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))[1]
-                         if route.gate else exp.scores(route.ranker), kind),
+        "limits": limits(exp, ranker, kind),
         "versions": {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": metadata.version("scikit-learn")},
     }
     return Artifact(manifest, blobs, catalog, bm25, arrays)

@@ -187,6 +187,18 @@ def gate_values(exp, c: Candidate) -> tuple[np.ndarray, object]:
     return log_odds(scores.for_rows(exp.main).action_scores().max(1)), scores
 
 
+def catalog_rules(exp) -> Rules:
+    """The shipped router's evidence rules over the experiment's catalog (near-tie margin 0: see
+    :func:`after_rules`), made once per experiment: they depend on the catalog alone."""
+    if "rules" not in exp.memo:
+        lexical, langs = exp.provenance["lexical"], tuple(exp.run.langs)
+        lex = exp.scores(lexical)
+        exp.memo["rules"] = Rules(Evidence(exp.catalog, langs),
+                                  fit_ranker(exp.rankers[lexical], exp.catalog, langs, exp.run.text), lex.tool_ids,
+                                  lex.actions, int(exp.provenance["limits"]["top_k"]), 0.0)
+    return exp.memo["rules"]
+
+
 def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What the shipped router's evidence rules (:class:`~toolgate.router.runtime.Rules`) make of candidate ``c``'s
     decisions on the main set, per request: (kind, tool) after a band act on the ranker's top action, after a band
@@ -195,12 +207,8 @@ def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarr
     construction it asks at most router.tie_cost of a fold's action requests more. Made once per ranker."""
     key = ("rules", c.ranker, c.gate == EXAMPLES)
     if key not in exp.memo:
-        rows, lexical, langs = exp.main, exp.provenance["lexical"], tuple(exp.run.langs)
-        if ("bm25", lexical) not in exp.memo:
-            exp.memo[("bm25", lexical)] = fit_ranker(exp.rankers[lexical], exp.catalog, langs, exp.run.text)
-        lex = exp.scores(lexical)
-        rules = Rules(Evidence(exp.catalog, langs), exp.memo[("bm25", lexical)], lex.tool_ids, lex.actions,
-                      int(exp.provenance["limits"]["top_k"]), 0.0)
+        rows, lex = exp.main, exp.scores(exp.provenance["lexical"])
+        rules = catalog_rules(exp)
         acts, lex_max = ranker.for_rows(rows).action_scores(), lex.for_rows(rows).action_scores().max(1)
         top1, route = top_actions(ranker, rows)[:, 0], route_step(lex, rows)
         kind, tool, away = np.empty((2, len(rows)), object), np.empty((2, len(rows)), object), np.zeros(len(rows), bool)
