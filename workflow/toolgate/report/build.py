@@ -276,6 +276,7 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
         nested = df[df["candidate"] == "nested selection"]
         text = (f"The selected router (results/{experiment}/router/selected, chosen by router.select): "
                 f"{name or 'none'}. "
+                + (f"Warning: {sel['warning']}. " if sel.get("warning") else "")
                 + (f"Why: {sel['why']}. " if sel.get("why") else "")
                 + ("".join(f"{x[0].upper()}{x[1:]}. " for x in passed) if passed else
                    "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))

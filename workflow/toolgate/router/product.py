@@ -3,8 +3,9 @@ guard) and ``toolgate export`` of a resolved config.
 
 The selected router is the choice of :func:`toolgate.router.select.select`; before it is written, its nested
 out-of-fold accuracy is compared with the single-pool ladder's on the same folds: when the interval of the
-difference lies entirely below 0, the export stops (:class:`Regret`) unless regret is allowed, and then router.json
-records the warning.
+difference lies entirely below 0, the ladder ships in its place with a warning (the console, router.json's
+``selection.fallback`` and the report), unless regret is allowed: then the selected router ships, with the warning.
+A run never ends here without a router and a report.
 """
 from __future__ import annotations
 
@@ -24,10 +25,6 @@ from .loco import held_out
 from .select import Selection, select
 
 CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
-
-
-class Regret(InputError):
-    """The selected router routes worse than the ladder on the same folds (interval entirely below 0)."""
 
 
 def selection_of(exp) -> Selection:
@@ -61,26 +58,32 @@ def write_router_selection(sel: Selection, exp, out_csv) -> None:
 
 
 def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
-    """router.json's ``selection``: the choice, why, its nested accuracy against the ladder; Regret when it loses."""
+    """router.json's ``selection``: the router that ships, why, the selection's nested accuracy against the ladder;
+    where it loses and regret is not allowed, the ladder ships (``chosen``) and ``fallback`` says instead of what."""
     n = sel.nested
     numbers = (f"nested out-of-fold accuracy {n['accuracy']:.3f} against the ladder's {n['ladder_accuracy']:.3f} "
                f"(difference {n['accuracy_minus_ladder']:+.3f} [{n['ci_low']:+.3f}, {n['ci_high']:+.3f}])")
-    regret = n["ci_high"] < 0
-    if regret and not allow_regret:
-        raise Regret("router.select", f"the selected router ({sel.chosen.name if sel.chosen else 'none'}) loses to "
-                     f"the single-pool ladder: {numbers}; not exported (--allow-regret writes it anyway)")
-    row = sel.table.set_index("candidate").loc[sel.chosen.name]
-    return {"mode": settings.select, "chosen": sel.chosen.name, "why": sel.why,
-            "candidates": int(len(sel.table) - 1), "oof_accuracy": float(row["accuracy"]),
+    regret, table = n["ci_high"] < 0, sel.table.set_index("candidate")
+    fallback = regret and not allow_regret
+    name = "ladder" if fallback else sel.chosen.name
+    # select: fixed has no ladder row: the ladder's accuracy out of fold on the same folds, as the guard measured it
+    accuracy = table.loc[name, "accuracy"] if name in table.index else n["ladder_accuracy"]
+    warning = (f"the selected router ({sel.chosen.name}) loses to the single-pool ladder: {numbers}; the ladder ships "
+               f"instead (router.allow_regret or --allow-regret ships {sel.chosen.name})" if fallback
+               else f"exported despite regret: {numbers}" if regret else None)
+    return {"mode": settings.select, "chosen": name, "why": sel.why,
+            "candidates": int(len(sel.table) - 1), "oof_accuracy": float(accuracy),
             "latency_budget_ms": settings.latency_budget_ms,
-            "passed_over": sel.passed_over, "nested": n, "regret": bool(regret), "warning": f"exported despite regret: {numbers}" if regret else None,
+            "passed_over": sel.passed_over, "nested": n, "regret": bool(regret), "warning": warning,
+            **({"fallback": {"instead_of": sel.chosen.name, "why": f"loses to the single-pool ladder: {numbers}"}}
+               if fallback else {}),
             "table": "tables/router_selection.csv",
             "evaluation": "tables/router_eval.csv"}  # the card the router_eval rule writes of this router
 
 
 def export_selected(exp, out_dir, table=None, force: bool = False, allow_regret: bool = False):
-    """The selected router (the experiment's ``router`` settings) exported, or Regret (see the module docstring);
-    ``table``: where to write tables/router_selection.csv of the same selection."""
+    """The selected router (the experiment's ``router`` settings) exported, or the ladder in its place (see the module
+    docstring); ``table``: where to write tables/router_selection.csv of the same selection."""
     settings = exp.router
     sel = selection_of(exp)
     if table is not None:
@@ -90,7 +93,10 @@ def export_selected(exp, out_dir, table=None, force: bool = False, allow_regret:
     for line in sel.passed_over:  # on the terminal, not only in the log: the user chose the budgets
         CONSOLE.warning("router.select %s", line)
     record = selection_record(sel, settings, allow_regret or settings.allow_regret)
-    route = Route(SELECTED, sel.chosen.ranker, sel.chosen.gate, "utility")
+    if "fallback" in record:
+        CONSOLE.warning("router.select %s", record["warning"])
+    ranker, gate = (exp.provenance["lexical"], None) if "fallback" in record else (sel.chosen.ranker, sel.chosen.gate)
+    route = Route(SELECTED, ranker, gate, "utility")
     return export_router(exp, route, out_dir, force, record)
 
 
