@@ -75,6 +75,7 @@ rule data_card:
     params:
         examples=config["data_card"]["examples"],
         utterances=config["utterances"],
+        external=config["external"],
         run=RUN,
     benchmark:
         f"benchmarks/{EXP}/data_card.tsv"

@@ -6,6 +6,7 @@ import pandas as pd
 
 from conftest import utterance, write_jsonl
 from toolgate.config import run
+from toolgate.config import section as config_section
 from toolgate.data.card import gold_text, jaccard_frame, length_table, licence_sentences, write_data_card
 from toolgate.experiment import Experiment
 
@@ -27,7 +28,8 @@ def test_length_table_counts_ngrams():
 
 def _card(catalog, utterances, outputs, section: dict) -> Experiment:
     """The data_card rule's experiment: one example per slice, ``section`` as the config's utterances section."""
-    return Experiment(SimpleNamespace(examples=1, utterances=section, run=run(0, ("ko", "en"))),
+    return Experiment(SimpleNamespace(examples=1, utterances=section, run=run(0, ("ko", "en")),
+                                      external=config_section("external")),
                       SimpleNamespace(catalog=catalog, utterances=utterances), outputs)
 
 
@@ -52,16 +54,27 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     assert "set_alarm | none | 1" in outs.card.read_text()  # the confusable pair
 
 
-def test_the_card_names_the_data_licences(tmp_path, small_catalog):
-    """The external sets' licences always; an imported set's where import.json records one its source states."""
+def test_the_card_names_the_licences_of_the_data_it_used(tmp_path, small_catalog):
+    """The licences of the external sets the experiment reads; an imported set's as import.json records them, or
+    that it records none."""
     cat = write_jsonl(tmp_path / "c.jsonl", small_catalog)
     utts = write_jsonl(tmp_path / "u.jsonl", [utterance(1), utterance(2, slice_="mismatch")])
     outs = SimpleNamespace(card=tmp_path / "card.md", composition=tmp_path / "composition.csv",
                            jaccard=tmp_path / "jaccard.csv", agreement=tmp_path / "agreement.csv")
     write_data_card(_card(cat, utts, outs, {}))
     card = outs.card.read_text()
-    assert ("Kakao Corp.'s FunctionChat-Bench (kakao/FunctionChat-Bench at cb32af378a2b) under Apache-2.0" in card
-            and "BFCL v4, the Berkeley Function Calling Leaderboard (ShishirPatil/gorilla at 6ea57973c7a6) under "
-                "Apache-2.0" in card and "imported set" not in card)
-    (tmp_path / "import.json").write_text(json.dumps({"licenses": [{"name": "CC-BY-4.0", "file": "src/LICENSE"}]}))
-    assert licence_sentences(utts)[1] == "The imported set's source states its licence: CC-BY-4.0 (`src/LICENSE`)."
+    assert "Data licences: this experiment read no external data set." in card and "imported set" not in card
+    off = config_section("external", {"enabled": False})
+    assert licence_sentences(utts, "generate", off) == ["Data licences: this experiment read no external data set."]
+    bfcl = config_section("external", {"enabled": True, "sets": ["bfcl"]})
+    only = licence_sentences(utts, "generate", bfcl)[0]
+    assert "BFCL v4" in only and "FunctionChat" not in only
+    assert "FunctionChat-Bench" in licence_sentences(utts, "functionchat", bfcl)[0]  # its own requests' source
+    both = licence_sentences(utts, "generate", config_section("external", {"enabled": True}))[0]
+    assert both.count("under Apache-2.0") == 2 and "(kakao/FunctionChat-Bench at cb32af378a2b)" in both
+    (tmp_path / "import.json").write_text(json.dumps({"licenses": []}))
+    assert licence_sentences(utts, "file", off)[1] == ("The imported set records no licence: `toolgate import "
+                                                       "--license` declares it.")
+    (tmp_path / "import.json").write_text(json.dumps({"licenses": [{"name": "CC-BY-4.0", "file": "src/LICENSE"},
+                                                                   {"name": "MIT"}]}))
+    assert licence_sentences(utts, "file", off)[1] == "The imported set's licence: CC-BY-4.0 (`src/LICENSE`); MIT."

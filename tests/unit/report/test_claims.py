@@ -196,15 +196,17 @@ def test_the_encoder_transfer_claim_needs_every_encoder_above_chance():
     assert _verdict(_loco(weak), "encoder_similarity_transfers")[0] == "does not hold"
 
 
-def test_the_thesis_sentence_says_within_across_both_or_neither():
+def test_the_thesis_sentence_says_within_and_on_which_sets_across():
     from toolgate.report.sets import ACROSS_CLAIMS, WITHIN_CLAIM, thesis_sentence
     rows = [(WITHIN_CLAIM, "own", "holds", "x"), (ACROSS_CLAIMS[0], "own", "holds", "y"),
             (ACROSS_CLAIMS[1], "own", "holds", "z"), (ACROSS_CLAIMS[0], "ext", "does not hold", "w"),
             (ACROSS_CLAIMS[1], "ext", "holds", "v"), (ACROSS_CLAIMS[0], "one", "not testable", "")]
     m = pd.DataFrame(rows, columns=["claim", "set", "verdict", "deciding"])
-    assert "holds within this catalog but not across catalogs (sets testing both transfer claims: own, ext)" in \
-        thesis_sentence(m, "own")
-    m.loc[3, "verdict"] = "holds"
-    assert "both within this catalog and across catalogs" in thesis_sentence(m, "own")
+    assert thesis_sentence(m, "own") == (
+        "The paper's case for spending the encoder on abstention holds within this catalog (x); across catalogs (a "
+        "BM25-score gate loses its separation, an encoder's similarity keeps it) it holds on 1 of the 2 sets that "
+        "test both transfer claims (own) and not on ext.")
     m.loc[0, "verdict"] = "does not hold"
-    assert "across catalogs but not within this catalog" in thesis_sentence(m, "own")
+    m.loc[3, "verdict"] = "holds"
+    assert "does not hold within this catalog (x)" in thesis_sentence(m, "own")
+    assert thesis_sentence(m, "own").endswith("it holds on 2 of the 2 sets that test both transfer claims (own, ext).")

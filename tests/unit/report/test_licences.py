@@ -1,4 +1,5 @@
-"""The report names the data licences beside its Scope: the external sets', and an imported set's."""
+"""The report's Setup names the licences of the data the experiment used: the external sets it read, and an
+imported set's."""
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,7 +13,7 @@ from toolgate.report.build import build
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_the_report_names_the_data_licences_after_its_scope(tmp_path, small_catalog):
+def test_the_report_names_the_licences_of_the_data_it_used_after_its_scope(tmp_path, small_catalog):
     tables = tmp_path / "tables"
     tables.mkdir()
     pd.DataFrame({"ranker": ["bm25"], "lang": ["all"], "slice": ["match"], "top1": [0.9]}).to_csv(
@@ -21,9 +22,17 @@ def test_the_report_names_the_data_licences_after_its_scope(tmp_path, small_cata
     inputs = SimpleNamespace(reported=ROOT / "data/paper/reported.yaml",
                              catalog=write_jsonl(tmp_path / "c.jsonl", small_catalog),
                              utterances=write_jsonl(tmp_path / "u.jsonl", [utterance(1), utterance(1, lang="ko")]))
-    paragraphs = [b[1] for b in build("x", tables, tmp_path, inputs, load(ROOT / "config.yaml")) if b[0] == "p"]
-    scope = next(i for i, p in enumerate(paragraphs) if p.startswith("Scope: "))
-    licences = paragraphs[scope + 1]
-    assert licences.startswith("Data licences: ") and licences.count("under Apache-2.0") == 2
-    assert "FunctionChat-Bench" in licences and "BFCL" in licences
-    assert licences.endswith("The imported set's source states its licence: MIT (`src/LICENSE`).")
+    config = load(ROOT / "config.yaml")
+
+    def licences(cfg):
+        paragraphs = [b[1] for b in build("x", tables, tmp_path, inputs, cfg) if b[0] == "p"]
+        return paragraphs[next(i for i, p in enumerate(paragraphs) if p.startswith("Scope: ")) + 1]
+
+    both = licences(config)
+    assert both.startswith("Data licences: ") and both.count("under Apache-2.0") == 2
+    assert "FunctionChat-Bench" in both and "BFCL" in both
+    assert both.endswith("The imported set's licence: MIT (`src/LICENSE`).")
+    # an imported catalog's experiment that runs no external study cites its own data's licence alone
+    alone = licences({**config, "utterances": {**config["utterances"], "source": "file"},
+                      "external": {**config["external"], "enabled": False}})
+    assert alone == "Data licences: this experiment read no external data set. The imported set's licence: MIT (`src/LICENSE`)."

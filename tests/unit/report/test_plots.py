@@ -87,9 +87,9 @@ def test_coinciding_ablation_curves_stay_visible(tmp_path, monkeypatch):
     pd.DataFrame(recs).to_csv(tmp_path / "a.csv", index=False)
     kept = _kept(monkeypatch)
     fig_candidate_ablation(tmp_path / "a.csv", tmp_path / "fig")
-    ax = kept["fig"].axes[0]
+    ax = kept["fig"].axes[1]  # the mismatch panel
     lines = {line.get_label(): line for line in ax.get_lines()}
-    usem3, convex = lines["usem3, mismatch"], lines["convex, mismatch (= usem3 within 0.005)"]
+    usem3, convex = lines["usem3"], lines["convex (= usem3 within 0.005)"]
     # the same values, drawn side by side with their own markers: neither hides the other
     assert list(usem3.get_ydata()) == list(convex.get_ydata())
     assert all(a < b for a, b in zip(usem3.get_xdata(), convex.get_xdata()))
@@ -110,3 +110,28 @@ def test_reliability_shows_the_items_in_each_bin():
     assert small.count("5") == 2 * 27  # bins of under 20 items are labelled with their count
     assert "300" not in small
     plt.close(fig)
+
+
+def test_reliability_lines_stay_inside_their_panels():
+    """A fraction of 0 or 1 (the usem3 panel's top bins) is drawn inside the frame, not on or above it."""
+    fig = reliability_figure(_reliability(("g3", "e5_maxcos", "usem3_maxcos")), registry("bm25", ["e5", "usem3"]))
+    panels = [ax for ax in fig.axes if ax.get_yscale() == "linear"]
+    assert len(panels) == 3
+    for ax in panels:
+        low, high = ax.get_ylim()
+        ys = [y for line in ax.get_lines() for y in line.get_ydata()]
+        assert low < min(ys) and max(ys) < high
+
+
+def test_candidate_ablation_puts_each_slice_on_its_own_range(tmp_path, monkeypatch):
+    """Matched-vocabulary curves near 1 get a panel whose y range spans them, apart from the paraphrase curves."""
+    kept = _kept(monkeypatch)
+    rows = [{"ranker": r, "lang": "all", "slice": s, "k": k, "top1_mean": top - 0.01 * i - k / 1000, "top1_std": 0.005}
+            for i, r in enumerate(("bm25", "e5", "rrf")) for s, top in (("match", 0.99), ("mismatch", 0.7))
+            for k in (7, 20, 70)]
+    pd.DataFrame(rows).to_csv(tmp_path / "a.csv", index=False)
+    fig_candidate_ablation(tmp_path / "a.csv", tmp_path / "x")
+    match, mismatch = kept["fig"].axes
+    assert match.get_ylim()[0] > 0.85 and mismatch.get_ylim()[0] < 0.65
+    assert {t.get_text() for t in match.get_legend().get_texts()} == {"bm25", "e5", "rrf"}
+    plt.close(kept["fig"])

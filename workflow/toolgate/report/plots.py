@@ -64,33 +64,38 @@ def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_n
     """Figure 3 from reliability.csv's rows: one panel per gate, before and after calibration."""
     curves = curves[curves["slice"] == slice_name]
     gates = list(dict.fromkeys(curves["gate"]))
-    # constrained layout reserves room for an "outside" legend, so it sits below the x-axis labels, not on them;
-    # under each panel, the items in each bin (a point of a few items is noise, one of hundreds is not)
-    fig, grid = plt.subplots(2, len(gates), figsize=(3.4 * len(gates), 4.9), squeeze=False, sharey="row",
-                             sharex=True, layout="constrained", height_ratios=[3, 1.1])
-    axes, counts = grid[:1], grid[1]
+    # two gates a row, each panel over its bin counts, so a panel stays legible at the report's width; constrained
+    # layout puts the "outside" legend below the x-axis labels, not on them
+    cols = min(2, len(gates))
+    rows = -(-len(gates) // cols)
+    fig, grid = plt.subplots(2 * rows, cols, figsize=(5.2 * cols, 5.0 * rows + 0.6), squeeze=False, sharex=True,
+                             layout="constrained", height_ratios=[3, 1.1] * rows)
     top = max(1, int(curves["n"].max()))
-    for ax, low, gate in zip(axes[0], counts, gates):
+    for j, gate in enumerate(gates):
+        ax, low = grid[2 * (j // cols)][j % cols], grid[2 * (j // cols) + 1][j % cols]
         for i, (method, df) in enumerate(curves[curves["gate"] == gate].groupby("method", sort=False)):
             ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method, color=f"C{i}")
             low.vlines(df["mean_predicted"], 0.8, df["n"], color=f"C{i}", lw=1.2)
             low.plot(df["mean_predicted"], df["n"], "o", ms=2.5, color=f"C{i}")
             for x, y, n in zip(df["mean_predicted"], df["fraction_in_catalog"], df["n"]):
                 if n < 20:  # few items: say how few, beside the point
-                    ax.annotate(f"{int(n)}", (x, y), textcoords="offset points", xytext=(3, -7), fontsize=6,
+                    ax.annotate(f"{int(n)}", (x, y), textcoords="offset points", xytext=(3, -7), fontsize=7,
                                 color=f"C{i}")
         ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="perfect")
-        ax.set_title(signals[gate].short, fontsize=9)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
+        ax.set_title(signals[gate].short, fontsize=10)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.04, 1.06)  # a fraction of 0 or 1 sits inside the frame, not on it
         ax.grid(alpha=0.3)
+        ax.set_ylabel("observed fraction in catalog", fontsize=8)
         low.set_yscale("log")
         low.set_ylim(0.8, top * 1.6)
         low.set_xlabel("mean predicted P(in catalog)")
+        low.set_ylabel("items in bin", fontsize=8)
         low.grid(alpha=0.3)
-    axes[0][0].set_ylabel("observed fraction in catalog")
-    counts[0].set_ylabel("items in bin", fontsize=8)
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    for j in range(len(gates), rows * cols):  # an odd gate count leaves one cell empty
+        grid[2 * (j // cols)][j % cols].remove()
+        grid[2 * (j // cols) + 1][j % cols].remove()
+    handles, labels = grid[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration; "
                  "a bin of under 20 items has its count beside its point)", fontsize=10)
@@ -105,33 +110,39 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
     df = pd.read_csv(ablation_csv)
     slices = ["match", "mismatch"] if df["slice"].isin(["match", "mismatch"]).any() else ["all"]
     df = df[(df["lang"] == lang) & (df["slice"].isin(slices))]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    # one panel per slice, each on its own y range: matched-vocabulary curves bunch near 1 and would hide each other
+    fig, axes = plt.subplots(1, len(slices), figsize=(5.4 * len(slices), 4.6), squeeze=False, layout="constrained")
     rankers = list(dict.fromkeys(df["ranker"]))
     curves = {key: d.sort_values("k") for key, d in df.groupby(["ranker", "slice"], sort=False)}
     markers = "osD^vP*X"
-    for (ranker, slc), d in curves.items():
-        i = rankers.index(ranker)
-        color, ls = f"C{i}", "--" if slc == "mismatch" else "-"
-        # rankers whose curves coincide would hide each other: each gets its own marker and a small sideways shift
-        # (log axis), and the legend names the ranker a curve lies on
-        x = d["k"] * 10 ** ((i - (len(rankers) - 1) / 2) * 0.006)
-        same = [r for r in rankers[:i] if (r, slc) in curves and len(curves[r, slc]) == len(d)
-                and np.allclose(curves[r, slc]["top1_mean"].to_numpy(), d["top1_mean"].to_numpy(), atol=0.005)]
-        label = f"{ranker}, {slc}" + (f" (= {same[0]} within 0.005)" if same else "")
-        ax.plot(x, d["top1_mean"], ls, marker=markers[i % len(markers)], ms=6 if same else 4, mfc="none" if same else color,
-                color=color, label=label, zorder=3 + (1 if same else 0))
-        ax.fill_between(x, d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.12)
-    ax.set_xscale("log")
-    ax.minorticks_off()
     ks = sorted(df["k"].unique())
-    ax.set_xticks(ks)
-    ax.set_xticklabels([str(k) for k in ks])
-    ax.set_xlabel("candidates offered (gold + uniform distractors; rankers' markers shifted apart)")
-    ax.set_ylabel("top-1 accuracy (mean over seeds, band = 1 sd)")
-    ax.set_title("Selection accuracy against candidate count")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    for ax, slc in zip(axes[0], slices):
+        for (ranker, s_), d in curves.items():
+            if s_ != slc:
+                continue
+            i = rankers.index(ranker)
+            color = f"C{i}"
+            # rankers whose curves coincide would hide each other: each gets its own marker and a small sideways
+            # shift (log axis), and the legend names the ranker a curve lies on
+            x = d["k"] * 10 ** ((i - (len(rankers) - 1) / 2) * 0.01)
+            same = [r for r in rankers[:i] if (r, slc) in curves and len(curves[r, slc]) == len(d)
+                    and np.allclose(curves[r, slc]["top1_mean"].to_numpy(), d["top1_mean"].to_numpy(), atol=0.005)]
+            label = ranker + (f" (= {same[0]} within 0.005)" if same else "")
+            ax.plot(x, d["top1_mean"], "-", marker=markers[i % len(markers)], ms=6 if same else 4,
+                    mfc="none" if same else color, color=color, label=label, zorder=3 + (1 if same else 0))
+            ax.fill_between(x, d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.12)
+        low = (df.loc[df["slice"] == slc, "top1_mean"] - df.loc[df["slice"] == slc, "top1_std"]).min()
+        ax.set_ylim(max(0.0, low - 0.02), 1.005)
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks])
+        ax.set_xlabel("candidates offered (gold + uniform distractors)")
+        ax.set_title(f"{slc} requests" if slc != "all" else "all requests", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("top-1 accuracy (mean over seeds, band = 1 sd)")
+    fig.suptitle("Selection accuracy against candidate count (y ranges differ; markers shifted apart)", fontsize=11)
     save(fig, stem)
 
 

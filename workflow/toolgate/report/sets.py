@@ -138,21 +138,31 @@ def footnote_lines(matrix: pd.DataFrame) -> list[str]:
     return out
 
 
-def family_sentences(matrix: pd.DataFrame) -> list[str]:
-    """Per claim family: on which sets its claims hold, fail, or cannot be tested."""
-    out = []
+def verdict_count(n: int, verdict: str) -> str:
+    """'1 holds', '9 hold', '1 does not hold', '9 do not hold': the verb follows the count."""
+    if verdict == "holds":
+        return f"{n} hold{'s' if n == 1 else ''}"
+    return f"{n} {'does' if n == 1 else 'do'} not hold"
+
+
+SCOPE = {"transfer": "across catalogs"}  # every other family is tested within one catalog
+
+
+def verdict_table(matrix: pd.DataFrame) -> pd.DataFrame:
+    """The report's opening table, from the matrix's cells: per claim family (rows) and set (columns), how many
+    of its testable claims hold ('2 of 3 hold'), or 'not testable'."""
+    rows = []
     for family in dict.fromkeys(FAMILY.values()):
         m = matrix[matrix["family"] == family]
-        parts = []
+        if m.empty:
+            continue
+        row = {"claims": f"{family} ({SCOPE.get(family, 'within a catalog')}, {m['claim'].nunique()})"}
         for name, g in m.groupby("set", sort=False):
             tested = g[g["verdict"] != NOT_TESTABLE]
-            if len(tested):
-                parts.append(f"{int((tested['verdict'] == 'holds').sum())} of {len(tested)} on {name}")
-        untested = [n for n, g in m.groupby("set", sort=False) if (g["verdict"] == NOT_TESTABLE).all()]
-        head = f"{family.capitalize()} ({m['claim'].nunique()} claims): "
-        sentence = head + ("holds " + ", ".join(parts) if parts else "no set can test them")
-        out.append(sentence + (f"; none testable on {', '.join(untested)}." if untested else "."))
-    return out
+            held = int((tested["verdict"] == "holds").sum())
+            row[name] = f"{held} of {len(tested)} hold" if len(tested) else NOT_TESTABLE
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 WITHIN_CLAIM = "Each encoder gate beats G3 on mismatch-in vs out"
@@ -160,23 +170,30 @@ ACROSS_CLAIMS = ("A gate of BM25 score features fitted on another catalog loses 
                  "A frozen encoder's similarity keeps its separation on a catalog it was never fitted on")
 
 
-def thesis_sentence(matrix: pd.DataFrame, own: str) -> str:
-    """Whether the paper's case for spending the encoder on abstention holds within this catalog (encoder gates beat
-    G3 on its own set), across catalogs (G3 loses its separation when transferred and encoder similarity keeps it on
-    every set that can test both), both, or neither, computed from the matrix."""
+def thesis(matrix: pd.DataFrame, own: str) -> dict:
+    """The cells the thesis sentence reads: ``within`` (the own set's verdict on :data:`WITHIN_CLAIM`, and its
+    deciding number), ``holds``/``fails`` (the sets testing both transfer claims where both hold / one does not)."""
     cells = matrix.set_index(["claim", "set"])
     within = cells.loc[(WITHIN_CLAIM, own)] if (WITHIN_CLAIM, own) in cells.index else None
     across = matrix[matrix["claim"].isin(ACROSS_CLAIMS) & (matrix["verdict"] != NOT_TESTABLE)]
-    tested = [n for n, g in across.groupby("set", sort=False) if g["claim"].nunique() == len(ACROSS_CLAIMS)]
-    holds_in = within is not None and within["verdict"] == "holds"
-    holds_across = bool(tested) and (across[across["set"].isin(tested)]["verdict"] == "holds").all()
-    word = {(True, True): "both within this catalog and across catalogs",
-            (True, False): "within this catalog but not across catalogs",
-            (False, True): "across catalogs but not within this catalog",
-            (False, False): "neither within this catalog nor across catalogs"}[holds_in, holds_across]
-    detail = [f"within: {within['deciding']}" if within is not None and within["verdict"] != NOT_TESTABLE
-              else "within: not testable"]
-    detail += [f"{r.set}: {MARK[r.verdict]} {r.deciding}" for r in across[across["set"].isin(tested)].itertuples()]
-    return (f"The paper's case for spending the encoder on abstention (a BM25-score gate belongs to one catalog, an "
-            f"encoder's similarity carries over) holds {word} (sets testing both transfer claims: "
-            f"{', '.join(tested) or 'none'}). " + "; ".join(detail) + ".")
+    both = {n: g for n, g in across.groupby("set", sort=False) if g["claim"].nunique() == len(ACROSS_CLAIMS)}
+    return {"within": NOT_TESTABLE if within is None else within["verdict"],
+            "deciding": "" if within is None or within["verdict"] == NOT_TESTABLE else within["deciding"],
+            "holds": [n for n, g in both.items() if (g["verdict"] == "holds").all()],
+            "fails": [n for n, g in both.items() if not (g["verdict"] == "holds").all()]}
+
+
+def thesis_sentence(matrix: pd.DataFrame, own: str) -> str:
+    """Whether the paper's case for spending the encoder on abstention holds within this catalog (encoder gates beat
+    G3 on its own set) and on which sets it holds across catalogs (G3 loses its separation when transferred and
+    encoder similarity keeps it), read from the matrix's cells (:func:`thesis`)."""
+    t = thesis(matrix, own)
+    within = {"holds": "holds", "does not hold": "does not hold"}.get(t["within"], "cannot be tested")
+    tested = len(t["holds"]) + len(t["fails"])
+    across = (f"holds on {len(t['holds'])} of the {tested} sets that test both transfer claims"
+              + (f" ({', '.join(t['holds'])})" if t["holds"] else "")
+              + (f" and not on {', '.join(t['fails'])}" if t["fails"] else "") if tested
+              else "cannot be tested (no set tests both transfer claims)")
+    return (f"The paper's case for spending the encoder on abstention {within} within this catalog"
+            + (f" ({t['deciding']})" if t["deciding"] else "") + f"; across catalogs (a BM25-score gate loses its "
+            f"separation, an encoder's similarity keeps it) it {across}.")
