@@ -209,7 +209,7 @@ def test_an_integer_too_long_to_read_names_its_line_and_field(tmp_path):
 
 
 @pytest.mark.parametrize("fn,field,msg", [
-    ({"name": "f", "description": 5}, "tools[2].description", "expected a string, got int"),
+    ({"name": "f", "description": 5}, "tools[2].description", "expected a string or a map language -> text, got int"),
     ({"name": "f", "parameters": "none"}, "tools[2].parameters", "expected a JSON Schema object, got str"),
     ({"name": "f", "parameters": {"properties": [1]}}, "tools[2].parameters.properties", "expected an object of"),
     ({"name": "f", "parameters": {"properties": {}, "required": "x"}}, "tools[2].parameters.required", "a list of"),

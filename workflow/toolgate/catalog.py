@@ -9,9 +9,10 @@ Both variants concatenate every language of the experiment, in ``langs`` order.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 
-from .errors import InputError
+from .errors import InputError, Problems
 from .io import LANGS, read_jsonl
 from .schemas import check_schema
 
@@ -65,29 +66,14 @@ def _check_langs(path, lineno, obj, field, langs) -> None:
 
 
 def load_catalog(path, langs=LANGS) -> list[dict]:
-    """Catalog rows in file order, validated (schema, unique ids, languages)."""
+    """Catalog rows in file order, validated (schema, unique ids, languages); every bad row in one error."""
     seen: dict[str, int] = {}
-    tools = []
-    for lineno, obj in read_jsonl(path):
-        check_schema(path, lineno, obj, "catalog")
-        if obj["id"] in seen:
-            raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
-        seen[obj["id"]] = lineno
-        for field in ("names", "descriptions", "keywords"):
-            _check_langs(path, lineno, obj, field, langs)
-        for field in ("examples", "negatives"):
-            for k, phrase in enumerate(obj.get(field, [])):
-                if phrase["lang"] not in langs:
-                    raise InputError(path, f"unknown language code '{phrase['lang']}' (known: {', '.join(langs)})",
-                                     lineno, f"{field}[{k}].lang")
-        if obj.get("examples") and obj["kind"] != ACTION:
-            raise InputError(path, "only an action carries examples (a route entry's are the generic bank's)",
-                             lineno, "examples")
-        props = obj["parameters"]["properties"]
-        for req in obj["parameters"].get("required", []):
-            if req not in props:
-                raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
-        tools.append(obj)
+    tools, problems = [], Problems()
+    for lineno, obj in read_jsonl(path, problems):
+        with problems.each():
+            _check_tool(path, lineno, obj, langs, seen)
+            tools.append(obj)
+    problems.done()
     if not actions(tools):
         raise InputError(path, "catalog has no tool of kind 'action'")
     flagged = ["mutating" in t for t in actions(tools)]
@@ -95,6 +81,28 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
         lineno = [seen[t["id"]] for t in actions(tools) if "mutating" not in t][0]
         raise InputError(path, "mutating flag missing (give it for every action or for none)", lineno, "mutating")
     return tools
+
+
+def _check_tool(path, lineno: int, obj: dict, langs, seen: dict) -> None:
+    """One catalog row (``seen``: id -> its first line, updated)."""
+    check_schema(path, lineno, obj, "catalog")
+    if obj["id"] in seen:
+        raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
+    seen[obj["id"]] = lineno
+    for field in ("names", "descriptions", "keywords"):
+        _check_langs(path, lineno, obj, field, langs)
+    for field in ("examples", "negatives"):
+        for k, phrase in enumerate(obj.get(field, [])):
+            if phrase["lang"] not in langs:
+                raise InputError(path, f"unknown language code '{phrase['lang']}' (known: {', '.join(langs)})",
+                                 lineno, f"{field}[{k}].lang")
+    if obj.get("examples") and obj["kind"] != ACTION:
+        raise InputError(path, "only an action carries examples (a route entry's are the generic bank's)",
+                         lineno, "examples")
+    props = obj["parameters"]["properties"]
+    for req in obj["parameters"].get("required", []):
+        if req not in props:
+            raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
 
 
 def mutating_known(catalog: list[dict]) -> bool:
@@ -112,6 +120,8 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     Accepts ``{"type": "function", "function": {...}}`` or the bare
     ``{name, description, parameters}``. Names are kept as ids when they are
     snake_case; other characters (BFCL's dotted names) become underscores.
+    A name or description is a string (in ``lang``), a map language -> text (``{"en": ..., "ko": ...}``),
+    and/or a field per language (``description_ko``, ``name_en``): :func:`lang_texts`.
     ``mutating`` is unknown for foreign tools and left out. ``where``: (path, line, field) of the definition in
     its file; a part of the wrong type raises InputError naming the path, the line and the part's field under
     that field.
@@ -119,7 +129,8 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     path, lineno, field = where
     fn = obj.get("function", obj) if isinstance(obj, dict) else None
     at = _field(field, "function") if fn is not obj else field
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+    name = function_name(fn)
+    if name is None:
         raise InputError(path, "tool has no function name", lineno, _field(at, "name"))
     params = _part(fn, "parameters", dict, "a JSON Schema object", (path, lineno, at)) or {}
     in_params = (path, lineno, _field(at, "parameters"))
@@ -129,21 +140,58 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     props = {}
     for pname, spec in (_part(params, "properties", dict, "an object of parameters", in_params) or {}).items():
         spec = spec if isinstance(spec, dict) else {}
-        prop = {"type": str(spec.get("type", "string")), "description": str(spec.get("description", pname))}
+        text = spec.get("description", pname)
+        texts = {k: v for k, v in text.items() if k in LANGS and isinstance(v, str) and v.strip()} \
+            if isinstance(text, dict) else {}
+        prop = {"type": str(spec.get("type", "string")), "description": texts or str(text)}
         if isinstance(spec.get("enum"), list) and spec["enum"]:
             prop["enum"] = spec["enum"]
         props[pname] = prop
-    desc = (_part(fn, "description", str, "a string", (path, lineno, at)) or fn["name"]).strip() or fn["name"]
+    names = lang_texts(fn, "name", lang, (path, lineno, at))
+    descs = lang_texts(fn, "description", lang, (path, lineno, at)) or {lang: name}
     return {
-        "id": tool_id(fn["name"]),
+        "id": tool_id(name),
         "kind": ACTION,
         "group": group,
         "domain": domain,
-        "names": {lang: fn["name"]},
-        "descriptions": {lang: desc},
+        "names": names,
+        "descriptions": descs,
         "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
         "keywords": {},
     }
+
+
+def function_name(fn) -> str | None:
+    """The name a tool definition is known by (its id, and what requests name it by): ``name`` when a string, of a
+    map per language its English one (else its first); None when it has none."""
+    name = fn.get("name") if isinstance(fn, dict) else None
+    if isinstance(name, dict):
+        name = name.get("en", next(iter(name.values()), None))
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def lang_texts(fn: dict, key: str, lang: str, where: tuple) -> dict[str, str]:
+    """A tool's ``key`` (name, description) per language: a string (in ``lang``) or a map language -> text, and a
+    field per language (``description_ko``) beside either; two different texts for one language are an error.
+    ``where``: (path, line, field) of ``fn``."""
+    path, lineno, at = where
+    value, texts = fn.get(key), {}
+    if isinstance(value, dict):
+        texts = {k: v.strip() for k, v in value.items() if isinstance(v, str) and v.strip()}
+        bad = [k for k, v in value.items() if k not in LANGS or not isinstance(v, str)]
+        if bad:
+            raise InputError(path, f"expected a text per language ({', '.join(LANGS)})", lineno,
+                             _field(at, key, str(bad[0])))
+    elif _part(fn, key, str, "a string or a map language -> text", where) and value.strip():
+        texts[lang] = value.strip()
+    for code in LANGS:
+        other = _part(fn, f"{key}_{code}", str, "a string", where)
+        if other and other.strip():
+            if texts.get(code, other.strip()) != other.strip():
+                raise InputError(path, f"two {code} texts: '{key}' and '{key}_{code}' (give the {code} one once)",
+                                 lineno, _field(at, f"{key}_{code}"))
+            texts[code] = other.strip()
+    return texts
 
 
 def _field(*parts: str) -> str:
@@ -162,9 +210,12 @@ def _part(obj: dict, key: str, types, what: str, where: tuple):
 
 
 def tool_id(name: str) -> str:
-    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``)."""
+    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``); a name with no Latin letter or digit
+    (``알람 설정``) gets ``t_`` and a digest of the name, so two such names stay apart."""
     s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
-    return s if s and s[0].isalpha() else f"t_{s}"
+    if not s:
+        return "t_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return s if s[0].isalpha() else f"t_{s}"
 
 
 def own_queries(catalog: list[dict], langs) -> list[str]:

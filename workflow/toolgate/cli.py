@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, io
 from .catalog import MUTATING_NOTE, is_action, load_catalog
 from .errors import InputError
 from .utterances import load_inputs, load_utterances, summarize
@@ -48,7 +48,7 @@ def _import(args) -> int:
     from .importers.command import options, summary_lines
 
     command = shlex.join(["toolgate", *args.argv])
-    info = import_set(args.format, args.sources, Destination(args.out, command, args.force), options(args), args.lang)
+    info = import_set(args.format, args.sources, Destination(args.out, command, args.force, args.license), options(args), args.lang)
     out = Path(args.out)
     if info["written"] != "new":
         print(f"{out}: " + ("replaced the earlier import's files" if info["written"] == "replaced"
@@ -102,7 +102,7 @@ def _route(args) -> int:
     ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text)
     scores = np.asarray(ranker.score(args.text))
     order = [i for i in top_order(scores) if args.routes or is_action(catalog[i])]
-    lang = _lang(args.text)
+    lang = io.script_lang(args.text) or "en"
     print(f"{args.ranker} top {args.top} for: {args.text}")
     for rank, i in enumerate(order[: args.top], start=1):
         t = catalog[i]
@@ -197,9 +197,9 @@ def _decide(args) -> int:
                 print(json.dumps(d.to_dict(), ensure_ascii=False))
             else:
                 print(d.line())
-                names = {t["id"]: t["names"] for t in router.catalog}
+                names, lang = {t["id"]: t["names"] for t in router.catalog}, io.script_lang(args.text) or "en"
                 for rank, (tool, score) in enumerate(d.candidates, start=1):
-                    print(f"{rank:>3}. {score:9.4f}  {tool:<22} {names[tool].get(_lang(args.text), '')}")
+                    print(f"{rank:>3}. {score:9.4f}  {tool:<22} {names[tool].get(lang, '')}")
             return 0
     except RouterError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -253,10 +253,6 @@ def _card_lines(row: dict) -> list[str]:
         lines.append(f"  {name:<16} {value:.3f} [{row[f'{col}_low']:.3f}, {row[f'{col}_high']:.3f}]")
     auc = "n/a (one kind only)" if math.isnan(row["auc"]) else f"{row['auc']:.3f} [{row['auc_low']:.3f}, {row['auc_high']:.3f}]"
     return lines + [f"  {'abstention AUC':<16} {auc}"]
-
-
-def _lang(text: str) -> str:
-    return "ko" if any("가" <= ch <= "힣" for ch in text) else "en"
 
 
 def _same_tables(args) -> int:
@@ -408,6 +404,17 @@ def _stdout_gone() -> bool:
         return True
 
 
+NO_CONFIG = {"decide": "--router DIR (an exported router's folder) or --config FILE",
+             "profile": "--experiment NAME or --config FILE"}  # the flags that stand in for a missing config
+
+
+def _config_hint(args, exc: InputError) -> str:
+    """What to pass when a command found no config file where it looked (outside a checkout): '' otherwise."""
+    if getattr(args, "config", None) != exc.path or Path(exc.path).is_file():
+        return ""
+    return f" (no config here: run from the project's checkout, or pass {NO_CONFIG.get(args.command, '--config FILE')})"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
@@ -424,7 +431,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the final flush must not fail again
         return 0
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}{_config_hint(args, exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # last resort: a file read outside toolgate's loaders (they raise InputError)
         print(f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}", file=sys.stderr)

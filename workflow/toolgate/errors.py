@@ -1,7 +1,11 @@
-"""The project's own errors: every bad input surfaces as an InputError; a missing optional extra as MissingExtra."""
+"""The project's own errors: every bad input surfaces as an InputError (:class:`Problems` gathers those of one file,
+so a run reports them all); a missing optional extra as MissingExtra."""
 from __future__ import annotations
 
+import contextlib
 import importlib
+
+LIMIT = 50  # problems listed in one error; the rest counted
 
 
 class InputError(ValueError):
@@ -16,6 +20,31 @@ class InputError(ValueError):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
+
+
+class Problems:
+    """The InputErrors of one pass over a file: each record checked in :meth:`each`, then :meth:`done` raises one
+    error listing them all (the first :data:`LIMIT`, a line each, and a count of the rest); a single one as it is."""
+
+    def __init__(self):
+        self.found: list[InputError] = []
+
+    @contextlib.contextmanager
+    def each(self):
+        """Check one record: an InputError inside is kept and the pass goes on with the next record."""
+        try:
+            yield
+        except InputError as exc:
+            self.found.append(exc)
+
+    def done(self) -> None:
+        if len(self.found) == 1:
+            raise self.found[0]
+        if self.found:
+            first, n = self.found[0], len(self.found)
+            lines = "".join(f"\n  {e}" for e in self.found[:LIMIT])
+            more = f"\n  ... and {n - LIMIT} more" if n > LIMIT else ""
+            raise InputError(first.path, f"{n} problems, each on a line below:{lines}{more}")
 
 
 class MissingExtra(ImportError):

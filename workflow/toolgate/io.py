@@ -16,7 +16,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, Problems
 
 LANGS = ("ko", "en")
 
@@ -99,19 +99,41 @@ def read_yaml(path):
         raise InputError(path, "cannot parse YAML: nested too deeply") from None
 
 
-def read_jsonl(path) -> list[tuple[int, dict]]:
-    """(line number, object) for every non-blank line; strict UTF-8 and JSON."""
-    rows = []
+def read_jsonl(path, problems: Problems | None = None) -> list[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; strict UTF-8 and JSON. Every bad line is reported in one
+    error; with ``problems`` (the caller's pass over the rows) they go there and the good lines are returned."""
+    rows, bad = [], Problems() if problems is None else problems
     for lineno, text in enumerate(read_text(path).split("\n"), start=1):
         if not text.strip():
             continue
-        obj = loads_json(text, path, lineno)
-        if not isinstance(obj, dict):
-            raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", lineno)
-        rows.append((lineno, obj))
-    if not rows:
+        with bad.each():
+            obj = loads_json(text, path, lineno)
+            if not isinstance(obj, dict):
+                raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", lineno)
+            rows.append((lineno, obj))
+    if problems is None:
+        bad.done()
+    if not rows and not bad.found:
         raise InputError(path, "file has no rows")
     return rows
+
+
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # syllables, jamo, compatibility jamo
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def script_lang(text: str) -> str | None:
+    """The language a text's script reads as: ``ko`` when its words holding Hangul are at least as many as its
+    Latin ones (a word: a run of letters; "Netflix에서" is Korean), ``en`` when the Latin ones are more, or, with no
+    Hangul, when Latin letters are at least as many as the letters of any other script (a Japanese request naming an
+    "iPhone" is not English); else None."""
+    words = _LETTERS.findall(text)
+    hangul = sum(bool(_HANGUL.search(w)) for w in words)
+    if hangul:
+        latin = sum(not _HANGUL.search(w) and any(ord(ch) < 0x250 for ch in w) for w in words)
+        return "ko" if hangul >= latin else "en"
+    latin = sum(ch.isalpha() and ord(ch) < 0x250 for ch in text)
+    return "en" if latin and latin >= sum(ch.isalpha() for ch in text) - latin else None
 
 
 # Unicode's Cc (U+0000-001F, U+007F-009F) less tab, newline and carriage return, and Cs (the surrogates): a test

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from .catalog import actions, load_catalog, mutating_known
-from .errors import InputError
+from .errors import InputError, Problems
 from .io import LANGS, read_jsonl, write_json
 from .schemas import check_schema
 
@@ -24,7 +24,8 @@ UNKNOWN_SLOT = "unknown"  # missing_slots of an ask request whose source does no
 
 def load_utterances(path, catalog: list[dict], langs=LANGS) -> list[dict]:
     """Utterance rows in file order, validated against the schema and the catalog."""
-    return check_utterances(read_jsonl(path), catalog, path, langs)
+    problems = Problems()  # bad JSON lines and bad rows, reported in one error
+    return check_utterances(read_jsonl(path, problems), catalog, path, langs, problems)
 
 
 def load_inputs(catalog_path, utterances_path, langs=LANGS) -> tuple[list[dict], list[dict]]:
@@ -48,43 +49,52 @@ def in_catalog(rows: list[dict]) -> list[dict]:
     return [r for r in rows if is_in_catalog(r["gold_outcome"])]
 
 
-def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS) -> list[dict]:
-    """Validate (line number, row) pairs; ``path`` names the source in errors."""
+def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS,
+                     problems: Problems | None = None) -> list[dict]:
+    """Validate (line number, row) pairs; ``path`` names the source in errors, every bad row in one error (with
+    ``problems``: beside those found before)."""
     acts = {t["id"]: t for t in actions(catalog)}
     seen: dict[str, int] = {}
-    rows = []
+    rows, problems = [], Problems() if problems is None else problems
     for lineno, obj in numbered_rows:
-        check_schema(path, lineno, obj, "utterances")
-        uid = obj["utterance_id"]
-        if uid in seen:
-            raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
-        seen[uid] = lineno
-        if obj["lang"] not in langs:
-            raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
-        outcome, tool = obj["gold_outcome"], obj["gold_tool"]
-        if is_in_catalog(outcome):
-            if tool is None:
-                raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
-            if tool not in acts:
-                raise InputError(path, f"unknown gold_tool '{tool}' (not an action in the catalog)", lineno, "gold_tool")
-            if obj["slice"] == "out":
-                raise InputError(path, f"slice 'out' contradicts gold_outcome '{outcome}'", lineno, "slice")
-        else:
-            if tool is not None:
-                raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
-            if obj["slice"] != "out":
-                raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
-        _check_candidates(path, lineno, obj, acts)
-        missing = obj["missing_slots"]
-        if (outcome == "ask") != bool(missing):
-            raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
-        if missing:
-            required = set(acts[tool]["parameters"].get("required", []))
-            bad = [m for m in missing if m not in required and m != UNKNOWN_SLOT]
-            if bad:
-                raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
-        rows.append(obj)
+        with problems.each():
+            _check_row(path, lineno, obj, acts, langs, seen)
+            rows.append(obj)
+    problems.done()
     return rows
+
+
+def _check_row(path, lineno: int, obj: dict, acts: dict, langs, seen: dict) -> None:
+    """One row against the schema and the catalog (``seen``: utterance id -> its first line, updated)."""
+    check_schema(path, lineno, obj, "utterances")
+    uid = obj["utterance_id"]
+    if uid in seen:
+        raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
+    seen[uid] = lineno
+    if obj["lang"] not in langs:
+        raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
+    outcome, tool = obj["gold_outcome"], obj["gold_tool"]
+    if is_in_catalog(outcome):
+        if tool is None:
+            raise InputError(path, f"gold_outcome '{outcome}' needs a gold_tool", lineno, "gold_tool")
+        if tool not in acts:
+            raise InputError(path, f"unknown gold_tool '{tool}' (not an action in the catalog)", lineno, "gold_tool")
+        if obj["slice"] == "out":
+            raise InputError(path, f"slice 'out' contradicts gold_outcome '{outcome}'", lineno, "slice")
+    else:
+        if tool is not None:
+            raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
+        if obj["slice"] != "out":
+            raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
+    _check_candidates(path, lineno, obj, acts)
+    missing = obj["missing_slots"]
+    if (outcome == "ask") != bool(missing):
+        raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
+    if missing:
+        required = set(acts[tool]["parameters"].get("required", []))
+        bad = [m for m in missing if m not in required and m != UNKNOWN_SLOT]
+        if bad:
+            raise InputError(path, f"'{bad[0]}' is not a required parameter of '{tool}'", lineno, "missing_slots")
 
 
 def _check_candidates(path, lineno: int, obj: dict, actions: dict) -> None:

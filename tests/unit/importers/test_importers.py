@@ -161,7 +161,8 @@ def test_an_integer_too_long_or_a_tool_of_the_wrong_shape_is_one_line(tmp_path, 
     tools = json.loads((EXAMPLE / "tools.json").read_text())
     requests = EXAMPLE / "requests.jsonl"
     for i, (change, field, message) in enumerate((
-            (lambda t: t.update(description=7), "[1].function.description", "expected a string, got int"),
+            (lambda t: t.update(description=7), "[1].function.description",
+             "expected a string or a map language -> text, got int"),
             (lambda t: t.update(parameters=[]), "[1].function.parameters", "expected a JSON Schema object, got list"),
             (lambda t: t["parameters"].update(properties=["celsius"]), "[1].function.parameters.properties",
              "expected an object of parameters, got list"),

@@ -82,9 +82,9 @@ def test_decide_eval_reads_pairs(tmp_path, capsys):
     router = make_artifact(tmp_path, real_gate=False)
     tools, pairs = pairs_files(tmp_path / "src")
     assert main(["decide", "--router", str(router), "--eval", str(tools), str(pairs), "--eval-format", "pairs",
-                 "--text-column", "query", "--json"]) == 0
-    got = json.loads(capsys.readouterr().out)
-    assert (got["n"], got["n_in"]) == (28, 0)  # none of the router's tools: every request out of its catalog
+                 "--text-column", "query", "--json"]) == 2  # none of the router's tools: refused, not scored
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "none of the files' 8 tools is in the router's catalog" in err
     assert main(["decide", "--router", str(router), "--eval", str(tools), str(pairs), "--text-column", "q"]) == 2
     assert "--text-column: applies to the files of an import format" in capsys.readouterr().err
 

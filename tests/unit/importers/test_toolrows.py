@@ -110,7 +110,7 @@ GOOD = {"label": "call", "tools": [TOOLS["weather"]], "messages": [{"role": "use
     ({**GOOD, "label": "cannot_answer"}, "tool_calls", "has a call of 'get_weather'"),
     ({k: v for k, v in GOOD.items() if k != "tools"}, "tools", "missing field"),
     ({**GOOD, "tools": [{"description": "no name"}]}, "tools[0]", "not a tool definition"),
-    ({**GOOD, "tools": [{"name": "x", "description": ["a"]}]}, "tools[0].description", "expected a string, got list"),
+    ({**GOOD, "tools": [{"name": "x", "description": ["a"]}]}, "tools[0].description", "expected a string or a map language -> text, got list"),
     ({**GOOD, "tools": [{"type": "function", "function": {"name": "x", "parameters": "{}"}}]},
      "tools[0].function.parameters", "expected a JSON Schema object, got str"),
     ({**GOOD, "tools": [{"name": "x", "parameters": {"properties": "city"}}]}, "tools[0].parameters.properties",
@@ -245,7 +245,8 @@ def test_rows_in_another_script_are_skipped_counted_kept_or_refused_and_forcing_
     capsys.readouterr()
     assert _tool_rows(src, *reading, "--other-langs", "error", "--out", tmp_path / "error") == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{src}:27: field 'messages': the text's script is neither Hangul" in err
+    assert err.count("\n") == 3 and "2 problems" in err  # both rows in one run
+    assert all(f"{src}:{n}: field 'messages': the text's script is neither Hangul" in err for n in (27, 28))
     assert _tool_rows(src, *reading, "--lang", "en", "--out", tmp_path / "en") == 0
     d = json.loads((tmp_path / "en" / "import.json").read_text())["decisions"]
     assert d["language en: forced by --lang"] == 28

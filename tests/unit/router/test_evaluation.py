@@ -131,19 +131,29 @@ def test_decide_eval_refuses_a_router_without_a_usable_seed_in_one_line(artifact
     assert err == f"error: {manifest}: field 'seed': {message}\n"
 
 
+def own_tool(t: dict) -> dict:
+    """A catalog action as a tools file gives it, names and descriptions per language (the router's definition)."""
+    return {"name": t["names"], "description": t["descriptions"], "parameters": t["parameters"]}
+
+
 def test_decide_eval_reads_an_import_format_with_imports_flags(artifact, tmp_path, capsys):
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm."}]))  # not the router's definition
-    reqs = write_jsonl(tmp_path / "requests.jsonl", [{"id": "a", "text": "alarm at 7 en", "tool": "set_alarm"},
-                                                     {"id": "b", "text": "tell me a joke en", "tool": None}])
+    tools.write_text(json.dumps([own_tool(catalog()[0]), {"name": "set_timer", "description": "Set a timer."}]))
+    reqs = write_jsonl(tmp_path / "requests.jsonl", [{"id": "a", "text": "alarm at 7 en", "tool": "set alarm"},
+                                                     {"id": "b", "text": "tell me a joke en", "tool": None},
+                                                     {"id": "c", "text": "timer for 5 minutes", "tool": "set_timer"}])
     argv = ["decide", "--router", str(artifact), "--eval", str(tools), str(reqs)]
     assert main([*argv, "--eval-format", "openai-tools", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert (got["n"], got["n_in"], got["n_out"]) == (2, 0, 2)  # a tool the router lacks: its request is out of it
+    assert (got["n"], got["n_in"], got["n_out"]) == (3, 1, 2)  # a tool the router lacks: its request is out of it
     assert main([*argv, "--eval-format", "openai-tools"]) == 0
     printed = capsys.readouterr()
-    assert "routed accuracy" in printed.out and "read 2 requests: 0 in the router's catalog, 2 out" in printed.err
-    assert "1 tools of the files are not in the router's catalog" in printed.err
+    assert "routed accuracy" in printed.out and "read 3 requests: 1 in the router's catalog, 2 out" in printed.err
+    assert "1 tools of the files are not in the router's catalog" in printed.err and "warning" not in printed.err
+    tools.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm."}]))  # not the router's definition
+    reqs = write_jsonl(reqs, [{"id": "a", "text": "alarm at 7 en", "tool": "set_alarm"}])
+    assert main([*argv, "--eval-format", "openai-tools"]) == 2
+    assert "none of the files' 1 tools is in the router's catalog" in capsys.readouterr().err
     for extra, message in [(["--lang", "en"], "--lang: applies to the files of an import format (--eval FILE... "
                                               "--eval-format FORMAT), not to an utterances file or a request"),
                            (["--eval-format", "bfcl", "--text-field", "q"],
@@ -190,6 +200,9 @@ def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifa
     from toolgate.importers.toolrows import fields
 
     r, src = Router.load(artifact), labelled_rows(tmp_path)
+    known = {"id": "known", "tools": [own_tool(catalog()[0])], "label": "call", "tool_calls": [{"name": "set alarm"}],
+             "messages": [{"role": "user", "content": "alarm at 7"}]}  # one tool of the router's: not refused
+    src.write_text(src.read_text() + json.dumps(known) + "\n")
     rows, info = eval_rows(r, [src], "tool-rows", Options(routes=False, empty_candidates="delegate",
                                                           fields=fields("labelled")))
     empty = next(u for u in rows if u["utterance_id"] == "refuse-empty")
@@ -209,9 +222,9 @@ def test_decide_eval_leaves_out_requests_in_a_language_the_router_does_not_read(
 
     english = Router.load(artifact).on_catalog(catalog(), ("en",))
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm."}]))
-    reqs = write_jsonl(tmp_path / "r.jsonl", [{"id": "a", "text": "alarm at 7", "tool": "set_alarm"},
-                                              {"id": "b", "text": "알람 맞춰 줘", "tool": "set_alarm"}])
+    tools.write_text(json.dumps([own_tool(catalog()[0])]))
+    reqs = write_jsonl(tmp_path / "r.jsonl", [{"id": "a", "text": "alarm at 7", "tool": "set alarm"},
+                                              {"id": "b", "text": "알람 맞춰 줘", "tool": "set alarm"}])
     rows, info = eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False))
     assert [r["utterance_id"] for r in rows] == ["a"]
     assert info["dropped"] == {"in a language the router does not read (en; --other-langs skip)": 1}

@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import io
-from ..catalog import import_openai_tool
+from ..catalog import function_name, import_openai_tool
 from ..config import External
-from ..errors import InputError
+from ..errors import InputError, Problems
 from ..utterances import is_in_catalog
 from .sources import locate
 
@@ -96,7 +96,7 @@ class Tools:
             n += 1
             row["id"] = f"{base}_{n}"
         self.by_key[key] = row["id"]
-        self.names[row["id"]] = fn["name"]
+        self.names[row["id"]] = function_name(fn)
         self.rows.append(row)
         return row["id"]
 
@@ -169,10 +169,11 @@ def functionchat_singlecall(folder=None, tools: Tools | None = None) -> External
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-Singlecall.jsonl"])
     path = folder / "FunctionChat-Singlecall.jsonl"
-    tools, out = tools or Tools("ko", "functionchat"), Rows()
+    tools, out, problems = tools or Tools("ko", "functionchat"), Rows(), Problems()
     for lineno, rec in io.read_jsonl(path):
-        with _record(path, lineno):
+        with problems.each(), _record(path, lineno):
             _singlecall_record(rec, tools, out, path, lineno)
+    problems.done()
     return out.done("functionchat_singlecall", "ko", tools)
 
 
@@ -226,19 +227,20 @@ def functionchat_calldecision(folder=None, tools: Tools | None = None) -> Extern
     """
     folder = Path(folder) if folder else locate("functionchat", files=["FunctionChat-CallDecision.jsonl"])
     path = folder / "FunctionChat-CallDecision.jsonl"
-    tools, out = tools or Tools("ko", "functionchat"), Rows()
+    tools, out, problems = tools or Tools("ko", "functionchat"), Rows(), Problems()
     rows = io.read_jsonl(path)
     calls, call_by_text = {}, {}
     for lineno, rec in rows:
-        with _record(path, lineno):  # every CALL row's request read here, where its line is known
+        with problems.each(), _record(path, lineno):  # every CALL row's request read here, where its line is known
             if rec["category"] == "CALL":
                 calls[rec["serial_num"]] = rec
                 call_by_text[_last_user(rec["input_messages"])] = rec
+    problems.done()  # a REJECT row is paired with the CALL rows read above
     for lineno, rec in rows:
         cat = rec["category"]
         if cat not in ("CALL", "REJECT"):
             continue
-        with _record(path, lineno):
+        with problems.each(), _record(path, lineno):
             text = _last_user(rec["input_messages"])
             ids = tools.add_all(rec["input_tools"], path, lineno, "input_tools")
             if cat == "CALL":
@@ -248,6 +250,7 @@ def functionchat_calldecision(folder=None, tools: Tools | None = None) -> Extern
                 gold, cluster = None, _reject_cluster(rec, calls, call_by_text, path, lineno)
             out.add(utterance(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster,
                     cat.lower())
+    problems.done()
     return out.done("functionchat_calldecision", "ko", tools)
 
 
@@ -271,21 +274,21 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
     else:
         need = [f"BFCL_v4_{s}.json" for s in subsets] + [f"possible_answer/BFCL_v4_{s}.json" for s in subsets if s in BFCL_RELEVANT]
         folder = locate("bfcl", files=need)
-    tools, out = Tools("en", "bfcl"), Rows()
+    tools, out, problems = Tools("en", "bfcl"), Rows(), Problems()
     for sub in subsets:
         path = folder / f"BFCL_v4_{sub}.json"
         answers = {}
         if sub in BFCL_RELEVANT:
             apath = folder / "possible_answer" / f"BFCL_v4_{sub}.json"
             for alineno, a in io.read_jsonl(apath):
-                with _record(apath, alineno):
+                with problems.each(), _record(apath, alineno):
                     answers[a["id"]] = next(iter(a["ground_truth"][0]))
         recs = [(lineno, rec) for lineno, rec in io.read_jsonl(path) if rec.get("function")]
         if limit is not None and len(recs) > limit:
             keep = np.sort(np.random.default_rng(seed).choice(len(recs), limit, replace=False))
             recs = [recs[i] for i in keep]
         for lineno, rec in recs:
-            with _record(path, lineno):
+            with problems.each(), _record(path, lineno):
                 text = _last_user([m for turn in rec["question"] for m in turn])
                 ids = tools.add_all(rec["function"], path, lineno, "function")
                 gold = None
@@ -294,6 +297,7 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
                         raise InputError(path, f"no possible answer for '{rec['id']}'", lineno, "id")
                     gold = _gold_in(ids, tools, answers[rec["id"]], f"{path}:{lineno}")
                 out.add(utterance(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
+    problems.done()
     return out.done("bfcl", "en", tools)
 
 

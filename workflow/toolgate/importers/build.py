@@ -1,9 +1,9 @@
 """From an imported set to an experiment folder: options, then catalog.jsonl, utterances.jsonl, config.yaml.
 
-Requests whose text the router would refuse (a control character) are dropped first, and counted. Order of the
-options: keep the chosen subsets, drop repeated requests (``--duplicates drop``; counted either
-way), cap each gold tool's requests (``--per-tool``), draw the sample, split the tools
-(``--holdout-tools``: the removed tools leave the catalog and every candidate
+Requests whose text the router would refuse (a control character; more characters than its default
+``router.max_chars``) are dropped first, and counted. Order of the options: keep the chosen subsets, drop
+repeated requests (``--duplicates drop``; counted either way), cap each gold tool's requests (``--per-tool``),
+draw the sample, split the tools (``--holdout-tools``: the removed tools leave the catalog and every candidate
 list, and their requests become out-of-catalog items, as in the FunctionChat
 experiment), then pool or keep each request's own candidates, and add the route
 entries (in every language of the rows and tools). The config names its files relative to itself
@@ -47,6 +47,8 @@ SEED = schemas.schema("config")["properties"]["seed"]["default"]
 NO_TOOLS = ("offered no tools (--empty-candidates delegate): utterances.jsonl cannot show a request that sees no "
             "tool (decide --eval --eval-format routes it so)")
 JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
+MAX_CHARS = schemas.schema("config")["properties"]["router"]["properties"]["max_chars"]["default"]
+TOO_LONG = "the text is longer than the router's limit of {} characters (router.max_chars; first: {})"
 REFUSED = "the text holds a control character the router refuses (C0/C1 other than tab, newline, CR; first: {})"
 
 
@@ -104,17 +106,31 @@ def _choose(ext: ExternalSet, opt: Options, notes: Decisions) -> ExternalSet:
     return ext
 
 
-def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None,
-            removed: set | None = None) -> tuple[list[dict], list[dict], dict]:
+def _refused(ext: ExternalSet, max_chars: int | None) -> tuple[list[bool], Counter]:
+    """(kept, dropped): the requests the router would refuse (a control character; over ``max_chars``, unless
+    None) left out, each reason counted with its first request."""
+    kept, dropped = [True] * len(ext.utterances), Counter()
+    tests = [(REFUSED, lambda t: io.control_character(t) is not None)]
+    if max_chars is not None:
+        tests.append((TOO_LONG.format(max_chars, "{}"), lambda t: len(t) > max_chars))
+    for why, refuses in tests:
+        hits = [k and refuses(u["text"]) for k, u in zip(kept, ext.utterances)]
+        if any(hits):
+            dropped[why.format(ext.utterances[hits.index(True)]["utterance_id"])] = sum(hits)
+            kept = [k and not h for k, h in zip(kept, hits)]
+    return kept, dropped
+
+
+def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None, removed: set | None = None,
+            max_chars: int | None = None) -> tuple[list[dict], list[dict], dict]:
     """(catalog, utterances, info) of an imported set under ``opt``; ``notes``: what reading it decided;
     ``removed``: the tools to split off (default: ``opt.holdout``'s draw; given: ``decide --eval``, where a request
     offered no tools keeps its empty list and the router sees it so, while utterances.jsonl, whose candidate lists
-    are never empty, leaves it out, counted)."""
+    are never empty, leaves it out, counted); ``max_chars``: requests longer are dropped, counted (None: kept, for
+    the router to refuse)."""
     notes = notes or Decisions(None)
-    refused = [io.control_character(u["text"]) is not None for u in ext.utterances]  # the router would refuse them
-    first = next((u["utterance_id"] for u, r in zip(ext.utterances, refused) if r), None)
-    dropped = Counter({REFUSED.format(first): sum(refused)} if first else {})
-    ext = _choose(ext.subset([not r for r in refused]), opt, notes)
+    kept, dropped = _refused(ext, max_chars)
+    ext = _choose(ext.subset(kept), opt, notes)
     empty_lists = removed is not None
     if removed is None:
         removed = holdout_tools([u["gold_tool"] for u in ext.utterances if u["gold_tool"]], opt.holdout, opt.seed)
@@ -201,10 +217,16 @@ def requests_over(ext: ExternalSet, catalog: list[dict], opt: Options,
     """(utterances, info) of an imported set's requests over another ``catalog`` (an exported router's), prepared
     as ``import`` prepares them: each tool of the set is the catalog action of the same definition; a tool the
     catalog lacks is split off as ``--holdout-tools`` splits (its requests out of catalog, its candidate entries
-    gone; info's ``removed_tools`` counts them)."""
+    gone; info's ``removed_tools`` counts them, ``tools_matched`` gives [matched, all]); no tool matched is an
+    error."""
     own = {_definition(t): t["id"] for t in actions(catalog)}
     ids = {t["id"]: own.get(_definition(t)) for t in ext.catalog}
+    matched = sum(to is not None for to in ids.values())
+    if ids and not matched:  # the wrong tools file, or another catalog: scoring it would only measure delegation
+        raise InputError("--eval", f"none of the files' {len(ids)} tools is in the router's catalog (no action of "
+                                   "the same definition): are these the tools the router was exported with?")
     _, rows, info = prepare(ext, opt, notes, {tid for tid, to in ids.items() if to is None})
+    info["tools_matched"] = [matched, len(ids)]
     for u in rows:
         u["gold_tool"] = ids[u["gold_tool"]] if u["gold_tool"] else None
         if "candidates" in u:
@@ -275,11 +297,13 @@ def source_licences(sources) -> list[dict]:
 
 @dataclass(frozen=True)
 class Destination:
-    """Where an import writes: the folder, the command recorded in its config.yaml and import.json, and whether an
-    earlier import there may be replaced (``--force``)."""
+    """Where an import writes: the folder, the command recorded in its config.yaml and import.json, whether an
+    earlier import there may be replaced (``--force``), and the licence the user declares for the data
+    (``--license``: import.json's ``licenses``, beside those the sources state)."""
     folder: str | Path
     command: str = ""
     force: bool = False
+    license: str = ""
 
 
 def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decisions | None = None,
@@ -287,16 +311,18 @@ def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decis
     """Write ``dest.folder``/{catalog.jsonl, utterances.jsonl, config.yaml, import.json}, validated; return
     import.json's info with ``written``: how the folder was written. The folder must be new or empty, or hold an
     earlier import (replaced with ``dest.force``; :mod:`toolgate.outdir`). ``notes``: what reading the set decided;
-    ``sources``: the files or folders read (import.json's ``licenses``: what a LICENSE beside them states).
+    ``sources``: the files or folders read (import.json's ``licenses``: what a LICENSE beside them states, then the
+    licence ``dest.license`` declares).
     """
     out, command, info = Path(dest.folder), dest.command, {}
+    declared = [{"name": dest.license.strip(), "declared": "--license"}] if dest.license.strip() else []
 
     def write(tmp: Path) -> None:
-        catalog, rows, prepared = prepare(ext, opt, notes)
+        catalog, rows, prepared = prepare(ext, opt, notes, max_chars=MAX_CHARS)
         cfg = experiment_config(out, list(prepared["langs"]), gate_folds(rows))
         info.update(prepared, command=command, experiment=cfg["experiment"],
                     gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]), run=run_path(out),
-                    licenses=source_licences(sources))
+                    licenses=source_licences(sources) + declared)
         io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
         io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
         io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=info["run"])
@@ -309,11 +335,13 @@ def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decis
 
 
 def _validate(tmp: Path, out: Path, cfg: dict) -> None:
-    """The written files checked as the workflow will check them; errors name the final paths."""
+    """The written files checked as the workflow will check them; an error names the file by its name and says
+    that nothing reached ``out``."""
     staged = {**cfg, "catalog": str(tmp / "catalog.jsonl"),
               "utterances": {**cfg["utterances"], "file": str(tmp / "utterances.jsonl")}}
     try:
         load_inputs(staged["catalog"], staged["utterances"]["file"], tuple(cfg["langs"]))
         check_inputs(resolve(staged, str(out / "config.yaml")), str(out / "config.yaml"))
     except InputError as exc:
-        raise InputError(str(exc.path).replace(str(tmp), str(out)), exc.message, exc.line, exc.field) from None
+        raise InputError(Path(exc.path).name, f"{exc.message} (in the files the import would write; nothing was "
+                                              f"written to {out})", exc.line, exc.field) from None

@@ -49,7 +49,8 @@ SOURCES = {  # format: (SRC, short help, description)
         "header row, or JSONL; one (request, tool) pair a row, an empty tool cell a request no tool answers (gold "
         "delegate). Columns (flag: default, the first the file has): --text-column: "
         f"{', '.join(COMMON['text'])}; --tool-column: {', '.join(COMMON['tool'])}; --id-column: "
-        f"{', '.join(COMMON['id'])} (none: rows of the same text are one request). Rows of one request: a repeated "
+        f"{', '.join(COMMON['id'])} (none: rows of the same text are one request); --outcome-column: outcome (act "
+        "or ask with a tool, delegate or chat without); --lang-column: lang, language; headers match in any case. Rows of one request: a repeated "
         "pair is counted, a second tool counted (the first row's is the gold one); other columns are kept in the "
         "row's meta. One pooled catalog: --holdout-tools FRACTION makes the out-of-catalog requests, --per-tool K "
         "and --sample N balance the draw."),
@@ -79,6 +80,8 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
                         "never a git work tree's root or inside a .git folder, the current folder or the workflow's results/)")
     common.add_argument("--force", action="store_true", help="replace an earlier import in DIR (only the unchanged "
                         "files toolgate recorded writing there) or write beside other files when no name clashes")
+    common.add_argument("--license", default="", metavar="TEXT", help="the licence of your data (an SPDX id such as "
+                        "CC-BY-4.0, or a sentence), recorded in import.json's licenses for the report to cite")
     add_reading_flags(common)
     common.add_argument("--sample", type=count, default=0, metavar="N", help="at most N requests, drawn with --seed "
                         "(0: all)")
@@ -230,4 +233,8 @@ def eval_lines(info: dict) -> list[str]:
     if info["removed_tools"]:
         lines.append(f"{info['removed_tools']} tools of the files are not in the router's catalog (no action of the "
                      "same definition): their requests count as out of it")
+    matched, tools = info["tools_matched"]
+    if matched < tools / 2:
+        lines.append(f"warning: only {matched} of the files' {tools} tools are in the router's catalog: most "
+                     "requests are scored as out of it (are these the tools the router was exported with?)")
     return lines + _dropped(info) + _ambiguous(info)

@@ -4,8 +4,9 @@ retrieval sets ship (ToolBench-style query -> API pairs, MetaTool's query -> too
 * ``TOOLS``: any shape :func:`~.readers.tool_objects` reads (a JSON list of tool objects or OpenAI schemas,
   ``{"tools": [...]}``, a name -> description map, JSON Lines);
 * ``PAIRS``: ``.csv`` / ``.tsv`` with a header row, or JSONL; one row per (request, tool) pair, an empty tool
-  cell: a request no tool answers (gold delegate). Columns (``--text-column``, ``--tool-column``,
-  ``--id-column``; default: the first of :data:`COMMON` the file has, the choice counted);
+  cell: a request no tool answers (gold delegate), unless an outcome cell says otherwise (:data:`OUTCOMES`).
+  Columns (``--text-column``, ``--tool-column``, ``--id-column``, ``--outcome-column``, ``--lang-column``; default:
+  the first of :data:`COMMON` the file has, in any case, the choice counted);
 * rows of one request (the same id, else the same text) are one request: a repeated pair is counted, a second
   tool counted too (the first row's tool is the gold one); every other column is kept in ``meta``.
 
@@ -21,13 +22,21 @@ from io import StringIO
 from pathlib import Path
 
 from .. import io
-from ..errors import InputError
+from ..errors import InputError, Problems
 from ..external import adapters as A
-from .policy import Decisions, Tools, json_lines, with_extras
+from ..utterances import UNKNOWN_SLOT
+from .build import MAX_CHARS
+from .policy import Decisions, Line, Tools, json_lines, with_extras
 
 COMMON = {"text": ("text", "query", "question", "request", "utterance", "instruction", "input"),
           "tool": ("tool", "tool_name", "api", "api_name", "function", "function_name", "name", "label"),
-          "id": ("id", "query_id", "qid", "_id")}
+          "id": ("id", "query_id", "qid", "_id"),
+          "outcome": ("outcome",),
+          "lang": ("lang", "language")}
+OPTIONAL = ("id", "outcome", "lang")  # columns a file may lack
+# an outcome cell -> (gold outcome, needs a tool): act and ask name the tool, delegate and chat leave the cell empty
+OUTCOMES = {"act": ("action", True), "action": ("action", True), "ask": ("ask", True),
+            "delegate": ("delegate", False), "chat": ("chat", False)}
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,8 @@ class Columns:
     text: str = ""
     tool: str = ""
     id: str = ""
+    outcome: str = ""
+    lang: str = ""
 
 
 def records(path: Path) -> list[tuple[int, dict]]:
@@ -46,26 +57,35 @@ def records(path: Path) -> list[tuple[int, dict]]:
     reader = csv.DictReader(StringIO(io.read_text(path).removeprefix("\ufeff"), newline=""),
                             delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
     rows = []
-    for row in reader:
-        if None in row:  # more cells than the header: an unquoted delimiter in a request would cut its text
-            raise InputError(path, f"{len(row[None])} more cells than the header's {len(reader.fieldnames)}: quote a "
-                                   "cell that holds the delimiter", reader.line_num)
-        rows.append((reader.line_num, row))
+    try:
+        for row in reader:
+            if None in row:  # more cells than the header: an unquoted delimiter in a request would cut its text
+                raise InputError(path, f"{len(row[None])} more cells than the header's {len(reader.fieldnames)}: "
+                                       "quote a cell that holds the delimiter", reader.line_num)
+            rows.append((reader.line_num, row))
+    except csv.Error as exc:  # a cell over the reader's size limit, a NUL byte
+        raise InputError(path, f"unreadable CSV ({exc}; a request holds at most {MAX_CHARS} characters)",
+                         reader.line_num + 1) from None
     if not rows:
         raise InputError(path, "file has no rows (a header row, then one row per pair)")
     return rows
 
 
 def columns_of(path, given: Columns, found: Counter, notes: Decisions) -> Columns:
-    """The columns to read: the given ones, else the first common name present (counted); every missing one in
-    one error, with the columns the file has."""
+    """The columns to read: the given ones, else the first common name present (counted), either matched to the
+    file's header without regard to case; every missing one in one error, with the columns the file has."""
+    header = {}
+    for name in found:
+        header.setdefault(name.lower(), name)
     chosen, missing = {}, []
     for what, names in COMMON.items():
-        name = getattr(given, what) or next((n for n in names if n in found), "")
-        if getattr(given, what) and name not in found or not name and what != "id":
-            missing.append(f"no {what} column " + (f"'{name}'" if name else f"(looked for {', '.join(names)})")
+        want = getattr(given, what)
+        name = (want if want in found else header.get(want.lower(), "")) if want else \
+            next((header[n] for n in names if n in header), "")
+        if want and not name or not want and not name and what not in OPTIONAL:
+            missing.append(f"no {what} column " + (f"'{want}'" if want else f"(looked for {', '.join(names)})")
                            + f": --{what}-column NAME names it")
-        elif name and not getattr(given, what):
+        elif name and not want:
             notes.count(f"{what} column: '{name}' (--{what}-column names another)")
         chosen[what] = name
     if missing:
@@ -76,32 +96,55 @@ def columns_of(path, given: Columns, found: Counter, notes: Decisions) -> Column
 
 def pairs(pairs_path, ids: dict[str, str], tools: Tools, notes: Decisions, given: Columns) -> A.ExternalSet:
     """A pairs file over its tools (``ids``: tool name -> catalog id of ``tools``) as one set (no candidate lists:
-    every request sees the whole catalog)."""
+    every request sees the whole catalog); every bad row in one error."""
     rows = records(Path(pairs_path))
     col = columns_of(pairs_path, given, Counter(k for _, r in rows for k in r), notes)
-    unknown, unknown_at, first, out = Counter(), None, {}, A.Rows()
+    unknown, unknown_at, first, out, problems = Counter(), None, {}, A.Rows(), Problems()
     for lineno, rec in rows:
-        text, name = rec.get(col.text), str(rec.get(col.tool) or "").strip()
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(pairs_path, "no request text (a non-empty string)", lineno, col.text)
+        name = str(rec.get(col.tool) or "").strip()
         if name and name not in ids:
             unknown[name] += 1
             unknown_at = unknown_at or (lineno, name)
             continue
-        key = (str(rec.get(col.id) or "").strip() if col.id else "") or text.strip()
-        if key in first:
-            earlier = first[key]
-            same = earlier["gold_tool"] == (ids[name] if name else None)
-            notes.count("repeated (request, tool) pairs: read once" if same
-                        else "requests with another tool on a later row: the first row's tool is the gold one")
-            continue
-        uid, lang = str(rec.get(col.id) or f"p{lineno:05d}"), notes.lang(pairs_path, lineno, text, col.text)
-        if lang is None:
-            continue
-        utt = A.utterance(uid, uid, lang, text, ids[name] if name else None, "pair" if name else "no_tool")
-        first[key] = utt
-        out.add(with_extras(utt, [], notes.meta(rec, {col.text, col.tool, col.id})), [], uid, utt["subtype"])
+        with problems.each():
+            utt = _pair(Line(pairs_path, lineno, rec), col, ids.get(name), notes, first)
+            if utt is not None:
+                out.add(with_extras(utt, [], notes.meta(rec, {*vars(col).values()} - {""})), [], utt["utterance_id"],
+                        utt["subtype"])
     if unknown:
-        raise InputError(pairs_path, f"{sum(unknown.values())} rows name {len(unknown)} tools the tools file does "
-                                     f"not have (first: '{unknown_at[1]}')", unknown_at[0], col.tool)
+        problems.found.append(InputError(pairs_path, f"{sum(unknown.values())} rows name {len(unknown)} tools the "
+                                                     f"tools file does not have (first: '{unknown_at[1]}')",
+                                         unknown_at[0], col.tool))
+    problems.done()
     return out.done("pairs", notes.forced or "en", tools)
+
+
+def _pair(line: Line, col: Columns, tool: str | None, notes: Decisions, first: dict) -> dict | None:
+    """The utterance of one row (``tool``: its tool's catalog id, None for an empty cell); None when it repeats an
+    earlier row's request (``first``: request key -> its utterance, updated) or its language is skipped."""
+    path, lineno, rec = line.path, line.lineno, line.obj
+    text = rec.get(col.text)
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(path, "no request text (a non-empty string)", lineno, col.text)
+    cell = str(rec.get(col.outcome) or "").strip().lower() if col.outcome else ""
+    outcome, named = OUTCOMES.get(cell, (None, None)) if cell else ("action" if tool else "delegate", tool is not None)
+    if outcome is None or named != (tool is not None):
+        raise InputError(path, f"outcome '{cell}' " + ("is not one of " + ", ".join(OUTCOMES) if outcome is None else
+                               "needs a tool" if named else "is given only with an empty tool cell"), lineno,
+                         col.outcome)
+    key = (str(rec.get(col.id) or "").strip() if col.id else "") or text.strip()
+    if key in first:
+        same = first[key]["gold_tool"] == tool
+        notes.count("repeated (request, tool) pairs: read once" if same
+                    else "requests with another tool on a later row: the first row's tool is the gold one")
+        return None
+    uid = str(rec.get(col.id) or f"p{lineno:05d}")
+    lang = notes.lang(path, lineno, text, col.text, rec.get(col.lang) if col.lang else None)
+    if lang is None:
+        return None
+    utt = A.utterance(uid, uid, lang, text, tool, (cell or "pair") if tool else (cell or "no_tool"))
+    if outcome == "ask":
+        notes.count(f"ask without slot labels: missing_slots ['{UNKNOWN_SLOT}']")
+    utt.update(gold_outcome=outcome, missing_slots=[UNKNOWN_SLOT] if outcome == "ask" else [])
+    first[key] = utt
+    return utt

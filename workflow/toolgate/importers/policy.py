@@ -14,24 +14,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 from .. import io
-from ..catalog import tool_id
-from ..errors import InputError
+from ..catalog import function_name, tool_id
+from ..errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
 
 EMPTY_CANDIDATES = ("catalog", "delegate")
 OTHER_LANGS = ("skip", "keep", "error")  # a row whose script is neither Hangul nor Latin: left out, kept as en, or an error
-
-
-def script_lang(text: str) -> str | None:
-    """``ko`` when the text has a Hangul letter, ``en`` when Latin letters are at least as many as the letters of
-    any other script (a Japanese request naming an "iPhone" is not English), else None."""
-    if any("\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f" for ch in text):
-        return "ko"
-    latin = sum(ch.isalpha() and ord(ch) < 0x250 for ch in text)
-    return "en" if latin and latin >= sum(ch.isalpha() for ch in text) - latin else None
 
 
 class Decisions:
@@ -66,11 +59,17 @@ class Decisions:
         if n:
             self.counts[what] = self.counts.get(what, 0) + n
 
-    def lang(self, path, lineno: int, text: str, field: str = "text") -> str | None:
-        """A request's language: forced (each row whose script reads otherwise counted), or read from its script;
-        a script neither Hangul nor Latin by the ``--other-langs`` policy: None (the row is skipped, counted),
-        ``en`` (kept, counted) or an error."""
-        lang = script_lang(text)
+    def lang(self, path, lineno: int, text: str, field: str = "text", declared=None) -> str | None:
+        """A request's language: forced (each row whose script reads otherwise counted), else the one the row
+        declares (``declared``: its ``lang`` field, a code of :data:`~toolgate.io.LANGS`), else read from its
+        script; a script neither Hangul nor Latin by the ``--other-langs`` policy: None (the row is skipped,
+        counted), ``en`` (kept, counted) or an error."""
+        if declared not in (None, "") and not self.forced:
+            if declared not in io.LANGS:
+                raise InputError(path, f"unknown language '{declared}' (known: {', '.join(io.LANGS)})", lineno, "lang")
+            self.count(f"language {declared}: declared by the row")
+            return declared
+        lang = io.script_lang(text)
         if self.forced:
             self.count(f"language {self.forced}: forced by --lang")
             self.count(f"language {self.forced}: forced by --lang over a row whose script reads "
@@ -103,19 +102,34 @@ class Decisions:
                 "renamed_tools": renamed, "ambiguous_gold": self.ambiguous}
 
 
-def json_lines(path, what: str) -> list[tuple[int, dict]]:
+def json_lines(path, what: str, problems: Problems | None = None) -> list[tuple[int, dict]]:
     """(line, object) of a JSON Lines file of ``what``; a JSON list or object in its place is an error naming the
-    shape expected and how to convert it."""
-    try:
-        return io.read_jsonl(path)
-    except InputError as exc:
+    shape expected and how to convert it. ``problems``: the caller's pass over the rows, which keeps the bad lines
+    (else they raise here, all in one error)."""
+    bad = Problems()
+    rows = io.read_jsonl(path, bad)
+    if bad.found:
         try:
             whole = io.loads_json(io.read_text(path), path)
         except InputError:
-            raise exc from None
-        got = f"a JSON list of {len(whole)} items" if isinstance(whole, list) else "one JSON value over several lines"
-        raise InputError(path, f"expected JSON Lines of {what} (one JSON object a line), got {got}: write one object "
-                               "a line, e.g. jq -c '.[]' FILE > FILE.jsonl") from None
+            whole = None
+        if whole is not None:
+            got = f"a JSON list of {len(whole)} items" if isinstance(whole, list) else "one JSON value over several lines"
+            raise InputError(path, f"expected JSON Lines of {what} (one JSON object a line), got {got}: write one "
+                                   "object a line, e.g. jq -c '.[]' FILE > FILE.jsonl")
+    if problems is None:
+        bad.done()
+    else:
+        problems.found += bad.found
+    return rows
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of a JSON Lines file and where it sits (what an error names)."""
+    path: str | Path
+    lineno: int
+    obj: dict
 
 
 def with_extras(utt: dict, context: list, meta: dict) -> dict:
@@ -133,8 +147,9 @@ class Tools(A.Tools):
 
     def add(self, obj: dict, path="<tools>", lineno: int | None = None, field: str = "") -> str:
         fn = obj.get("function", obj)
-        if not self.notes.forced:
-            self.lang = script_lang(f"{fn.get('name', '')} {fn.get('description', '')}") or "en"
+        if not self.notes.forced:  # the language of its plain-string name and description (a map names its own)
+            plain = " ".join(v for v in (fn.get("name"), fn.get("description")) if isinstance(v, str))
+            self.lang = io.script_lang(plain) or "en"
         known = len(self.rows)
         tid = super().add(obj, path, lineno, field)
         self.notes.count("tool definitions merged with an identical one", len(self.rows) == known)
@@ -146,7 +161,7 @@ def tool_object(path, lineno: int, field: str, obj):
     if isinstance(obj, str) and obj.lstrip()[:1] == "{":
         obj = json_field(path, lineno, field, obj)
     fn = obj.get("function", obj) if isinstance(obj, dict) else None
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"].strip():
+    if function_name(fn) is None:
         raise InputError(path, "not a tool definition with a function name", lineno, field)
     return obj
 

@@ -19,16 +19,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import io
-from ..errors import InputError
+from ..catalog import function_name
+from ..errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import is_in_catalog
 from .build import Options
 from .pairs import Columns, pairs
-from .policy import Decisions, Tools, check_slots, json_lines, request, with_extras
+from .policy import Decisions, Line, Tools, check_slots, json_lines, request, with_extras
 from .toolrows import Fields, tool_rows
 
 FORMATS = ("openai-tools", "tool-rows", "pairs", "bfcl", "functionchat", "beir")
-REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype"}
+REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype",
+                  "lang"}
 FIXED_LANGS = {"bfcl": "en", "functionchat": "ko"}
 FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall,
                       "FunctionChat-CallDecision.jsonl": A.functionchat_calldecision}
@@ -118,15 +120,16 @@ def _object_line(line: str) -> bool:
 def _tool_names(path, tools: Tools) -> dict[str, str]:
     """Tool name -> catalog id for every tool of a tools file."""
     objs = tool_objects(path, tools.notes)
-    ids = {}
+    ids, problems = {}, Problems()
     for i, obj in enumerate(objs):
-        fn = obj.get("function", obj) if isinstance(obj, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        if not isinstance(name, str) or not name.strip():
-            raise InputError(path, "tool has no function name", field=f"[{i}].name")
-        if name in ids:
-            raise InputError(path, f"duplicate tool name '{name}'", field=f"[{i}].name")
-        ids[name] = tools.add(obj, path, None, f"[{i}]")
+        with problems.each():
+            name = function_name(obj.get("function", obj) if isinstance(obj, dict) else None)
+            if name is None:
+                raise InputError(path, "tool has no function name", field=f"[{i}].name")
+            if name in ids:
+                raise InputError(path, f"duplicate tool name '{name}'", field=f"[{i}].name")
+            ids[name] = tools.add(obj, path, None, f"[{i}]")
+    problems.done()
     return ids
 
 
@@ -156,32 +159,40 @@ def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: 
                          "outcome")
 
 
+def _openai_request(line: Line, ids: dict, tools: Tools, notes: Decisions, out: A.Rows) -> None:
+    """One request of an openai-tools requests file, added to ``out`` (nothing when its language is skipped)."""
+    path, lineno, obj = line.path, line.lineno, line.obj
+    field = "messages" if "text" not in obj and "messages" in obj else "text"
+    text, context, _ = request(path, lineno, field, obj.get(field))
+    lang = notes.lang(path, lineno, text, field, obj.get("lang"))
+    if lang is None:
+        return
+    meta = notes.meta(obj, REQUEST_FIELDS)
+    gold = _names(path, lineno, "tool", obj["tool"], ids)[0] if obj.get("tool") is not None else None
+    cands = _names(path, lineno, "candidates", obj["candidates"], ids) if obj.get("candidates") else []
+    missing = obj.get("missing_slots") or []
+    _check_request(path, lineno, obj, gold, cands, tools)
+    outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
+    uid = str(obj.get("id") or f"r{lineno:05d}")
+    if obj.get("candidates") == []:
+        outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
+        gold, missing = (gold, missing) if is_in_catalog(outcome) else (None, [])
+    utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
+           "lang": lang, "text": text, "gold_outcome": outcome,
+           "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),
+           "missing_slots": list(missing)}
+    out.add(with_extras(utt, context, meta), cands, utt["pair_id"], utt["subtype"])
+
+
 def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
     tools, out = Tools(notes, "imported"), A.Rows()
     ids = _tool_names(tools_path, tools)
-    path = requests_path
-    for lineno, obj in json_lines(path, "requests"):
-        field = "messages" if "text" not in obj and "messages" in obj else "text"
-        text, context, _ = request(path, lineno, field, obj.get(field))
-        lang = notes.lang(path, lineno, text, field)
-        if lang is None:
-            continue
-        meta = notes.meta(obj, REQUEST_FIELDS)
-        gold = _names(path, lineno, "tool", obj["tool"], ids)[0] if obj.get("tool") is not None else None
-        cands = _names(path, lineno, "candidates", obj["candidates"], ids) if obj.get("candidates") else []
-        missing = obj.get("missing_slots") or []
-        _check_request(path, lineno, obj, gold, cands, tools)
-        outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
-        uid = str(obj.get("id") or f"r{lineno:05d}")
-        if obj.get("candidates") == []:
-            outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
-            gold, missing = (gold, missing) if is_in_catalog(outcome) else (None, [])
-        utt = {"utterance_id": uid, "pair_id": str(obj.get("pair_id") or uid),
-               "lang": lang, "text": text, "gold_outcome": outcome,
-               "gold_tool": gold, "slice": "in" if gold else "out", "subtype": str(obj.get("subtype") or outcome),
-               "missing_slots": list(missing)}
-        out.add(with_extras(utt, context, meta), cands, utt["pair_id"], utt["subtype"])
+    path, problems = requests_path, Problems()
+    for lineno, obj in json_lines(path, "requests", problems):
+        with problems.each():
+            _openai_request(Line(path, lineno, obj), ids, tools, notes, out)
+    problems.done()
     return out.done("openai-tools", notes.forced or "en", tools)
 
 
@@ -204,20 +215,44 @@ def _qrels(path, docs: dict) -> dict[str, list[tuple[int, str]]]:
     """Query id -> [(score, corpus id)] with score > 0, in file order; a header line is skipped."""
     lines = io.read_text(path).splitlines()
     out: dict[str, list] = {}
+    problems = Problems()
     for lineno, line in enumerate(lines, start=1):
         cells = line.rstrip("\n").split("\t")
         if not line.strip() or (lineno == 1 and not cells[-1].strip().lstrip("-").isdigit()):
             continue
-        if len(cells) != 3:
-            raise InputError(path, f"expected 3 tab-separated columns, got {len(cells)}", lineno)
-        qid, did, score = (c.strip() for c in cells)
-        if not score.lstrip("-").isdigit():
-            raise InputError(path, f"score '{score}' is not an integer", lineno, "score")
-        if did not in docs:
-            raise InputError(path, f"unknown corpus-id '{did}' (not in the corpus)", lineno, "corpus-id")
-        if int(score) > 0:
-            out.setdefault(qid, []).append((int(score), did))
+        with problems.each():
+            if len(cells) != 3:
+                raise InputError(path, f"expected 3 tab-separated columns, got {len(cells)}", lineno)
+            qid, did, score = (c.strip() for c in cells)
+            if not score.lstrip("-").isdigit():
+                raise InputError(path, f"score '{score}' is not an integer", lineno, "score")
+            if did not in docs:
+                raise InputError(path, f"unknown corpus-id '{did}' (not in the corpus)", lineno, "corpus-id")
+            if int(score) > 0:
+                out.setdefault(qid, []).append((int(score), did))
+    problems.done()
     return out
+
+
+def _beir_text(value):
+    """A corpus entry's title or text: a map language -> text as it is, anything else as a stripped string."""
+    return value if isinstance(value, dict) else str(value or "").strip()
+
+
+def _beir_query(line: Line, judged: dict, docs: dict, notes: Decisions, out: A.Rows) -> None:
+    """One judged query as a request of its highest-scored relevant entry (nothing for an unjudged one)."""
+    queries, lineno, rec = line.path, line.lineno, line.obj
+    qid, text = str(rec.get("_id", "")), rec.get("text")
+    if qid not in judged:
+        return
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(queries, "query text must be a non-empty string", lineno, "text")
+    gold, uid = docs[max(judged[qid], key=lambda x: x[0])[1]], f"q-{qid}"
+    lang = notes.lang(queries, lineno, text, "text", rec.get("lang"))
+    if lang is None:
+        return
+    utt = A.utterance(uid, uid, lang, text, gold, "query")
+    out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text", "lang"))), [], uid, "query")
 
 
 def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
@@ -226,26 +261,24 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
     The gold tool of a query is its highest-scored relevant entry (the first on ties); a query with several
     relevant entries still has one gold tool. Queries without a relevant entry are left out.
     """
-    tools, out, docs = Tools(notes, "beir"), A.Rows(), {}
-    for lineno, rec in json_lines(corpus, "corpus entries"):
-        did, title, text = rec.get("_id"), str(rec.get("title") or "").strip(), str(rec.get("text") or "").strip()
-        if not isinstance(did, (str, int)) or str(did) == "":
-            raise InputError(corpus, "missing field", lineno, "_id")
-        if not (title or text):
-            raise InputError(corpus, "entry has neither title nor text", lineno, "text")
-        docs[str(did)] = tools.add({"name": title or str(did), "description": text or title})
+    tools, out, docs, problems = Tools(notes, "beir"), A.Rows(), {}, Problems()
+    for lineno, rec in json_lines(corpus, "corpus entries", problems):
+        with problems.each():
+            did, title, text = rec.get("_id"), _beir_text(rec.get("title")), _beir_text(rec.get("text"))
+            if not isinstance(did, (str, int)) or str(did) == "":
+                raise InputError(corpus, "missing field", lineno, "_id")
+            if not (title or text):
+                raise InputError(corpus, "entry has neither title nor text", lineno, "text")
+            per_lang = {f"{to}_{c}": rec[f"{key}_{c}"] for key, to in (("title", "name"), ("text", "description"))
+                        for c in io.LANGS if f"{key}_{c}" in rec}
+            docs[str(did)] = tools.add({"name": title or str(did), "description": text or title, **per_lang}, corpus,
+                                       lineno)
+    problems.done()
     judged = _qrels(qrels, docs)
-    for lineno, rec in json_lines(queries, "queries"):
-        qid, text = str(rec.get("_id", "")), rec.get("text")
-        if qid not in judged:
-            continue
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(queries, "query text must be a non-empty string", lineno, "text")
-        gold, uid, lang = docs[max(judged[qid], key=lambda x: x[0])[1]], f"q-{qid}", notes.lang(queries, lineno, text)
-        if lang is None:
-            continue
-        utt = A.utterance(uid, uid, lang, text, gold, "query")
-        out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text"))), [], uid, "query")
+    for lineno, rec in json_lines(queries, "queries", problems):
+        with problems.each():
+            _beir_query(Line(queries, lineno, rec), judged, docs, notes, out)
+    problems.done()
     return out.done("beir", notes.forced or "en", tools)
 
 

@@ -23,10 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
-from .policy import Decisions, Tools, check_slots, json_field, json_lines, request, tool_object, with_extras
+from .policy import Decisions, Line, Tools, check_slots, json_field, json_lines, request, tool_object, with_extras
 
 OUTCOMES = ("action", "ask", "delegate", "chat", "skip")
 CALL_FIELDS = ("tool_calls", "answers")
@@ -100,14 +100,6 @@ def _call_names(path, lineno: int, field: str, value) -> list[str]:
     return names
 
 
-@dataclass(frozen=True)
-class Line:
-    """One row of a tool-rows file and where it sits (what an error names)."""
-    path: str | Path
-    lineno: int
-    obj: dict
-
-
 def _call(line: Line, fields: Fields, after: list) -> tuple[list[str], str]:
     """(the row's expected call names, the field they came from: the text field for the assistant message after
     the request, read when the call field is empty)."""
@@ -177,7 +169,8 @@ def _row(line: Line, fields: Fields, tools: Tools, notes: Decisions, prefix: str
     label, outcome = _outcome(line, fields, names, source, notes)
     if outcome == "skip":
         return None
-    lang = notes.lang(path, lineno, text, fields.text)  # after the skip label: a skipped row is no row of any language
+    # after the skip label: a skipped row is no row of any language
+    lang = notes.lang(path, lineno, text, fields.text, obj.get("lang"))
     if lang is None:
         return None
     uid = str(obj.get(fields.id) or f"{prefix}r{lineno:05d}")
@@ -193,7 +186,7 @@ def _row(line: Line, fields: Fields, tools: Tools, notes: Decisions, prefix: str
                                          else f"'{source}'"))
         notes.count("gold tool = the first of several calls", len(names) > 1)
     calls = (fields.call,) if fields.call else CALL_FIELDS
-    known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, *calls}
+    known = {fields.id, fields.text, fields.tools, fields.label, fields.slots, "lang", *calls}
     utt = with_extras({"utterance_id": uid, "pair_id": uid, "lang": lang,
                        "text": text, "gold_outcome": outcome, "gold_tool": None, "slice": "out", "subtype": label,
                        "missing_slots": _slots(line, fields, outcome, notes)}, context,
@@ -249,32 +242,49 @@ def survey(path, rows: list, fields: Fields) -> None:
             f"{k} ({n} rows)" for k, n in found.items()) + ")" + (f"; try {' '.join(flags)}" if flags else ""))
 
 
+def _parsed(line: Line, fields: Fields, tools: Tools, notes: Decisions, files: tuple) -> list[tuple]:
+    """[(path, line, utterance, candidate ids, gold call name)] of one row ([] when skipped); ``files``: (several
+    files were given, utterance id -> where it was first read, updated)."""
+    several, seen = files
+    row = _row(line, fields, tools, notes, f"{Path(line.path).stem}-" if several else "")
+    if row is None:
+        return []
+    uid = row[0]["utterance_id"]
+    if uid in seen:
+        raise InputError(line.path, f"duplicate id '{uid}' (first: {seen[uid]})", line.lineno, fields.id)
+    seen[uid] = f"{line.path}:{line.lineno}"
+    return [(line.path, line.lineno, *row)]
+
+
+def _gold(line: Line, fields: Fields, ids: list[str], gold: str, tools: Tools) -> str:
+    """The catalog id of a row's gold call among its tools (none given: among every tool of the input);
+    ``line.obj``: the row's utterance, whose missing slots are checked against that tool."""
+    pool = ids or list(tools.names)
+    found = [t for t in pool if tools.names[t] == gold]
+    where = "the row's tools" if ids else "every tool of the input"
+    if len(found) != 1:
+        raise InputError(line.path, f"gold call '{gold}' names {len(found)} different definitions among {where}"
+                         if found else f"gold call '{gold}' is not among {where}", line.lineno, fields.tools)
+    check_slots(line.path, line.lineno, fields.slots, line.obj["missing_slots"], tools.rows, found[0])
+    return found[0]
+
+
 def tool_rows(paths, fields: Fields, notes: Decisions) -> A.ExternalSet:
     """Tool-rows files as one set: each row's tools are its candidates; gold tools resolved among them (a row
     offered no tools, with ``--empty-candidates catalog``: among every tool of the files, by name)."""
-    tools, parsed, seen = Tools(notes, "tool-rows"), [], {}
+    tools, parsed, seen, problems = Tools(notes, "tool-rows"), [], {}, Problems()
     for path in paths:
-        rows = json_lines(path, "rows")
-        survey(path, rows, fields)
-        for lineno, obj in rows:
-            row = _row(Line(path, lineno, obj), fields, tools, notes, f"{Path(path).stem}-" if len(paths) > 1 else "")
-            if row is None:
-                continue
-            uid = row[0]["utterance_id"]
-            if uid in seen:
-                raise InputError(path, f"duplicate id '{uid}' (first: {seen[uid]})", lineno, fields.id)
-            seen[uid] = f"{path}:{lineno}"
-            parsed.append((path, lineno, *row))
+        rows = json_lines(path, "rows", problems)
+        with problems.each():  # the file's field problems in one error, else each row's own
+            survey(path, rows, fields)
+            for lineno, obj in rows:
+                with problems.each():
+                    parsed += _parsed(Line(path, lineno, obj), fields, tools, notes, (len(paths) > 1, seen))
     out = A.Rows()
     for path, lineno, utt, ids, gold in parsed:
-        if gold is not None:
-            pool = ids or list(tools.names)
-            found = [t for t in pool if tools.names[t] == gold]
-            where = "the row's tools" if ids else "every tool of the input"
-            if len(found) != 1:
-                raise InputError(path, f"gold call '{gold}' names {len(found)} different definitions among {where}"
-                                 if found else f"gold call '{gold}' is not among {where}", lineno, fields.tools)
-            utt.update(gold_tool=found[0], slice="in")
-            check_slots(path, lineno, fields.slots, utt["missing_slots"], tools.rows, found[0])
-        out.add(utt, ids, utt["utterance_id"], utt["subtype"])
+        with problems.each():
+            if gold is not None:
+                utt.update(gold_tool=_gold(Line(path, lineno, utt), fields, ids, gold, tools), slice="in")
+            out.add(utt, ids, utt["utterance_id"], utt["subtype"])
+    problems.done()
     return out.done("tool-rows", notes.forced or "en", tools)
