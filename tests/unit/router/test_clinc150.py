@@ -1,7 +1,7 @@
 """CLINC150's protocol (toolgate.router.clinc150): the threshold from validation alone, the figures on test."""
 import numpy as np
 
-from toolgate.router.clinc150 import OOS, PUBLISHED, clinc150_frame, threshold_on
+from toolgate.router.clinc150 import OOS, PUBLISHED, clinc150_frame, grid_encoders, threshold_on
 
 
 def test_threshold_is_the_most_accurate_on_validation_lowest_on_ties():
@@ -31,10 +31,40 @@ def _encode(texts):
 
 
 def test_frame_has_both_conditions_and_the_published_rows():
-    df = clinc150_frame(_data(), _encode, c=100.0)
+    df, grid = clinc150_frame(_data(), {"axes": _encode}, cs=(100.0,))
     mine = df[df["source"] == "this run"].set_index("condition")
     assert list(mine.index) == ["examples (training split)", "intent names only"]
     row = mine.loc["examples (training split)"]
     assert row["in_scope_accuracy"] == 100.0 and row["oos_recall"] == 100.0 and row["auroc"] == 1.0
     assert row["train_texts"] == 4 and mine.loc["intent names only", "train_texts"] == 2
     assert len(df) == 2 + len(PUBLISHED) and df.loc[df["system"] == "BERT", "oos_recall"].item() == 52.3
+    assert len(grid) == 2
+
+
+def test_the_grid_choice_is_the_most_accurate_on_validation():
+    """A blind encoder (every request at one point) cannot separate out of scope: the axes one is chosen, whichever
+    comes first, and the blind one's row carries a lower validation accuracy."""
+    def blind(texts):
+        return np.ones((len(texts), 3)) / np.sqrt(3)
+    for encoders in ({"blind": blind, "axes": _encode}, {"axes": _encode, "blind": blind}):
+        df, grid = clinc150_frame(_data(), encoders, cs=(1.0, 100.0))
+        assert set(df.loc[df["source"] == "this run", "encoder"]) == {"axes"}
+        g = grid[grid["condition"] == "examples (training split)"].set_index(["encoder", "c"])["val_accuracy"]
+        assert g.loc[("axes", 100.0)] > g.loc[("blind", 100.0)]
+        assert len(grid) == 8
+
+
+def test_joined_encoders_are_unit_length(monkeypatch):
+    import toolgate.retrieval.encoders as E
+
+    class Fixed:
+        def __init__(self, v):
+            self.v = np.asarray(v, float)
+
+        def encode_queries(self, texts):
+            return np.tile(self.v, (len(texts), 1))
+    monkeypatch.setattr(E, "make_encoder", lambda spec: Fixed([1.0, 0.0] if spec["backend"] == "a" else [0.6, 0.8]))
+    enc = grid_encoders(["a", "a+b"])
+    joined = enc["a+b"](["x", "y"])
+    assert joined.shape == (2, 4) and np.allclose(np.linalg.norm(joined, axis=1), 1.0)
+    assert enc["a+b"](["x", "y"]) is joined  # memoised: validation and test are encoded once per encoder
