@@ -100,6 +100,9 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
                 "(bm25+g3) loses to the single-pool ladder: x; the ladder ships instead",
                 "fallback": {"instead_of": "bm25+g3", "why": "loses to the single-pool ladder: x"}}
     manifest.write_text(json.dumps({"selection": fallback}))  # the no-regret guard shipped the ladder: said first
-    assert router_blocks("default", {"router_selection": sel}, manifest)[1][1].startswith(
+    blocks = router_blocks("default", {"router_selection": sel}, manifest)
+    assert blocks[1][1].startswith("The no-regret guard shipped the single-pool ladder: the selected router (bm25+g3) "
+                                   "loses to the single-pool ladder: x; the ladder ships instead. ")
+    assert blocks[2][1].startswith(
         "The selected router (results/default/router/selected, chosen by router.select): ladder. Warning: the selected "
         "router (bm25+g3) loses to the single-pool ladder: x; the ladder ships instead. Why: bm25+g3: ")

@@ -299,6 +299,8 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
     manifest = json.loads(Path(router_json).read_text()) if router_json and Path(router_json).exists() else {}
     sel = manifest.get("selection") or {}
     finding = router_finding(tables, sel.get("chosen"))
+    if sel.get("fallback"):  # the no-regret guard shipped the ladder: that leads
+        finding = f"The no-regret guard shipped the single-pool ladder: {sel['warning']}. " + (finding or "")
     if finding:
         out.append(("p", finding))
     if "router_selection" in tables:
