@@ -3,12 +3,12 @@ VENV   ?= .venv
 CORES  ?= 2
 CONFIG ?= config.yaml
 PYTHON ?= python3
-EXTRAS ?= test,bench,st,onnx,ko
+EXTRAS ?= study,test,bench,st,onnx,ko
 
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export HF_HUB_OFFLINE ?= 1
 
-NATIVE_EXTRAS ?= test,native-cpu
+NATIVE_EXTRAS ?= study,test,native-cpu
 
 .PHONY: reproduce unlock bench test test-fast test-native lint profile clean
 

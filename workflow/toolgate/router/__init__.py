@@ -5,7 +5,7 @@ on every utterance of an experiment and writes ``router.json`` (a manifest in pl
 catalog and its embeddings; ``runtime`` loads that folder, validates inputs and returns decisions in the pipeline's
 vocabulary (act / ask / delegate / chat).
 """
-from pathlib import Path
+from importlib.resources import files
 
 SELECTED = "selected"  # the folder and name of the router router.select chooses
-LATENCY_TABLE = Path(__file__).with_name("latency.yaml")  # the declared latencies router.select reads by default
+LATENCY_TABLE = files(__package__) / "latency.yaml"  # the declared latencies router.select reads by default

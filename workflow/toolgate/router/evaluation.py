@@ -72,11 +72,6 @@ PROBE_EXPECTS = ("action", "ask", "not_act", "no_action")
 LEAK_JACCARD, LEAK_COSINE = 0.5, 0.97  # a request this near an example may be a copy of it: the clean row drops it
 
 
-def label(manifest: dict) -> str:
-    p = manifest["pipeline"]
-    return f"{p['name']}: {p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
-
-
 def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> dict:
     """Routed accuracy, abstention AUC, danger and ask rates of ``decided`` (kind, tool and P(in catalog) arrays)
     with their intervals; the AUC is NaN when the requests are all in or all out of catalog."""
@@ -273,7 +268,7 @@ def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_
     if not rows:
         raise RouterError(f"{name}: no utterances to evaluate")
     kind, tool, p, refused = routed(router, [r["text"] for r in rows], _candidates(router, rows))
-    return {"set": name, "mode": mode, "router": label(router.manifest), "refused": refused,
+    return {"set": name, "mode": mode, "router": router.label, "refused": refused,
             **_card(rows, router, (kind, tool, p), resamples)}
 
 
@@ -366,7 +361,7 @@ def write_router_eval(exp):
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
     recs += probe_rows(router, read_probes(getattr(inputs, "probes", []), router.catalog))
-    table = pd.DataFrame([{"router": label(router.manifest), **r} for r in recs]).reindex(columns=COLUMNS)
+    table = pd.DataFrame([{"router": router.label, **r} for r in recs]).reindex(columns=COLUMNS)
     write_table(table, exp.output.table, "Router evaluation card: the selected router within the experiment and on "
                 "every external set", NOTE, study.run.seed)
     return table

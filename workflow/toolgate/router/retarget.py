@@ -19,6 +19,7 @@ its ``out`` anchor, so the router acts less there: the bank errs towards asking.
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from .. import io
 from ..catalog import own_queries
 from .artifact import RouterError
 
-GENERIC_REQUESTS = Path(__file__).with_name("generic_requests.jsonl")
+GENERIC_REQUESTS = files(__package__) / "generic_requests.jsonl"
 
 
 def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:

@@ -170,6 +170,12 @@ class Router:
         self.evidence = evidence if evidence is not None else Evidence(catalog, tuple(manifest["langs"]))
         self.rules = Rules(self.evidence, lexical, self.ids, self.actions, self.top_k, self.tie_margin)
 
+    @property
+    def label(self) -> str:
+        """``name: ranker + gate`` (examples or ladder where it has no gate)."""
+        p = self.manifest["pipeline"]
+        return f"{p['name']}: {p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
+
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;

