@@ -2,12 +2,13 @@
 
 Every problem with an artifact or an input raises :class:`RouterError` with a
 one-line message (the CLI prints it and exits 2); nothing is silently bent: an
-overlong text is refused, never truncated. Every component sees the request in
-one Unicode form (NFC), and the band's decision passes the evidence rules of
+overlong text is refused, never truncated. Every component sees the request
+normalised at one place (:func:`check_request`), and the band's decision passes the evidence rules of
 :mod:`.evidence` before anything is executed.
 """
 from __future__ import annotations
 
+import re
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
@@ -74,21 +75,40 @@ class Decision:
         return d
 
 
+# Chat-template tokens (and a role name right after a turn's opening token): no words of the request, and never
+# markup an encoder's tokenizer reads as structure.
+_TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)\s*(?:system|user|assistant|model)\b"
+                       r"|<\|[a-z_]{1,32}\|>|</?s>|\[/?inst\]|<</?sys>>|</?(?:bos|eos|pad|unk|mask|start_of_turn|end_of_turn)>"
+                       r"|\[(?:cls|sep|pad|mask|unk)\]", re.IGNORECASE)
+
+
 def check_request(text, max_chars: int) -> str:
-    """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
-    control character (:func:`toolgate.io.control_character`: C0/C1 other than tab, newline and carriage return,
-    or a lone surrogate)."""
+    """The request as every rule and score reads it, or RouterError when it is not a string, empty, longer than
+    ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.io.control_character`:
+    C0/C1 other than tab, newline and carriage return, or a lone surrogate).
+
+    Normalised here and nowhere else: NFKC (as the BM25 index reads its texts), format characters (zero-width space and joiners, BOM,
+    soft hyphen, direction marks) removed,
+    chat-template tokens (``</s>``, ``[INST]``, ``<|im_start|>``...) replaced by a space."""
+    def overlong(n: int, when: str = "") -> RouterError:
+        return RouterError(f"request of {n} characters{when} exceeds the limit of {max_chars} (router.max_chars); it "
+                           "is refused, not truncated")
     if not isinstance(text, str):
         raise RouterError(f"request is {json_type(text)}, not a string: give the text as a string")
-    if not text.strip():
-        raise RouterError("empty request: give a non-empty text")
     if len(text) > max_chars:
-        raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
-                          "(router.max_chars); it is refused, not truncated")
+        raise overlong(len(text))
     bad = io.control_character(text)
     if bad:
         raise RouterError(f"request contains control character U+{ord(bad):04X}; send plain text")
-    return unicodedata.normalize("NFC", text)
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # "Delete a\u200bll files": all
+    text, tokens = _TEMPLATE.subn(" ", text)
+    text = " ".join(text.split()) if tokens else text
+    if not text.strip():
+        raise RouterError("empty request: give a non-empty text")
+    if len(text) > max_chars:  # NFKC lengthens a few characters (U+FDFA is 18 letters)
+        raise overlong(len(text), " once normalised")
+    return text
 
 
 @dataclass(frozen=True)
