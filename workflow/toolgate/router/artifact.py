@@ -28,6 +28,7 @@ from .gates import EMBEDDINGS, texts_sha256
 FORMAT = 2
 MANIFEST = "router.json"
 INDEX = "bm25.index"
+FILES = (INDEX, "catalog.jsonl", EMBEDDINGS, MANIFEST)  # the format's fixed file names, the manifest last
 
 
 class RouterError(ValueError):
