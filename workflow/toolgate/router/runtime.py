@@ -13,7 +13,6 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -27,12 +26,14 @@ from ..routing.decisions import band_decisions, ladder_decisions
 from .artifact import (
     RouterError,
     checked_file,
-    checked_index,
     json_type,
+    lexical_ranker,
+    load_arrays,
     load_encoders,
     load_examples,
     read_manifest,
     sha256,
+    text_settings,
 )
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
@@ -180,11 +181,11 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
-        self.text = SimpleNamespace(ngram=int(manifest["text"]["ngram"]), pad=manifest["text"]["pad"])
+        self.text = text_settings(manifest)
         self.kind, self.examples = p["kind"], examples
         self.gate = (GateRuntime(manifest["gate"], self.exemplars, self.text)
                      if p["kind"] == "band" else None)
-        # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
+        # a whole number written 1000.0 is the schema's integer 1000 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
         self.evidence = evidence if evidence is not None else Evidence(catalog, tuple(manifest["langs"]))
@@ -195,9 +196,9 @@ class Router:
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;
         ``threads``: the encoders' thread count (default 1: a single request runs on one core, as on a phone, and a
         busy machine slows it least; None: the backend's own). The catalog is never re-encoded:
-        its embeddings are the artifact's."""
+        its embeddings are the artifact's. Every check passes before an encoder is made."""
+        m = read_manifest(path)
         folder = Path(path)
-        m = read_manifest(folder)
         cat_bytes = checked_file(folder, "catalog.jsonl", m["files"]["catalog.jsonl"])
         if catalog is not None and not Path(catalog).is_file():
             raise RouterError(f"{catalog}: no such catalog file (--catalog)")
@@ -210,8 +211,10 @@ class Router:
             cat = load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
         except (InputError, OSError) as exc:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
-        examples = load_examples(folder, m, cat) if m["pipeline"]["kind"] == "examples" else None
-        return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads), examples=examples)
+        arrays = load_arrays(folder, m, cat)
+        examples = load_examples(folder, m, cat, arrays) if m["pipeline"]["kind"] == "examples" else None
+        lexical = lexical_ranker(folder, m, cat)
+        return cls(m, cat, lexical, *load_encoders(folder, m, cat, arrays, threads), examples=examples)
 
     def on_catalog(self, catalog: list[dict], langs, lexical=None, evidence=None) -> "Router":
         """This router over another catalog (an external set's tools; an examples router over a catalog without
