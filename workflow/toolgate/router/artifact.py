@@ -182,7 +182,7 @@ def _check_places(path: Path, folder: Path, name: str, spec: dict) -> None:
         except (ValueError, OSError):  # a NUL byte, a name too long
             real = None
         if real is None or not any(real == a or a in real.parents for a in allowed):
-            raise RouterError(f"{path}: field 'encoders.{name}.spec.encoder.{key}': {str(value)[:80]} is no folder "
+            raise RouterError(f"{path}: field 'encoders.{name}.spec.encoder.{key}': {str(value)[:300]} is no folder "
                               "inside the router's folder or the encoders' cache")
 
 
