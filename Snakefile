@@ -8,8 +8,10 @@ min_version("9.0")
 
 
 # onnxruntime (the onnx extra) sends telemetry about 10 s after it loads unless this is set first: every job of the
-# workflow inherits it (toolgate's encoders set it too), and envvars passes it on to jobs run elsewhere.
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+# workflow inherits it (toolgate's encoders set it too), and envvars passes it on to jobs run elsewhere. Set but
+# empty counts as unset.
+if not os.environ.get("ORT_DISABLE_TELEMETRY"):
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 
 envvars:

@@ -1,7 +1,9 @@
 """Output folders of export and import: refused places, existing folders, --force (only files toolgate recorded
 writing, unchanged), nothing half-written, temporary folders of killed commands cleaned."""
+import errno
 import fcntl
 import functools
+import hashlib
 import json
 import os
 import stat
@@ -29,8 +31,11 @@ def _write(files):
     return write
 
 
+NAMES = ("a", "b", "m.json")  # the test format's fixed file names, its marker last
+
+
 def _put(folder, files, force=False, **kw):
-    return write_folder(folder, "m.json", _write(files), force, **kw)
+    return write_folder(folder, NAMES, _write(files), force, **kw)
 
 
 def test_a_new_folder_appears_whole_and_nothing_is_left_beside(tmp_path):
@@ -45,7 +50,7 @@ def test_a_failed_write_leaves_no_folder(tmp_path):
         (tmp / "a").write_text("half")
         raise InputError("x", "bad")
     with pytest.raises(InputError):
-        write_folder(tmp_path / "out", "m.json", fail)
+        write_folder(tmp_path / "out", NAMES, fail)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -257,7 +262,7 @@ def test_force_never_follows_a_symlink_nor_replaces_another_kind(tmp_path):
     (out / RECORD).unlink()
     (tmp_path / "record").rename(out / RECORD)
     with pytest.raises(InputError, match="holds a toolgate m.json artifact, not a router.json one"):
-        write_folder(out, "router.json", _write({"b": "2"}), force=True)
+        write_folder(out, ("b", "router.json"), _write({"b": "2"}), force=True)
     assert sorted(p.name for p in out.iterdir()) == [RECORD, "m.json"]
 
 
@@ -344,3 +349,81 @@ def test_exported_and_imported_folders_take_the_users_umask(tmp_path, umask, fol
         assert stat.S_IMODE(out.stat().st_mode) == folder
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
         assert RECORD in modes and set(modes.values()) == {file}, modes
+
+
+def _forge(out, names, marker="router.json"):
+    """A hand-written record of format toolgate-owned/1 listing each of ``names`` with its real sha256."""
+    files = {n: [hashlib.sha256((out / n).read_bytes()).hexdigest()] for n in names}
+    (out / RECORD).write_text(json.dumps({"format": "toolgate-owned/1", "marker": marker, "files": files}))
+
+
+def test_a_forged_record_never_gets_a_user_file_deleted(tmp_path, monkeypatch):
+    """Repro 1: report.docx, data.csv, a router.json of {} and a forged record listing each with its real sha256:
+    `export --force` exited 0 and deleted both files. Only the format's fixed names are believed, and only with a
+    marker that lists the recorded files."""
+    out = tmp_path / "router"
+    out.mkdir()
+    (out / "report.docx").write_bytes(b"PK report")
+    (out / "data.csv").write_text("a,b\n1,2\n")
+    (out / "router.json").write_text("{}")
+    _forge(out, ["report.docx", "data.csv", "router.json"])
+    before = _files(out)
+    monkeypatch.setattr(router_fixtures, "export_router", functools.partial(export_router, force=True))
+    with pytest.raises(InputError, match=r"\.toolgate-owned\.json: names data\.csv, which toolgate never writes") as e:
+        make_artifact(tmp_path, real_gate=False)
+    assert "\n" not in str(e.value) and _files(out) == before
+    _forge(out, ["router.json"])  # the fixed name alone: its content is no marker toolgate writes
+    with pytest.raises(InputError, match=r"router/router\.json: lists other files than \.toolgate-owned\.json records"):
+        make_artifact(tmp_path, real_gate=False)
+    (out / "router.json").write_text(json.dumps({"files": {"report.docx": {}}}))
+    _forge(out, ["router.json"])
+    with pytest.raises(InputError, match="lists other files than"):
+        make_artifact(tmp_path, real_gate=False)
+    assert {n for n in _files(out) if n != RECORD} == {"report.docx", "data.csv", "router.json"}
+    assert (out / "report.docx").read_bytes() == b"PK report" and sorted(tmp_path.glob(".router.*")) == []
+
+
+def _across_devices(monkeypatch, code):
+    """os.rename and os.replace fail with ``code`` between two folders, as into a mount point (a container volume)."""
+    for name in ("rename", "replace"):
+        real = getattr(os, name)
+
+        def move(src, dst, real=real):
+            if os.path.dirname(os.path.abspath(src)) != os.path.dirname(os.path.abspath(dst)):
+                raise OSError(code, os.strerror(code), str(src), None, str(dst))
+            return real(src, dst)
+        monkeypatch.setattr(outdir.os, name, move)
+
+
+@pytest.mark.parametrize("code", [errno.EXDEV, errno.EBUSY])
+def test_a_mount_point_is_written_by_copies(tmp_path, monkeypatch, code):
+    """Exporting into a mount point failed with "Device or resource busy", and with --force "Invalid cross-device
+    link": each file is now copied beside its place and renamed onto it."""
+    out = tmp_path / "volume"
+    out.mkdir()
+    _across_devices(monkeypatch, code)
+    assert _put(out, {"a": "1", "b": "1"}) == "new"
+    (out / "notes.txt").write_text("mine")
+    assert _put(out, {"a": "2"}, force=True) == "replaced"
+    assert {n: p.read_text() for n, p in ((p.name, p) for p in out.iterdir()) if n != RECORD} == {
+        "a": "2", "m.json": json.dumps({"files": ["a"]}), "notes.txt": "mine"}
+    assert _put(out, {"a": "3"}, force=True) == "replaced"  # the record written by copy verifies
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["volume"] and not list(out.glob("*.partial"))
+
+
+def test_messages_name_the_final_folder_never_the_temporary_one(tmp_path):
+    """.partial folder names leaked into error messages: the folder they name is gone when the message is read."""
+    def unwritable(tmp):
+        raise PermissionError(13, "Permission denied", str(tmp / "a"))
+
+    def invalid(tmp):
+        raise InputError(tmp / "m.json", f"bad line in {tmp / 'm.json'}", line=3)
+
+    def failing(tmp):
+        raise OSError(f"{tmp} is not a regular file")
+    out = tmp_path / "out"
+    for write in (unwritable, invalid, failing):
+        with pytest.raises((InputError, OSError)) as e:
+            write_folder(out, NAMES, write)
+        assert "partial" not in str(e.value) and str(out) in str(e.value)
+    assert list(tmp_path.iterdir()) == []

@@ -1,15 +1,19 @@
 """Folders a command writes (``export --out``, ``import --out``): never destroy, never overwrite silently.
 
-Every artifact folder holds a marker file (``router.json``, ``import.json``) and, hidden beside it, toolgate's
-record of what it wrote there (``.toolgate-owned.json``: the marker's name and the sha256 of each file it wrote,
-the marker included). The record lives apart so that the marker stays as the command wrote it (an exported
-router.json is deterministic and readable). A new folder is written whole into a temporary sibling
-(``.<name>.XXXXXXXX.partial``) and renamed into place.
+Every artifact folder holds the fixed file names of its format (:data:`toolgate.router.artifact.FILES`,
+:data:`toolgate.importers.build.FILES`), the last its marker (``router.json``, ``import.json``), and, hidden beside
+them, toolgate's record of what it wrote there (``.toolgate-owned.json``: the marker's name and the sha256 of each
+file it wrote, the marker included). The record lives apart so that the marker stays as the command wrote it (an
+exported router.json is deterministic and readable). A new folder is written whole into a temporary sibling
+(``.<name>.XXXXXXXX.partial``) and renamed into place; where a rename cannot cross (a mount point: EXDEV, EBUSY),
+each file is copied beside its place and renamed onto it.
 
 An existing folder is refused unless it is empty. ``force`` replaces a previous artifact of the same kind only
-when its record verifies: each recorded name a plain file name, and each such file still in the folder a regular
-file (never a symlink) with a recorded digest (a file already gone is fine: snakemake clears an export's
-declared outputs before a rerun). Then only the recorded files are replaced or removed, one by one under an
+when its record verifies: each recorded name one of the format's fixed names, the marker listing recorded files
+only, and each such file still in the folder a regular file (never a symlink) with a recorded digest (a file already
+gone is fine: snakemake clears an export's declared outputs before a rerun). The record carries no secret, so it is
+believed for the fixed names alone: a forged one never gets another file removed. Then only those files are replaced
+or removed, one by one under an
 interim record that accepts each file's old or new content (a kill midway leaves a record that verifies); the
 user's other files stay. A record that does not verify (unreadable, not toolgate's, of another kind, a file changed since) is
 refused with the reason and nothing is touched. Without a record, ``force`` writes beside the folder's files
@@ -25,6 +29,7 @@ an exported router may live under ``results/<experiment>/router/``, where the wo
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -116,10 +121,25 @@ def _digests(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(x, str) and _SHA256.fullmatch(x) for x in value)
 
 
-def recorded_files(out: Path, marker: str) -> dict[str, list[str]] | None:
-    """The files a previous ``marker`` artifact in ``out`` recorded (name -> the digests it may have), verified on
-    disk; None when ``out`` holds no record. A record that does not verify raises InputError with the reason."""
-    path = out / RECORD
+def _lists(path: Path, names) -> bool:
+    """Whether the marker ``path`` is a JSON object whose ``files`` (a list, or an object's keys) are some of
+    ``names``: what toolgate writes in a marker (a marker already gone passes: nothing to replace)."""
+    try:
+        with _open_regular(path) as fh:
+            listed = json.load(fh).get("files")
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return False
+    return isinstance(listed, (list, dict)) and bool(listed) and all(isinstance(n, str) for n in listed) \
+        and set(listed) <= set(names)
+
+
+def recorded_files(out: Path, names: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """The files a previous artifact of the format whose fixed file names are ``names`` (its marker last) recorded
+    in ``out`` (name -> the digests it may have), verified on disk; None when ``out`` holds no record. A record that
+    does not verify raises InputError with the reason."""
+    path, marker = out / RECORD, names[-1]
 
     def refuse(where, why: str):
         raise InputError(where, f"{why}; --force replaces only unchanged files toolgate recorded writing: move it "
@@ -137,6 +157,9 @@ def recorded_files(out: Path, marker: str) -> dict[str, list[str]] | None:
         refuse(path, f"is not a record toolgate wrote (a regular file of format {RECORD_FORMAT})")
     if record["marker"] != marker:
         raise InputError(out, f"holds a toolgate {record['marker']} artifact, not a {marker} one; choose another folder")
+    foreign = sorted(set(files) - set(names))
+    if foreign:
+        refuse(path, f"names {foreign[0]}, which toolgate never writes beside {marker}: not a record toolgate wrote")
     for name, digests in files.items():
         try:
             if _sha256(out / name) not in digests:
@@ -145,7 +168,40 @@ def recorded_files(out: Path, marker: str) -> dict[str, list[str]] | None:
             continue  # already gone: nothing to replace
         except OSError:
             refuse(out / name, "is not a regular file (a symlink or a folder), which toolgate never writes")
+    if not _lists(out / marker, set(files) - {marker}):
+        refuse(out / marker, f"lists other files than {RECORD} records (toolgate's {marker} lists the files it wrote)")
     return files
+
+
+def _move(src: Path, dst: Path) -> None:
+    """``src`` renamed onto ``dst``; where a rename cannot cross (another file system, a mount point), copied to a
+    temporary file beside ``dst`` and that renamed onto it, so ``dst`` still changes at once."""
+    try:
+        os.replace(src, dst)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EBUSY):
+            raise
+    fd, part = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".partial", dir=dst.parent)
+    try:
+        with os.fdopen(fd, "wb") as to, open(src, "rb") as fh:
+            shutil.copyfileobj(fh, to)
+        os.chmod(part, stat.S_IMODE(os.stat(src).st_mode))
+        os.replace(part, dst)
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
+
+
+def _named_finally(exc: Exception, tmp: Path, out: Path) -> Exception:
+    """``exc`` naming ``out`` where it named the temporary folder ``tmp``, which is gone when the message is read."""
+    def fix(text):
+        return text if text is None else str(text).replace(str(tmp), str(out))
+    if isinstance(exc, InputError):
+        return InputError(fix(exc.path), fix(exc.message), exc.line, exc.field)
+    if exc.filename is None:
+        return type(exc)(fix(exc))
+    return type(exc)(exc.errno, exc.strerror, fix(exc.filename), None, fix(exc.filename2))
 
 
 def _stale(path: Path) -> bool:
@@ -173,14 +229,15 @@ def _clean_partials(folder: Path, pattern: re.Pattern) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def write_folder(out, marker: str, write: Callable[[Path], None], force: bool = False, option: str = "--out",
-                 allowed_output: str | None = None) -> str:
+def write_folder(out, names: tuple[str, ...], write: Callable[[Path], None], force: bool = False,
+                 option: str = "--out", allowed_output: str | None = None) -> str:
     """Run ``write(tmp)`` in a fresh temporary folder, then move its files into ``out`` with toolgate's record.
 
-    Returns ``"new"``, ``"replaced"`` (a previous artifact's recorded files were replaced or removed) or
+    ``names``: the fixed file names of the artifact's format, its marker last; ``write`` writes some of them, no
+    other. Returns ``"new"``, ``"replaced"`` (a previous artifact's recorded files were replaced or removed) or
     ``"beside"`` (written among a user's files).
     """
-    out = Path(out)
+    out, marker = Path(out), names[-1]
     if out.exists() and not out.is_dir():
         raise InputError(out, f"exists and is not a folder; {option} must name a folder")
     check_place(out, option, allowed_output)
@@ -189,7 +246,7 @@ def write_folder(out, marker: str, write: Callable[[Path], None], force: bool = 
     if out.is_dir():
         _clean_partials(out, ANY_PARTIAL)
     present = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-    previous = recorded_files(out, marker) if present else None
+    previous = recorded_files(out, names) if present else None
     if present and not force:
         theirs = [n for n in present if not ANY_PARTIAL.fullmatch(n)]
         what = (f"holds an earlier {marker} artifact" if previous is not None
@@ -206,31 +263,48 @@ def write_folder(out, marker: str, write: Callable[[Path], None], force: bool = 
     def record(files: dict) -> None:
         io.write_json(tmp / RECORD, {"format": RECORD_FORMAT, "marker": marker, "files": files})
     try:
-        write(tmp)
-        new = {p.name: [_sha256(p)] for p in sorted(tmp.iterdir()) if p.name != SENTINEL}
-        if not present:
-            record(new)
-            if out.is_dir():
-                out.rmdir()
-            (tmp / SENTINEL).unlink()
-            os.chmod(tmp, 0o777 & ~io._UMASK)  # private (mkdtemp's 0700) while written; then any folder's mode
-            os.rename(tmp, out)  # the folder appears whole or not at all
-            return "new"
-        previous = recorded_files(out, marker) or {}  # again: a file may have changed while write() ran
-        clash = sorted(set(new) & set(present) - set(previous))
-        if clash:
-            raise InputError(out / clash[0], f"exists and toolgate has no record of writing it; {option} with --force "
-                                             "never replaces it: move it or choose another folder")
-        # Until the final record, each file may hold its old or its new content: a kill leaves a record that verifies.
-        record({n: sorted({*previous.get(n, ()), *new.get(n, ())}) for n in {*previous, *new}})
-        os.replace(tmp / RECORD, out / RECORD)
-        for name in sorted(set(previous) - set(new)):
-            (out / name).unlink(missing_ok=True)
-        for name in sorted(new, key=lambda n: n == marker):  # the marker last: it names the files now present
-            os.replace(tmp / name, out / name)
-        record(new)
-        os.replace(tmp / RECORD, out / RECORD)
-        return "replaced" if previous else "beside"
+        return _place(out, names, write, (tmp, record, present), option)
+    except (InputError, OSError) as exc:
+        raise _named_finally(exc, tmp, out) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         os.close(lock)
+
+
+def _place(out: Path, names: tuple[str, ...], write, staged: tuple, option: str) -> str:
+    """:func:`write_folder`'s writing and moving, ``staged``: (the temporary folder, a function writing the record
+    there, the names ``out`` held before)."""
+    (tmp, record, present), marker = staged, names[-1]
+    write(tmp)
+    new = {p.name: [_sha256(p)] for p in sorted(tmp.iterdir()) if p.name != SENTINEL}
+    if set(new) - set(names):
+        raise ValueError(f"wrote {sorted(set(new) - set(names))}, not files of the {marker} format")
+    last = sorted(new, key=lambda n: n == marker)  # the marker last: it names the files now present
+    if not present:
+        record(new)
+        (tmp / SENTINEL).unlink()
+        os.chmod(tmp, 0o777 & ~io._UMASK)  # private (mkdtemp's 0700) while written; then any folder's mode
+        try:
+            os.rename(tmp, out)  # the folder appears whole or not at all (an empty one is replaced)
+        except OSError as exc:  # a mount point: the files one by one, the record first (a kill leaves one)
+            if exc.errno not in (errno.EXDEV, errno.EBUSY):
+                raise
+            for name in [RECORD, *last]:
+                _move(tmp / name, out / name)
+        return "new"
+    previous = recorded_files(out, names) or {}  # again: a file may have changed while write() ran
+    clash = sorted(set(new) & set(present) - set(previous))
+    if clash:
+        raise InputError(out / clash[0], f"exists and toolgate has no record of writing it; {option} with --force "
+                                         "never replaces it: move it or choose another folder")
+    # Until the final record, each file may hold its old or its new content: a kill leaves a record that verifies.
+    record({n: sorted({*previous.get(n, ()), *new.get(n, ())}) for n in {*previous, *new}})
+    _move(tmp / RECORD, out / RECORD)
+    for name in names:  # the format's own names, never one read from the folder
+        if name in previous and name not in new:
+            (out / name).unlink(missing_ok=True)
+    for name in last:
+        _move(tmp / name, out / name)
+    record(new)
+    _move(tmp / RECORD, out / RECORD)
+    return "replaced" if previous else "beside"

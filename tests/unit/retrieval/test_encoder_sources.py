@@ -86,3 +86,15 @@ def test_onnx_folder_others_may_write_to_is_refused(exports):
         os.chown(theirs, 65534, 65534)
         with pytest.raises(ModelUnavailable, match="theirs: an ONNX export folder of another user"):
             make_encoder({"backend": "onnx", "model": MINILM, "export_dir": str(theirs)})
+
+
+@pytest.mark.parametrize("given, seen", [(None, "1"), ("", "1"), ("0", "0"), ("1", "1")])
+def test_onnxruntime_telemetry_stays_off_unless_the_user_turns_it_on(given, seen):
+    """ORT_DISABLE_TELEMETRY= (set but empty) was kept as the user's choice: telemetry ran (12 DNS connects)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env |= {"PYTHONPATH": os.pathsep.join(sys.path)} | ({} if given is None else {"ORT_DISABLE_TELEMETRY": given})
+    code = "import os, toolgate.retrieval.encoders; print(os.environ['ORT_DISABLE_TELEMETRY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == seen

@@ -330,7 +330,7 @@ def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decis
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)
 
-    info["written"] = write_folder(out, FILES[-1], write, dest.force)
+    info["written"] = write_folder(out, FILES, write, dest.force)
     return info
 
 

@@ -301,9 +301,16 @@ class BM25:
         body = _HEAD.pack(0, *fields)[4:] + bytes.fromhex(self.digest or "00" * _DIGEST) + payload
         return _TAG + struct.pack("<I", zlib.crc32(body)) + body
 
+    def document_terms(self, i: int) -> list[str]:
+        """The terms of document ``i`` as the index stores them (its vocabulary and weights are made of these)."""
+        form, docs = self._stored
+        return self._terms(docs[i]) if form == "sources" else docs[i].split(_TOKEN)[:-1]
+
     @classmethod
-    def from_bytes(cls, blob: bytes) -> "BM25":
-        """The index ``to_bytes`` wrote; ValueError for anything else (truncated, corrupted, another format)."""
+    def from_bytes(cls, blob: bytes, bound: tuple[int, int] | None = None) -> "BM25":
+        """The index ``to_bytes`` wrote; ValueError for anything else (truncated, corrupted, another format).
+        ``bound``: (the most bytes its payload may unpack to, the documents it must hold), both checked before the
+        payload is unpacked past that size or any document is counted."""
         blob = bytes(blob)
         version = blob[len(_TAG) - 1] if len(blob) >= len(_TAG) else 0
         start = len(_TAG) + _HEAD.size + (_DIGEST if version >= 3 else 0)  # the payload's
@@ -317,9 +324,11 @@ class BM25:
         if version == 1 and tok == TOKENIZERS.index("kiwi"):
             raise ValueError("a format 1 kiwi index sent English words through Kiwi, which kiwi no longer does: refit it")
         try:
-            text = lzma.decompress(blob[start:], format=lzma.FORMAT_RAW, filters=_LZMA).decode("utf-8")
+            text = _unpacked(blob[start:], bound and bound[0]).decode("utf-8")
             self = cls(k1, b, IDF_VARIANTS[idf], eps, Terms(TOKENIZERS[tok % 16] + str(tok // 16 or ""), ngram, bool(pad)))
             docs = text.split(_DOC)
+            if bound and len(docs) != bound[1]:
+                raise ValueError(f"it holds {len(docs)} documents where {bound[1]} are expected")
             if _FORMS[form] == "sources":
                 self._fit_sources(docs, "auto")
             else:
@@ -329,3 +338,17 @@ class BM25:
         digest = blob[start - _DIGEST:start] if version >= 3 else bytes(_DIGEST)
         self.digest = digest.hex() if any(digest) else None
         return self
+
+
+def _unpacked(payload: bytes, limit: int | None) -> bytes:
+    """An index's LZMA payload unpacked; ValueError when it would unpack to more than ``limit`` bytes (None: any),
+    found before more than that is held, or ends early."""
+    if limit is None:
+        return lzma.decompress(payload, format=lzma.FORMAT_RAW, filters=_LZMA)
+    unpack = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=_LZMA)
+    out = unpack.decompress(payload, max_length=limit + 1)
+    if len(out) > limit:
+        raise ValueError(f"its payload unpacks to more than {limit} bytes, the most this catalog's texts take")
+    if not unpack.eof:
+        raise lzma.LZMAError("Compressed data ended before the end-of-stream marker was reached")
+    return out

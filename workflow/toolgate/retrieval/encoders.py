@@ -27,8 +27,9 @@ from ..schemas import PYPI_ENCODERS
 log = logging.getLogger(__name__)
 # onnxruntime's official builds send telemetry from a native thread about 10 s after it loads (a DNS query first),
 # whatever disable_telemetry_events() says later; this variable, read as it loads, stops all of it. Set here, before
-# this module or a library imports onnxruntime; the Snakefile sets it for every job too.
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+# this module or a library imports onnxruntime; the Snakefile sets it for every job too. Set but empty is unset.
+if not os.environ.get("ORT_DISABLE_TELEMETRY"):
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 
 class ModelUnavailable(RuntimeError):

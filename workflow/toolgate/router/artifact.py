@@ -1,9 +1,12 @@
 """A router artifact on disk: the manifest checked, every file against its checksum, the catalog embeddings against
 the encoder that reads them.
 
-Every problem raises :class:`RouterError` with a one-line message naming the file and, where there is one, the
-field; nothing is silently bent or re-computed: embeddings made by another encoder revision or of other catalog
-texts are refused, never re-encoded.
+Nothing read from the folder is trusted beyond what it can be checked against: a catalog of up to
+``SMALL_CATALOG`` tools gets its BM25 index fitted anew at load; a larger one's index, and every array, is bounded
+in size by the catalog before it is unpacked; no manifest path leads outside the folder or the encoders' cache, and
+no encoder is made (which may write to that cache) before every check has passed. Every problem raises
+:class:`RouterError` with a one-line message naming the file and, where there is one, the field; embeddings made by
+another encoder revision or of other catalog texts are refused, never re-encoded.
 """
 from __future__ import annotations
 
@@ -11,23 +14,34 @@ import hashlib
 import io as _io
 import json
 import math
+import os
 import zipfile
+from collections import Counter
+from itertools import chain
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 from .. import schemas
+from ..catalog import index_text
 from ..errors import InputError, MissingExtra
 from ..gate.signals import registry
-from ..retrieval.bm25 import BM25
-from ..retrieval.encoders import ModelUnavailable, make_encoder, offline_problem
+from ..retrieval.bm25 import BM25, docs_sha256
+from ..retrieval.encoders import ModelUnavailable, make_encoder, offline_problem, onnx_cache
 from ..retrieval.rankers import BM25Ranker, encoder_kwargs
+from ..retrieval.text import Terms
 from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 
 FORMAT = 2
 MANIFEST = "router.json"
 INDEX = "bm25.index"
+FILES = (INDEX, "catalog.jsonl", EMBEDDINGS, MANIFEST)  # the format's fixed file names, the manifest last
+SMALL_CATALOG = 5_000  # tools: up to this many, the BM25 index is fitted at load (70 tools: milliseconds)
+INDEX_BYTES = 16  # a larger index's payload unpacks to at most this many bytes per byte of its texts (kiwi+char)
+SAMPLE = 256  # documents of a larger index whose terms must be their tools'
+MAX_COLUMNS = 8_192  # an embedding's most columns (the widest sentence encoders have 4,096)
 
 
 class RouterError(ValueError):
@@ -87,6 +101,9 @@ def _not_finite(obj, path: tuple = ()):
 
 def read_manifest(folder: Path) -> dict:
     """The manifest of ``folder``, checked against ``router.schema.yaml`` and the rules the schema cannot say."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise RouterError(f"the router folder is {json_type(folder)}, not a path: give the folder of an exported router")
+    folder = Path(folder)
     path = folder / MANIFEST
     if not path.is_file():
         raise RouterError(f"{folder}: no {MANIFEST}; export a router with `toolgate export`")
@@ -117,12 +134,56 @@ def read_manifest(folder: Path) -> dict:
     th = m["thresholds"]
     if th["execute"] < th["confirm"]:
         raise RouterError(f"{path}: field 'thresholds': execute {th['execute']} is below confirm {th['confirm']}")
+    _check_parts(path, m)
     _check_gate(path, m)
     for name, entry in m["encoders"].items():
         problem = offline_problem(entry["spec"]["encoder"])
         if problem:
             raise RouterError(f"{path}: field 'encoders.{name}.spec.encoder': {problem}; a router loads offline only")
+        _check_places(path, folder, name, entry["spec"]["encoder"])
     return m
+
+
+def _check_parts(path: Path, m: dict) -> None:
+    """The files are the format's, the ranker is one the router has, an examples model names its encoder and
+    ladder, and a router with encoders ships their arrays."""
+    p, files = m["pipeline"], m["files"]
+    other = sorted(set(files) - set(FILES[:-1]))
+    if other:
+        raise RouterError(f"{path}: field 'files': '{other[0]}' is not a file of a router artifact "
+                          f"({', '.join(FILES[:-1])})")
+    if p["ranker"] not in (m["lexical"]["name"], *m["encoders"]):
+        raise RouterError(f"{path}: field 'pipeline.ranker': '{p['ranker']}' is neither the lexical ranker nor an encoder")
+    if m["encoders"] and EMBEDDINGS not in files:
+        raise RouterError(f"{path}: field 'files': no {EMBEDDINGS}, which holds the arrays of the router's encoders")
+    if p["kind"] != "examples":
+        return
+    entry, fb = m.get("examples"), m.get("fallback")
+    if not isinstance(entry, dict) or entry.get("encoder") not in m["encoders"]:
+        raise RouterError(f"{path}: field 'examples': a pipeline of kind examples names the encoder of its model under "
+                          "'examples'")
+    if not isinstance(fb, dict) or fb["thresholds"]["execute"] < fb["thresholds"]["confirm"]:
+        raise RouterError(f"{path}: field 'fallback': a pipeline of kind examples carries the ladder it runs on a "
+                          "catalog without examples, execute >= confirm")
+    if len(set(entry["classes"])) != len(entry["classes"]):
+        raise RouterError(f"{path}: field 'examples.classes': not distinct action ids of the catalog (and '' for none)")
+
+
+def _check_places(path: Path, folder: Path, name: str, spec: dict) -> None:
+    """An encoder's folders (an ONNX ``export_dir``, a local ``model``) lie in the router's folder or the encoders'
+    cache: a manifest never makes the router read or write elsewhere."""
+    allowed = (folder.resolve(), onnx_cache().resolve())
+    for key in ("export_dir", "model"):
+        value = spec.get(key)
+        try:
+            if value in (None, "") or (key == "model" and isinstance(value, str) and not Path(value).exists()):
+                continue  # no folder, or a hub id
+            real = Path(value).resolve() if isinstance(value, str) else None
+        except (ValueError, OSError):  # a NUL byte, a name too long
+            real = None
+        if real is None or not any(real == a or a in real.parents for a in allowed):
+            raise RouterError(f"{path}: field 'encoders.{name}.spec.encoder.{key}': {str(value)[:300]} is no folder "
+                              "inside the router's folder or the encoders' cache")
 
 
 def _check_gate(path: Path, m: dict) -> None:
@@ -134,8 +195,6 @@ def _check_gate(path: Path, m: dict) -> None:
     if gate is None:
         return
     encoders = [n for n in m["encoders"] if n != gate["lexical"]]
-    if p["ranker"] not in (m["lexical"]["name"], *encoders):
-        raise RouterError(f"{path}: field 'pipeline.ranker': '{p['ranker']}' is neither the lexical ranker nor an encoder")
     known = registry(gate["lexical"], encoders)
     fit = gate["payload"]
     needed = fit["features"] if fit else [gate["signal"]]
@@ -156,101 +215,170 @@ def checked_file(folder: Path, name: str, entry: dict) -> bytes:
     return data
 
 
-def checked_index(folder: Path, m: dict, catalog: list[dict]) -> BM25Ranker:
-    """The artifact's lexical ranker: its BM25 index, refused unless fitted on this catalog's index texts in this
-    order (the digest the index carries, :func:`toolgate.retrieval.bm25.docs_sha256`)."""
-    path, blob = folder / INDEX, checked_file(folder, INDEX, m["files"][INDEX])
+def text_settings(m: dict) -> SimpleNamespace:
+    """The manifest's character n-gram settings, as a ranker reads them."""
+    # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
+    return SimpleNamespace(ngram=int(m["text"]["ngram"]), pad=m["text"]["pad"])
+
+
+def lexical_ranker(folder: Path, m: dict, catalog: list[dict]) -> BM25Ranker:
+    """The router's BM25 ranker: fitted anew on the catalog's index texts when it has at most ``SMALL_CATALOG`` tools
+    (the shipped index is checksummed, never read: it is the same bytes), else the shipped index, checked
+    (:func:`checked_index`). Built from the manifest's settings alone (BM25's defaults where a hand-written manifest
+    leaves one out): no config schema is read, so a router needs none of the study's libraries."""
+    blob = checked_file(folder, INDEX, m["files"][INDEX])
+    spec, text = m["lexical"]["spec"], text_settings(m)
+    texts = [index_text(t, spec["variant"], tuple(m["langs"])) for t in catalog]
     try:
-        index = BM25.from_bytes(blob)
+        index = BM25(**{k: spec[k] for k in ("k1", "b", "idf", "epsilon") if k in spec},
+                     terms=Terms(spec.get("tokenizer", Terms.tokenizer), text.ngram, text.pad))
+        if len(catalog) <= SMALL_CATALOG:
+            return BM25Ranker(index.fit(texts))
+    except (ValueError, TypeError) as exc:  # an unknown tokenizer or idf variant, a parameter of another type
+        raise RouterError(f"{folder / MANIFEST}: field 'lexical.spec': {exc}") from None
+    return checked_index(folder, texts, m["seed"], (blob, index))
+
+
+def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> BM25Ranker:
+    """A large catalog's shipped BM25 index (``shipped``: its bytes and an unfitted index of the manifest's
+    settings), refused unless its payload unpacks to at most ``INDEX_BYTES`` per byte of the catalog's index texts
+    ``texts``, it holds one document per tool, has the manifest's settings, was fitted on these texts in this order
+    (the digest it carries, :func:`toolgate.retrieval.bm25.docs_sha256`), its vocabulary is their terms and a sample
+    of ``SAMPLE`` documents (drawn with ``seed``) holds each its tool's terms."""
+    (blob, want), path = shipped, folder / INDEX
+    try:
+        index = BM25.from_bytes(blob, (INDEX_BYTES * sum(len(t.encode()) for t in texts) + 4096, len(texts)))
     except ValueError as exc:
         raise RouterError(f"{path}: unreadable ({exc})") from None
+    settings = ("k1", "b", "idf_variant", "epsilon", "tokenizer", "ngram", "pad")
+    if any(getattr(index, k) != getattr(want, k) for k in settings):
+        raise RouterError(f"{path}: fitted with other settings than the manifest's 'lexical.spec' and 'text'; export "
+                          "the router again")
     if index.digest is None:
         raise RouterError(f"{path}: carries no digest of the catalog it was fitted on (an older toolgate's); "
                           "export the router again")
-    if index.digest != texts_sha256(catalog, m["lexical"]["spec"]["variant"], tuple(m["langs"])):
+    if index.digest != docs_sha256(texts):
         raise RouterError(f"{path}: fitted on other texts than {folder / 'catalog.jsonl'}'s (another catalog or "
                           "another order); export the router again")
-    ranker = BM25Ranker.__new__(BM25Ranker)
-    ranker.index = index
-    return ranker
+    terms = [index.tokenize(t) for t in texts]
+    if set(index.vocab) != set(chain.from_iterable(terms)):
+        raise RouterError(f"{path}: its vocabulary is not the terms of {folder / 'catalog.jsonl'}'s texts; export the "
+                          "router again")
+    for i in np.random.default_rng(seed).choice(len(texts), min(SAMPLE, len(texts)), replace=False):
+        if Counter(index.document_terms(i)) != Counter(terms[i]):
+            raise RouterError(f"{path}: document {i + 1} does not hold the terms of catalog entry {i + 1}; export the "
+                              "router again")
+    return BM25Ranker(index)
 
 
-def _checked_arrays(path: Path, arrays: dict, name: str, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """The catalog and exemplar embeddings of encoder ``name``: float32 as exported, ``rows`` rows each, as many
-    columns in both, finite; RouterError naming the array otherwise."""
-    out = []
-    for kind, n in zip(("catalog", "exemplars"), rows):
-        key = f"{kind}__{name}"
-        a = arrays.get(key)
-        if a is None:
+def expected_arrays(m: dict, catalog: list[dict]) -> dict[str, tuple]:
+    """The arrays embeddings.npz holds, each float32 of a shape (None: the encoder's columns): per encoder the
+    catalog's and the exemplars' embeddings, and an examples model's coefficients and intercepts."""
+    out = {}
+    for name, entry in m["encoders"].items():
+        out |= {f"catalog__{name}": (len(catalog), None), f"exemplars__{name}": (entry["exemplars"], None)}
+    if m["pipeline"]["kind"] == "examples":
+        k = len(m["examples"]["classes"])
+        out |= {"examples__coef": (k, None), "examples__intercept": (k,)}
+    return out
+
+
+def read_arrays(path: Path, data: bytes, expected: dict[str, tuple]) -> dict[str, np.ndarray]:
+    """The arrays of the .npz ``data``: exactly those ``expected`` names (:func:`expected_arrays`), float32 of their
+    shapes, at most ``MAX_COLUMNS`` columns; each member's size and header are checked before its data is read."""
+    try:
+        zf = zipfile.ZipFile(_io.BytesIO(data))
+        members = {i.filename: i for i in zf.infolist()}
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise RouterError(f"{path}: unreadable ({exc})") from None
+    other = sorted(set(members) - {f"{k}.npy" for k in expected})
+    if other:
+        raise RouterError(f"{path}: holds {other[0]}, which is no array of this router ({', '.join(expected)})")
+    arrays = {}
+    for key, shape in expected.items():
+        info = members.get(f"{key}.npy")
+        if info is None:
             raise RouterError(f"{path}: no array {key}")
-        if a.dtype != np.float32 or a.ndim != 2 or a.shape[0] != n or not a.shape[1]:
-            raise RouterError(f"{path}: array {key} is {a.dtype} of shape {a.shape}; the router reads float32 "
-                              f"with {n} rows and at least one column")
-        if not np.isfinite(a).all():
-            raise RouterError(f"{path}: array {key} holds a value that is not a finite number")
-        out.append(a)
-    if out[0].shape[1] != out[1].shape[1]:
-        raise RouterError(f"{path}: arrays catalog__{name} and exemplars__{name} differ in columns "
-                          f"({out[0].shape[1]} and {out[1].shape[1]})")
-    return tuple(out)
+        want = (f"float32 with {shape[0]} rows and at least one column (at most {MAX_COLUMNS})" if None in shape
+                else f"float32 of shape {shape}")
+        most = 4 * math.prod(MAX_COLUMNS if n is None else n for n in shape) + 4096  # 4096: the .npy header
+        if info.file_size > most:
+            raise RouterError(f"{path}: array {key} unpacks to {info.file_size} bytes, more than {want} takes")
+        try:
+            with zf.open(info) as fh:
+                got, fortran, dtype = _HEADERS[np.lib.format.read_magic(fh)](fh)
+                fits = dtype == np.float32 and len(got) == len(shape) and all(
+                    g == n or (n is None and 0 < g <= MAX_COLUMNS) for g, n in zip(got, shape))
+                body = fh.read(4 * math.prod(got) + 1) if fits else b""
+        except (KeyError, ValueError, OSError, zipfile.BadZipFile) as exc:  # KeyError: an .npy format of another version
+            raise RouterError(f"{path}: array {key} is unreadable ({type(exc).__name__}: {exc})") from None
+        if not fits:
+            raise RouterError(f"{path}: array {key} is {dtype} of shape {got}; the router reads {want}")
+        if len(body) != 4 * math.prod(got):
+            raise RouterError(f"{path}: array {key} holds {len(body)} bytes of data, not the {4 * math.prod(got)} of "
+                              f"its shape {got}")
+        arrays[key] = np.frombuffer(body, dtype).reshape(got, order="F" if fortran else "C")
+    return arrays
 
 
-def load_encoders(folder: Path, m: dict, catalog: list[dict], threads: int | None):
-    """({name: encoder}, {name: catalog embeddings}, {name: exemplar embeddings}) of the manifest's encoders.
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def load_arrays(folder: Path, m: dict, catalog: list[dict]) -> dict[str, np.ndarray]:
+    """The arrays of the artifact's embeddings.npz (:func:`read_arrays`), their numbers finite and each encoder's
+    two arrays of as many columns; none without encoders."""
+    expected = expected_arrays(m, catalog)
+    if not expected:
+        return {}
+    path = folder / EMBEDDINGS
+    arrays = read_arrays(path, checked_file(folder, EMBEDDINGS, m["files"][EMBEDDINGS]), expected)
+    bad = next((k for k, a in arrays.items() if not np.isfinite(a).all()), None)
+    if bad:
+        raise RouterError(f"{path}: array {bad} holds a value that is not a finite number")
+    for name in m["encoders"]:
+        cols = arrays[f"catalog__{name}"].shape[1], arrays[f"exemplars__{name}"].shape[1]
+        if cols[0] != cols[1]:
+            raise RouterError(f"{path}: arrays catalog__{name} and exemplars__{name} differ in columns "
+                              f"({cols[0]} and {cols[1]})")
+    return arrays
+
+
+def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, threads: int | None):
+    """({name: encoder}, {name: catalog embeddings}, {name: exemplar embeddings}) of the manifest's encoders, from
+    :func:`load_arrays`' ``arrays``; made after every other check (an ONNX encoder may export into its cache).
 
     Each encoder must be the one the embeddings were made with (id and revision) and the catalog's index texts
     must hash to the recorded value; otherwise the router is refused (export it again), never re-encoded."""
-    if not m["encoders"]:
-        return {}, {}, {}
-    data = checked_file(folder, EMBEDDINGS, m["files"][EMBEDDINGS])
-    try:
-        arrays = dict(np.load(_io.BytesIO(data), allow_pickle=False))
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise RouterError(f"{folder / EMBEDDINGS}: unreadable ({exc})") from None
     encoders, docs, exemplars = {}, {}, {}
     for name, entry in m["encoders"].items():
-        spec = entry["spec"]
-        where = f"{folder / MANIFEST}: field 'encoders.{name}'"
-        if texts_sha256(catalog, spec["variant"], tuple(m["langs"])) != entry["texts_sha256"]:
-            raise RouterError(f"{where}: the catalog embeddings are of other index texts; export the router again")
-        docs[name], exemplars[name] = _checked_arrays(folder / EMBEDDINGS, arrays, name, (len(catalog), entry["exemplars"]))
-        kwargs = encoder_kwargs({**spec["encoder"], **({"threads": threads} if threads else {})})
+        if texts_sha256(catalog, entry["spec"]["variant"], tuple(m["langs"])) != entry["texts_sha256"]:
+            raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings are of other "
+                              "index texts; export the router again")
+        docs[name], exemplars[name] = arrays[f"catalog__{name}"], arrays[f"exemplars__{name}"]
+    for name, entry in m["encoders"].items():
+        kwargs = encoder_kwargs({**entry["spec"]["encoder"], **({"threads": threads} if threads else {})})
         try:
             enc = make_encoder(kwargs)
         except (ModelUnavailable, MissingExtra) as exc:
             raise RouterError(f"{folder}: the router's encoder does not load: {exc}") from None
         if enc.key != entry["key"]:
-            raise RouterError(f"{where}: the catalog embeddings were made by {entry['key']}, this encoder is "
-                              f"{enc.key}; export the router again")
+            raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings were made by "
+                              f"{entry['key']}, this encoder is {enc.key}; export the router again")
         encoders[name] = enc
     return encoders, docs, exemplars
 
 
-def load_examples(folder: Path, m: dict, catalog: list[dict]):
-    """The examples model of a pipeline of kind examples (:class:`toolgate.router.examples.ExampleModel`): its classes
-    must be actions of the catalog (and none), its arrays of their shapes and finite."""
-    where = f"{folder / MANIFEST}: field 'examples'"
-    entry = m.get("examples")
-    if not isinstance(entry, dict) or entry.get("encoder") not in m["encoders"]:
-        raise RouterError(f"{where}: a pipeline of kind examples names the encoder of its model under 'examples'")
-    fb = m.get("fallback")
-    if not isinstance(fb, dict) or fb["thresholds"]["execute"] < fb["thresholds"]["confirm"]:
-        raise RouterError(f"{folder / MANIFEST}: field 'fallback': a pipeline of kind examples carries the ladder it "
-                          "runs on a catalog without examples, execute >= confirm")
+def load_examples(folder: Path, m: dict, catalog: list[dict], arrays: dict):
+    """The examples model of a pipeline of kind examples (:class:`toolgate.router.examples.ExampleModel`), from
+    :func:`load_arrays`' ``arrays``: its classes must be actions of the catalog (and none), its coefficients of its
+    encoder's columns."""
+    entry = m["examples"]
     ids = {t["id"] for t in catalog if t["kind"] == "action"} | {NONE}
-    classes = entry.get("classes")
-    if not isinstance(classes, list) or len(set(map(str, classes))) != len(classes) or not set(classes) <= ids:
-        raise RouterError(f"{where}.classes: not distinct action ids of the catalog (and '' for none)")
-    data = checked_file(folder, EMBEDDINGS, m["files"][EMBEDDINGS])
-    try:
-        arrays = dict(np.load(_io.BytesIO(data), allow_pickle=False))
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise RouterError(f"{folder / EMBEDDINGS}: unreadable ({exc})") from None
-    coef, intercept = arrays.get("examples__coef"), arrays.get("examples__intercept")
+    if not set(entry["classes"]) <= ids:
+        raise RouterError(f"{folder / MANIFEST}: field 'examples.classes': not distinct action ids of the catalog "
+                          "(and '' for none)")
     dim = arrays[f"catalog__{entry['encoder']}"].shape[1]
-    if coef is None or intercept is None or coef.shape != (len(classes), dim) or intercept.shape != (len(classes),) \
-            or not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
-        raise RouterError(f"{folder / EMBEDDINGS}: the examples model's arrays are missing or not of "
-                          f"{len(classes)} classes x {dim} finite numbers; export the router again")
+    if arrays["examples__coef"].shape[1] != dim:
+        raise RouterError(f"{folder / EMBEDDINGS}: the examples model's arrays are not of {len(entry['classes'])} "
+                          f"classes x {dim} finite numbers; export the router again")
     return ExampleModel.of(entry, arrays)

@@ -30,7 +30,7 @@ from ..routing.baselines import Gold, Study, choose, ladder_setting, utility
 from ..routing.decisions import band_decisions, ladder_decisions
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .artifact import FORMAT, MANIFEST, file_entry, npz_bytes, sha256
+from .artifact import FILES, FORMAT, MANIFEST, file_entry, npz_bytes, sha256
 from .evidence import tie_margin
 from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 from .select import EXAMPLES, Candidate, examples_of, gate_values, shipped
@@ -166,7 +166,7 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
-    return write_folder(Path(out_dir), MANIFEST, write, force, allowed_output="router")
+    return write_folder(Path(out_dir), FILES, write, force, allowed_output="router")
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,17 @@
 
 Every problem with an artifact or an input raises :class:`RouterError` with a
 one-line message (the CLI prints it and exits 2); nothing is silently bent: an
-overlong text is refused, never truncated. Every component sees the request in
-one Unicode form (NFC), and the band's decision passes the evidence rules of
+overlong text is refused, never truncated. Every component sees the request
+normalised at one place (:func:`check_request`), and the band's decision passes the evidence rules of
 :mod:`.evidence` before anything is executed.
 """
 from __future__ import annotations
 
+import re
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -26,12 +26,14 @@ from ..routing.decisions import band_decisions, ladder_decisions
 from .artifact import (
     RouterError,
     checked_file,
-    checked_index,
     json_type,
+    lexical_ranker,
+    load_arrays,
     load_encoders,
     load_examples,
     read_manifest,
     sha256,
+    text_settings,
 )
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
@@ -74,21 +76,40 @@ class Decision:
         return d
 
 
+# Chat-template tokens (and a role name right after a turn's opening token): no words of the request, and never
+# markup an encoder's tokenizer reads as structure.
+_TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)\s*(?:system|user|assistant|model)\b"
+                       r"|<\|[a-z_]{1,32}\|>|</?s>|\[/?inst\]|<</?sys>>|</?(?:bos|eos|pad|unk|mask|start_of_turn|end_of_turn)>"
+                       r"|\[(?:cls|sep|pad|mask|unk)\]", re.IGNORECASE)
+
+
 def check_request(text, max_chars: int) -> str:
-    """The text in NFC, or RouterError when it is not a string, empty, longer than ``max_chars`` or holds a
-    control character (:func:`toolgate.io.control_character`: C0/C1 other than tab, newline and carriage return,
-    or a lone surrogate)."""
+    """The request as every rule and score reads it, or RouterError when it is not a string, empty, longer than
+    ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.io.control_character`:
+    C0/C1 other than tab, newline and carriage return, or a lone surrogate).
+
+    Normalised here and nowhere else: NFKC (as the BM25 index reads its texts), format characters (zero-width space and joiners, BOM,
+    soft hyphen, direction marks) removed,
+    chat-template tokens (``</s>``, ``[INST]``, ``<|im_start|>``...) replaced by a space."""
+    def overlong(n: int, when: str = "") -> RouterError:
+        return RouterError(f"request of {n} characters{when} exceeds the limit of {max_chars} (router.max_chars); it "
+                           "is refused, not truncated")
     if not isinstance(text, str):
         raise RouterError(f"request is {json_type(text)}, not a string: give the text as a string")
-    if not text.strip():
-        raise RouterError("empty request: give a non-empty text")
     if len(text) > max_chars:
-        raise RouterError(f"request of {len(text)} characters exceeds the limit of {max_chars} "
-                          "(router.max_chars); it is refused, not truncated")
+        raise overlong(len(text))
     bad = io.control_character(text)
     if bad:
         raise RouterError(f"request contains control character U+{ord(bad):04X}; send plain text")
-    return unicodedata.normalize("NFC", text)
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # "Delete a\u200bll files": all
+    text, tokens = _TEMPLATE.subn(" ", text)
+    text = " ".join(text.split()) if tokens else text
+    if not text.strip():
+        raise RouterError("empty request: give a non-empty text")
+    if len(text) > max_chars:  # NFKC lengthens a few characters (U+FDFA is 18 letters)
+        raise overlong(len(text), " once normalised")
+    return text
 
 
 @dataclass(frozen=True)
@@ -160,11 +181,11 @@ class Router:
         self.coef, self.intercept = cal["coef"], cal["intercept"]
         self.t_low, self.t_high = th["confirm"], th["execute"]
         self.ranker = None if p["ranker"] == manifest["lexical"]["name"] else p["ranker"]
-        self.text = SimpleNamespace(ngram=int(manifest["text"]["ngram"]), pad=manifest["text"]["pad"])
+        self.text = text_settings(manifest)
         self.kind, self.examples = p["kind"], examples
         self.gate = (GateRuntime(manifest["gate"], self.exemplars, self.text)
                      if p["kind"] == "band" else None)
-        # a whole number written 3.0 is the schema's integer 3 (JSON Schema's integer): used as one here
+        # a whole number written 1000.0 is the schema's integer 1000 (JSON Schema's integer): used as one here
         self.max_chars, self.top_k = int(manifest["limits"]["max_chars"]), int(manifest["limits"]["top_k"])
         self.tie_margin = manifest["limits"].get("tie_margin", 0.0)
         self.evidence = evidence if evidence is not None else Evidence(catalog, tuple(manifest["langs"]))
@@ -181,9 +202,9 @@ class Router:
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;
         ``threads``: the encoders' thread count (default 1: a single request runs on one core, as on a phone, and a
         busy machine slows it least; None: the backend's own). The catalog is never re-encoded:
-        its embeddings are the artifact's."""
+        its embeddings are the artifact's. Every check passes before an encoder is made."""
+        m = read_manifest(path)
         folder = Path(path)
-        m = read_manifest(folder)
         cat_bytes = checked_file(folder, "catalog.jsonl", m["files"]["catalog.jsonl"])
         if catalog is not None and not Path(catalog).is_file():
             raise RouterError(f"{catalog}: no such catalog file (--catalog)")
@@ -196,8 +217,10 @@ class Router:
             cat = load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
         except (InputError, OSError) as exc:
             raise RouterError(f"{folder}: unreadable artifact ({exc})") from None
-        examples = load_examples(folder, m, cat) if m["pipeline"]["kind"] == "examples" else None
-        return cls(m, cat, checked_index(folder, m, cat), *load_encoders(folder, m, cat, threads), examples=examples)
+        arrays = load_arrays(folder, m, cat)
+        examples = load_examples(folder, m, cat, arrays) if m["pipeline"]["kind"] == "examples" else None
+        lexical = lexical_ranker(folder, m, cat)
+        return cls(m, cat, lexical, *load_encoders(folder, m, cat, arrays, threads), examples=examples)
 
     def on_catalog(self, catalog: list[dict], langs, lexical=None, evidence=None) -> "Router":
         """This router over another catalog (an external set's tools; an examples router over a catalog without
