@@ -1,11 +1,11 @@
-"""AUC (weighted, with ties) against scikit-learn; calibration errors on a hand case."""
+"""AUC (weighted, with ties) and nDCG against scikit-learn; calibration errors and rank metrics on hand cases."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import ndcg_score, roc_auc_score
 
-from toolgate.metrics import auc, calibration_errors, weighted_auc, weighted_fpr_at_tpr
+from toolgate.metrics import auc, calibration_errors, rank_metrics, weighted_auc, weighted_fpr_at_tpr
 
 
 @settings(max_examples=200, deadline=None)
@@ -44,3 +44,21 @@ def test_fpr_at_95_tpr_by_hand():
     assert tied == pytest.approx(0.5)  # a tie enters together
     w = np.array([[2, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
     np.testing.assert_allclose(weighted_fpr_at_tpr(s, y, w), [2 / 3, 2 / 3])
+
+
+def test_rank_metrics_by_hand():
+    m = rank_metrics([1, 3, 6, 11, np.inf])  # np.inf: a gold outside the ranking (a failed tournament request)
+    assert (m["top1"], m["top5"], m["recall_at_5"]) == (0.2, 0.4, 0.4)
+    assert m["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 6 + 1 / 11) / 5)
+    # DCG of one relevant item at rank r: 1 / log2(r + 1); rank 11 and beyond count 0 at 10
+    assert m["ndcg_at_10"] == pytest.approx((1 + 1 / 2 + 1 / np.log2(7)) / 5)
+    assert list(rank_metrics([2], top_k=3)) == ["top1", "top3", "mrr", "ndcg_at_10", "recall_at_5"]
+    assert rank_metrics([2], top_k=3)["ndcg_at_10"] == pytest.approx(1 / np.log2(3))
+
+
+def test_ndcg_at_10_equals_sklearn():
+    rng = np.random.default_rng(3)
+    scores = rng.permutation(40 * 25).reshape(40, 25).astype(float)  # distinct: no ties for sklearn to average
+    gold = rng.integers(0, 25, 40)
+    ranks = 1 + (scores > scores[np.arange(40), gold][:, None]).sum(1)
+    assert rank_metrics(ranks)["ndcg_at_10"] == pytest.approx(ndcg_score(np.eye(25)[gold], scores, k=10), abs=1e-12)

@@ -5,6 +5,8 @@ a positive and a negative counts one half). ``weighted_auc`` is the same
 statistic with per-item weights, vectorised over many weight vectors at once:
 it is how the cluster bootstrap evaluates 2000 resamples without a Python loop;
 ``weighted_fpr_at_tpr`` (FPR at 95% TPR) is vectorised the same way.
+``rank_metrics`` reads 1-based gold ranks with one relevant item per request;
+its nDCG@k equals ``sklearn.metrics.ndcg_score`` on untied scores.
 """
 from __future__ import annotations
 
@@ -85,3 +87,15 @@ def reliability_curve(prob: np.ndarray, y: np.ndarray, bins: int):
         if m.any():
             out.append((b, prob[m].mean(), y[m].mean(), int(m.sum())))
     return out
+
+
+def rank_metrics(ranks, top_k: int = 5) -> dict[str, float]:
+    """top1, top{top_k}, mrr, ndcg_at_10 and recall_at_5 of 1-based gold ranks (``inf``: the gold is not ranked).
+
+    One relevant item per request, so the ideal DCG is 1: nDCG@10 = mean(1 / log2(rank + 1) if rank <= 10, else 0);
+    recall@5 = #(rank <= 5) / n.
+    """
+    r = np.asarray(ranks, float)
+    gain = np.where(r <= 10, 1.0 / np.log2(r + 1), 0.0)
+    return {"top1": float((r == 1).mean()), f"top{top_k}": float((r <= top_k).mean()),
+            "mrr": float((1.0 / r).mean()), "ndcg_at_10": float(gain.mean()), "recall_at_5": float((r <= 5).mean())}

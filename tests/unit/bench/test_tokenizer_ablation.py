@@ -8,7 +8,7 @@ from toolgate.report.build import tokenizer_blocks
 from toolgate.report.plots import fig_tokenizer_ablation
 
 COLUMNS = ["k", "lang", "slice", "variant", "n", "seeds", "top1", "top1_ci_low", "top1_ci_high", "top1_seed_std",
-           "top5", "mrr", "best", "minus_best", "minus_best_ci_low", "minus_best_ci_high", "terms", "index_bytes",
+           "top5", "mrr", "ndcg_at_10", "recall_at_5", "best", "minus_best", "minus_best_ci_low", "minus_best_ci_high", "terms", "index_bytes",
            "median_ms", "p95_ms"]
 
 
@@ -58,9 +58,11 @@ def test_columns_and_groups(table):
 
 def test_hand_ranked_korean_mismatch(table):
     # ranks of 알람을 and 깨워 줘 over the 3 actions: char2 and jamo3 (1, 3), char4 (3, 3)
-    for variant, top1, mrr in (("char2", 0.5, (1 + 1 / 3) / 2), ("jamo3", 0.5, (1 + 1 / 3) / 2), ("char4", 0.0, 1 / 3)):
+    for variant, top1, mrr, ndcg in (("char2", 0.5, (1 + 1 / 3) / 2, (1 + 1 / 2) / 2),
+                                     ("jamo3", 0.5, (1 + 1 / 3) / 2, (1 + 1 / 2) / 2), ("char4", 0.0, 1 / 3, 1 / 2)):
         c = cell(table, variant, 3, "ko", "mismatch")
         assert (c["n"], c["top1"], c["top5"]) == (2, top1, 1.0) and c["mrr"] == pytest.approx(mrr)
+        assert c["ndcg_at_10"] == pytest.approx(ndcg) and c["recall_at_5"] == 1.0  # 1 / log2(3 + 1) = 1 / 2
         assert c["top1_ci_low"] <= top1 <= c["top1_ci_high"] and c["top1_seed_std"] == 0
     # k = 2: a tie loses to any distractor (both sit before alarm), whatever the draw: ranks (1, 2) and (2, 2)
     assert cell(table, "char2", 2, "ko", "mismatch")["mrr"] == pytest.approx(0.75)

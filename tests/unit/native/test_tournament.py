@@ -182,6 +182,8 @@ def test_protocol_tournament_against_standin(standin, small_catalog, tmp_path):
     everything = table.loc[("all", "all")]
     assert everything["n"] == 6 and everything["n_errors"] == 1 and everything["status"] == "ok"
     assert everything["top1"] == pytest.approx(5 / 6) and everything["top5"] == pytest.approx(5 / 6)
+    # the failed request is unranked (rank inf): it adds 0 to nDCG@10 and recall@5 as to top1
+    assert everything["ndcg_at_10"] == pytest.approx(5 / 6) and everything["recall_at_5"] == pytest.approx(5 / 6)
     assert everything["invalid_rate"] == pytest.approx(2 / 9)  # 2 + 2 + 2 + 2 + 0 (failed) + 1 prompts answered
 
 

@@ -14,6 +14,9 @@ def test_selection_frame_hand_computed():
     assert df.loc[("all", "all"), "top1"] == pytest.approx(1 / 3)
     assert df.loc[("all", "all"), "top2"] == pytest.approx(2 / 3)
     assert df.loc[("all", "all"), "mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2) / 3)
+    assert df.loc[("all", "all"), "ndcg_at_10"] == pytest.approx((1 + 1 / 2 + 1 / np.log2(3)) / 3)
+    assert df.loc[("all", "all"), "recall_at_5"] == 1.0
+    assert list(df.columns) == ["ranker", "n", "top1", "top2", "mrr", "ndcg_at_10", "recall_at_5"]
     assert df.loc[("ko", "mismatch"), "top1"] == 0.0
 
 

@@ -25,8 +25,13 @@ def test_card_metrics_by_hand():
     for name in ("accuracy", "danger", "ask", "auc"):
         assert row[f"{name}_low"] <= row["accuracy" if name == "accuracy" else "auc" if name == "auc"
                                           else f"{name}_rate"] <= row[f"{name}_high"]
+    # BFCL: a tool called on in-catalog requests (the ask calls none), none called on out-of-catalog ones
+    assert (row["relevance_detection"], row["irrelevance_detection"]) == (0.5, 0.5)
     only_in = card_row((kind[:2], tool[:2], np.array([0.9, 0.4])), Gold(rs[:2], catalog()), ["a", "b"], 50, 0)
     assert np.isnan(only_in["auc"]) and only_in["danger_rate"] == 0
+    assert only_in["relevance_detection"] == 0.5 and np.isnan(only_in["irrelevance_detection"])
+    only_out = card_row((kind[3:], tool[3:], np.array([0.1])), Gold(rs[3:], catalog()), ["d"], 50, 0)
+    assert np.isnan(only_out["relevance_detection"]) and only_out["irrelevance_detection"] == 1.0
 
 
 def test_a_router_over_its_own_catalog_again_decides_as_shipped(artifact):

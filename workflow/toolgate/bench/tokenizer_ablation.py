@@ -9,11 +9,11 @@ documents' lengths. ``char3`` at ``text.ngram`` 3 is the paper's tokenizer,
 the configured lexical ranker itself when that ranker uses ``char``. k1, b,
 idf, epsilon and the index text variant are the lexical ranker's.
 
-Per variant, language and slice: top-1, top-5 and MRR of the gold action at
-the full catalog and among k candidates (gold + k - 1 uniform distractors, the
-candidate ablation's seeded draws, so the sets match it); top-1 with a 95%
-pair-cluster bootstrap interval and its paired difference from the best
-variant's, on the same resamples. Cost per variant: the serialised index's
+Per variant, language and slice: top-1, top-5, MRR, nDCG@10 and recall@5 of
+the gold action at the full catalog and among k candidates (gold + k - 1
+uniform distractors, the candidate ablation's seeded draws, so the sets match
+it); top-1 with a 95% pair-cluster bootstrap interval and its paired
+difference from the best variant's, on the same resamples. Cost per variant: the serialised index's
 bytes and the single-query latency of scoring and ranking the whole catalog
 (:func:`toolgate.bench.timing.measure`, in this process, on a seeded sample of the main
 set).
@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..catalog import actions
 from ..config import Run, TokenizerAblation
+from ..metrics import rank_metrics
 from ..retrieval.ablation import in_catalog_groups, seeded_ranks
 from ..retrieval.rankers import RankerSpec, fit_ranker
 from ..retrieval.scores import mode_note, scores_of
@@ -64,7 +65,7 @@ def group_records(ranks: dict[str, np.ndarray], clusters: np.ndarray, resamples:
         d_lo, d_hi = percentile_interval(boot[v] - boot[best], LEVEL)
         recs.append({"variant": v, "n": r.shape[1], "seeds": r.shape[0], "top1": top1[v].mean(), "top1_ci_low": lo,
                      "top1_ci_high": hi, "top1_seed_std": (r == 1).mean(1).std(ddof=1) if len(r) > 1 else 0.0,
-                     "top5": (r <= 5).mean(), "mrr": (1.0 / r).mean(), "best": best,
+                     **{k: x for k, x in rank_metrics(r).items() if k != "top1"}, "best": best,
                      "minus_best": top1[v].mean() - top1[best].mean(), "minus_best_ci_low": d_lo,
                      "minus_best_ci_high": d_hi})
     return recs

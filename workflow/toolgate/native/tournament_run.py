@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import io
 from ..config import Native, Tournament
+from ..metrics import rank_metrics
 from ..retrieval.scores import mode_note
 from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
@@ -30,7 +31,8 @@ log = logging.getLogger(__name__)
 
 ANSWER_MAX_TOKENS = 8  # a letter; the cap only bounds a rambling answer
 TABLE_COLUMNS = ["checkpoint", "server", "status", "reason", "label", "lang", "slice", "n", "n_errors", "top1", "top5",
-                 "mrr", "prompts", "invalid_rate", "prompt_tokens", "completion_tokens", "latency_s"]
+                 "mrr", "ndcg_at_10", "recall_at_5", "prompts", "invalid_rate", "prompt_tokens", "completion_tokens",
+                 "latency_s"]
 
 
 def build_jobs(catalog: list[dict], rows: list[dict], lang_mode: str, tournament: Tournament) -> list[dict]:
@@ -109,11 +111,12 @@ def run_tournament(catalog: list[dict], rows: list[dict], entry: dict, outputs, 
 
 
 def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.DataFrame:
-    """Top-1, top-5 and MRR (gold's place in the ranking; a failed request or a gold outside the ranking counts
-    as wrong) with mean prompts, invalid-answer rate, tokens and latency per request, by language and slice.
+    """Top-1, top-5, MRR, nDCG@10 and recall@5 (gold's place in the ranking; a failed request or a gold outside the
+    ranking counts as wrong) with mean prompts, invalid-answer rate, tokens and latency per request, by language and
+    slice.
 
     One "not run" row with the reason when the checkpoint did not come up. Rows say "all requests failed" when
-    every request did, and then, or for a ``protocol_check`` entry, top1, top5 and mrr are not computed (the
+    every request did, and then, or for a ``protocol_check`` entry, the rank metrics are not computed (the
     reason says why; ``label`` marks a protocol check)."""
     base = {"checkpoint": dep.get("checkpoint", ""), "server": dep.get("server", "")}
     if not dep.get("deployed"):
@@ -133,8 +136,7 @@ def tournament_frame(dep: dict, records: list[dict], rows: list[dict]) -> pd.Dat
     recs = []
     for lang, slice_, m in by_lang_slice(df):
         prompts = m.loc[m["error"].eq(""), "prompts"].sum()  # a failed bracket records no invalid count
-        scores = {"top1": float((m["rank"] == 1).mean()), "top5": float((m["rank"] <= 5).mean()),
-                  "mrr": float((1.0 / m["rank"]).mean())}
+        scores = rank_metrics(m["rank"].to_numpy())
         recs.append({**base, "status": "all requests failed" if failed else "ok", "reason": reason, "label": label,
                      "lang": lang, "slice": slice_, "n": len(m), "n_errors": int(m["error"].ne("").sum()),
                      **{k: float("nan") if reason else v for k, v in scores.items()},
@@ -159,7 +161,7 @@ def write_tournament(exp, server_log):
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
     dep, records = run_tournament(catalog, rows, entry, outputs, native, tournament)
     df = tournament_frame(dep, records, rows)
-    check = f" {PROTOCOL_CHECK.capitalize()}: top1, top5 and mrr are not computed." if entry.get("protocol_check") else ""
+    check = f" {PROTOCOL_CHECK.capitalize()}: the rank metrics are not computed." if entry.get("protocol_check") else ""
     write_table(df, outputs.table, "Multiple-choice tournament ranker" + (f" ({PROTOCOL_CHECK})" if check else ""),
                 f"Checkpoint {tournament.checkpoint}, served by {dep['server']}, picks one of "
                 f"{tournament.group_size} lettered options per prompt; group winners advance until one remains.{check} "

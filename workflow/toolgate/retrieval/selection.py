@@ -1,8 +1,9 @@
-"""The selection evaluation: top-1, top-k recall and MRR over the catalog's actions (paper Table 3)."""
+"""The selection evaluation over the catalog's actions (paper Table 3): top-1, top-k recall, MRR, nDCG@10, recall@5."""
 from __future__ import annotations
 
 import pandas as pd
 
+from ..metrics import rank_metrics
 from ..tables import write_table
 from ..utterances import in_catalog
 from .scores import Scores, gold_ranks, mode_note
@@ -22,17 +23,16 @@ def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatc
 
 
 def selection_frame(rows: list[dict], named_scores: dict[str, Scores], top_k: int) -> pd.DataFrame:
-    """Top-1, top-k recall and MRR over the actions for in-catalog utterances, by ranker x language x slice."""
+    """Top-1, top-k recall, MRR, nDCG@10 and recall@5 over the actions for in-catalog utterances, by ranker x
+    language x slice."""
     recs = []
     for name, s in named_scores.items():
         inrows = in_catalog(rows)
         df = pd.DataFrame({"lang": [r["lang"] for r in inrows], "slice": [r["slice"] for r in inrows],
                            "rank": gold_ranks(s, inrows)})
         for lang, slice_, m in by_lang_slice(df):
-            r = m["rank"].to_numpy()
-            recs.append({"ranker": name, "lang": lang, "slice": slice_, "n": len(r),
-                         "top1": float((r == 1).mean()), f"top{top_k}": float((r <= top_k).mean()),
-                         "mrr": float((1.0 / r).mean())})
+            recs.append({"ranker": name, "lang": lang, "slice": slice_, "n": len(m),
+                         **rank_metrics(m["rank"].to_numpy(), top_k)})
     return pd.DataFrame(recs)
 
 

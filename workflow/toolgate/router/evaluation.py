@@ -16,8 +16,9 @@ Routed accuracy is routing_baselines' (:func:`toolgate.routing.baselines.correct
 gold tool (executed or asked), an out-of-catalog one to its gold route (the external sets' out-of-catalog requests
 are gold-delegate, and with no route entries in their catalogs the route step is delegate). Abstention AUC: the
 AUC of P(in catalog) (the gate's value for the within rows) for in-catalog against out-of-catalog requests; danger:
-the share of all requests that are gold-delegate and executed; ask: the share asked. Intervals: 95% percentile
-intervals over cluster-bootstrap resamples (the set's clusters; utterances within the experiment, as in
+the share of all requests that are gold-delegate and executed; ask: the share asked; relevance / irrelevance
+detection (BFCL's names): the share of in-catalog requests executed / of out-of-catalog ones not. Intervals: 95%
+percentile intervals over cluster-bootstrap resamples (the set's clusters; utterances within the experiment, as in
 router_selection.csv). A request the router refuses (over router.max_chars) is routed to the server: delegate.
 """
 from __future__ import annotations
@@ -67,14 +68,15 @@ NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.
         "accuracy = right / n.")
 COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
            "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
-           "right", "wrong", "wrong_act"]
+           "relevance_detection", "irrelevance_detection", "right", "wrong", "wrong_act"]
 PROBE_EXPECTS = ("action", "ask", "not_act", "no_action")
 LEAK_JACCARD, LEAK_COSINE = 0.5, 0.97  # a request this near an example may be a copy of it: the clean row drops it
 
 
 def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> dict:
     """Routed accuracy, abstention AUC, danger and ask rates of ``decided`` (kind, tool and P(in catalog) arrays)
-    with their intervals; the AUC is NaN when the requests are all in or all out of catalog."""
+    with their intervals, and BFCL's relevance and irrelevance detection; the AUC, and the detection of the missing
+    kind, are NaN when the requests are all in or all out of catalog."""
     kind, tool, p_in = decided
     kind, tool, y = np.asarray(kind, str), np.asarray(tool, str), g.in_catalog.astype(int)
     clusters = np.asarray(clusters)
@@ -84,6 +86,10 @@ def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> di
     for name, boot in resampled_means(hits, clusters, resamples, seed).items():
         out["accuracy" if name == "accuracy" else f"{name}_rate"] = float(hits[name].mean())
         out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(boot, LEVEL)
+    # BFCL's names: a tool called (executed) on an in-catalog request, none on an out-of-catalog one
+    acted = kind == "action"
+    out["relevance_detection"] = float(acted[y == 1].mean()) if y.any() else np.nan
+    out["irrelevance_detection"] = float((~acted[y == 0]).mean()) if (y == 0).any() else np.nan
     both = 0 < y.sum() < len(y)
     w = cluster_weights(clusters, resamples, seed)  # the same resamples (drawn once)
     auc = auc_interval(p_in, y, w, LEVEL) if both else (np.nan, np.nan, np.nan)

@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 MODES = ("unchanged", "re-targeted")
 COLUMNS = ["candidate", "ranker", "gate", "test_set", "mode", "fit_set", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low",
-           "accuracy_high", "auc", "auc_low", "auc_high", "danger_rate", "ask_rate", "ladder_accuracy",
-           "accuracy_minus_ladder", "ci_low", "ci_high", "note"]
+           "accuracy_high", "auc", "auc_low", "auc_high", "danger_rate", "ask_rate", "relevance_detection",
+           "irrelevance_detection", "ladder_accuracy", "accuracy_minus_ladder", "ci_low", "ci_high", "note"]
 PROBE_COLUMNS = ["candidate", "ranker", "gate", "set", "n", "right", "wrong", "wrong_act", "accuracy"]
 
 
