@@ -22,15 +22,15 @@ def test_a_wheel_in_a_fresh_venv_with_numpy_alone_validates_and_decides(tmp_path
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
                     str(src)], check=True, capture_output=True)
     wheel = next(dist.glob("toolgate-*.whl"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing of the checkout's on the path
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     py = venv / "bin" / "python"
-    subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True, env=env)
     installed = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
-                               check=True).stdout
+                               check=True, env=env).stdout
     assert {line.split("==")[0].lower() for line in installed.split()} - {"pip", "setuptools"} == {"numpy", "toolgate"}
     (tmp_path / "r").mkdir()
     router = make_artifact(tmp_path / "r", real_gate=False)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
     def toolgate(*args):
         return subprocess.run([venv / "bin" / "toolgate", *args], cwd=tmp_path, env=env, capture_output=True,
