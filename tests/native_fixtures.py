@@ -16,7 +16,7 @@ import pytest
 
 from conftest import utterance
 from toolgate.config import section
-from toolgate.retrieval.scores import Scores
+from toolgate.core.scores import Scores
 
 
 def outputs(folder, records="r.csv", table=None):

@@ -9,12 +9,12 @@ import pytest
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import Text, run, section
+from toolgate.core.inputs import query_lengths, score_features
+from toolgate.core.models import payload_scores, payloads
+from toolgate.core.rankers import fit_ranker
+from toolgate.core.scores import Scores, save_scores
+from toolgate.core.signals import registry
 from toolgate.experiment import Experiment
-from toolgate.gate.inputs import query_lengths, score_features
-from toolgate.gate.models import payload_scores, payloads
-from toolgate.gate.signals import registry
-from toolgate.retrieval.rankers import fit_ranker
-from toolgate.retrieval.scores import Scores, save_scores
 from toolgate.router.export import Route, export_router, pipeline_route
 from toolgate.routing.baselines import Study
 

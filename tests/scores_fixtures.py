@@ -1,7 +1,7 @@
 """Small score matrices shared by the score-matrix, selection and rerank tests."""
 import numpy as np
 
-from toolgate.retrieval.scores import Scores
+from toolgate.core.scores import Scores
 
 
 def scores_of(matrix, uids):

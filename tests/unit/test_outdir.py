@@ -18,7 +18,7 @@ from import_fixtures import EXAMPLE
 from router_fixtures import make_artifact
 from toolgate import outdir
 from toolgate.cli import main
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 from toolgate.outdir import RECORD, SENTINEL, write_folder
 from toolgate.router.export import export_router
 

@@ -1,4 +1,4 @@
-"""The hand-written schema checks (toolgate.schemas.plain) pass only what the schemas accept: every field of a
+"""The hand-written schema checks (toolgate.core.schemas.plain) pass only what the schemas accept: every field of a
 router manifest and of catalog rows is replaced, removed or joined by another, and whatever the check passes
 jsonschema must accept too (the check may refuse more: such a row takes jsonschema's way)."""
 import copy
@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 
 from router_fixtures import artifact, catalog  # noqa: F401  (fixture)
-from toolgate.schemas import plain, schema
+from toolgate.core.schemas import plain, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 VALUES = (None, True, False, 0, -1, 1.5, 9, 2, "", " ", "x", "ab", "E0", "bm25", "dense", "probability", "a" * 64,

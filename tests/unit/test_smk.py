@@ -4,8 +4,8 @@ import logging
 from types import SimpleNamespace
 
 from conftest import utterance, write_jsonl
+from toolgate.core.scores import compute_scores
 from toolgate.experiment import Experiment
-from toolgate.retrieval.scores import compute_scores
 from toolgate.smk import logged
 
 

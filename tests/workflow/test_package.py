@@ -40,10 +40,10 @@ def test_a_wheel_in_a_fresh_venv_with_numpy_alone_validates_and_decides(tmp_path
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(venv))
     package = next(venv.glob("lib/python*/site-packages/toolgate"))
-    assert sorted(p.name for p in (package / "schemas").glob("*.yaml")) == [
+    assert sorted(p.name for p in (package / "core" / "schemas").glob("*.yaml")) == [
         "catalog.schema.yaml", "config.schema.yaml", "expected.schema.yaml", "router.schema.yaml",
         "utterances.schema.yaml"]
-    assert (package / "router" / "generic_requests.jsonl").is_file() and (package / "router" / "latency.yaml").is_file()
+    assert (package / "core" / "generic_requests.jsonl").is_file() and (package / "router" / "latency.yaml").is_file()
     assert toolgate("--version").stdout.startswith("toolgate ")
     valid = toolgate("validate", "--catalog", str(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl"))
     assert valid.returncode == 0 and "70 actions" in valid.stdout, valid.stderr

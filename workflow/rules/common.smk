@@ -6,9 +6,9 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, rebase, resolve, study_on
 from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
-from toolgate.retrieval.rankers import RankerSpec, encoder_rankers
+from toolgate.core.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
-from toolgate.gate.signals import registry, studied_gates
+from toolgate.core.signals import registry, studied_gates
 from toolgate.router import SELECTED
 from toolgate.router.select import latency_table
 
@@ -53,7 +53,7 @@ def member_scores(wildcards):
     return [f"{RES}/scores/{m}.npz" for m in RankerSpec.of(config["rankers"][wildcards.ranker]).members]
 
 
-# The gate signals' registry (toolgate.gate.signals): rules pass it as `signals=SIGNALS`.
+# The gate signals' registry (toolgate.core.signals): rules pass it as `signals=SIGNALS`.
 SIGNALS = {"lexical": config["roles"]["lexical"], "encoders": encoder_rankers(config["rankers"])}
 
 

@@ -1,7 +1,7 @@
+from toolgate.core.rankers import RankerSpec
+from toolgate.core.scores import compute_scores
 from toolgate.experiment import Experiment
 from toolgate.retrieval.hybrid import compute_hybrid_scores
-from toolgate.retrieval.rankers import RankerSpec
-from toolgate.retrieval.scores import compute_scores
 from toolgate.smk import logged
 
 with logged(snakemake):

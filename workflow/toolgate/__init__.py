@@ -14,6 +14,6 @@ def __getattr__(name):
         globals()["__version__"] = value
         return value
     if name == "Router":
-        from .router.runtime import Router
+        from .core.runtime import Router
         return Router
     raise AttributeError(f"module 'toolgate' has no attribute {name!r}")

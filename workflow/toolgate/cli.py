@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, io
-from .catalog import MUTATING_NOTE, is_action, load_catalog
-from .errors import InputError, MissingExtra, require
+from . import __version__
+from .core import io
+from .core.catalog import MUTATING_NOTE, is_action, load_catalog
+from .core.errors import InputError, MissingExtra, require
 from .utterances import load_inputs, load_utterances, summarize
 
 
@@ -29,7 +30,7 @@ def _validate(args) -> int:
 
 def _validate_router(folder) -> int:
     """Load an exported router as ``decide`` does (every file checked against its manifest) and print what it is."""
-    from .router.runtime import Router, RouterError
+    from .core.runtime import Router, RouterError
 
     try:
         router = Router.load(folder)
@@ -44,7 +45,7 @@ def _validate_router(folder) -> int:
 
 def _summary(catalog_path, catalog, utterances_path, rows) -> None:
     """Counts of a validated catalog (and utterances), and warnings for what the tables will not contain."""
-    from .retrieval.scores import ROUTE_NOTE, has_routes
+    from .core.scores import ROUTE_NOTE, has_routes
 
     s = summarize(catalog, rows)
     mutating = "no mutating flags" if s["mutating_actions"] is None else f"{s['mutating_actions']} mutating actions"
@@ -102,9 +103,9 @@ def _fraction(text: str) -> float:
 
 def _route(args) -> int:
     from . import config as cfgmod
-    from .retrieval.rankers import fit_ranker, with_members
-    from .retrieval.scores import top_order
-    from .router.runtime import RouterError, check_request
+    from .core.rankers import fit_ranker, with_members
+    from .core.runtime import RouterError, check_request
+    from .core.scores import top_order
 
     try:  # the router's rules for a request (not empty, no control characters); ranking has no length limit
         check_request(args.text, sys.maxsize)
@@ -159,8 +160,8 @@ def _export(args) -> int:
 
 
 def _adapt(args) -> int:
+    from .core.runtime import RouterError
     from .router.export import adapt_router
-    from .router.runtime import RouterError
 
     try:
         m, written = adapt_router(args.router, args.catalog, args.out, args.force, args.calibrate)
@@ -186,8 +187,8 @@ def _adapt(args) -> int:
 
 
 def _decide(args) -> int:
+    from .core.runtime import Router, RouterError, decide_lines
     from .router import SELECTED
-    from .router.runtime import Router, RouterError, decide_lines
 
     if sum(map(bool, (args.text, args.jsonl, args.eval))) > 1:
         print("error: give only one of a request TEXT, --jsonl (requests from stdin) and --eval FILE...", file=sys.stderr)

@@ -13,9 +13,9 @@ from pathlib import Path
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from . import io, schemas
-from .catalog import actions, load_catalog
-from .errors import InputError
+from .core import io, schemas
+from .core.catalog import actions, load_catalog
+from .core.errors import InputError
 from .utterances import OUT_SUBTYPES, is_in_catalog, load_utterances, main_set
 
 
@@ -62,7 +62,7 @@ def _check_lexical(cfg: dict, source: str) -> None:
 
 
 def _check_packages(cfg: dict, source: str) -> None:
-    """A ``pypi:`` model names a package toolgate supports (:data:`toolgate.schemas.PYPI_ENCODERS`, ``PYPI_GGUF``)."""
+    """A ``pypi:`` model names a package toolgate supports (:data:`toolgate.core.schemas.PYPI_ENCODERS`, ``PYPI_GGUF``)."""
     models = [(f"rankers.{n}.encoder.model", e["encoder"]["model"], schemas.PYPI_ENCODERS)
               for n, e in cfg["rankers"].items() if "encoder" in e]
     models += [("quantization.onnx_model", cfg["quantization"]["onnx_model"], schemas.PYPI_ENCODERS)]
@@ -86,7 +86,7 @@ def _check_path_kinds(cfg: dict, source: str) -> None:
 
 def _hybrids(rankers: dict) -> dict[str, tuple[str, ...]]:
     """Each hybrid entry's members, read from the raw config it validates (the stages ask
-    :func:`toolgate.retrieval.rankers.hybrid_rankers`)."""
+    :func:`toolgate.core.rankers.hybrid_rankers`)."""
     return {n: tuple(e["members"]) for n, e in rankers.items() if e["type"] == "hybrid"}
 
 

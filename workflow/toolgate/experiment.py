@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from .config import SECTIONS, run, section, utterances_path
-from .errors import InputError
+from .core.errors import InputError
 from .utterances import load_inputs, main_set
 
 
@@ -49,7 +49,7 @@ class Layout:
 def typed(params) -> SimpleNamespace:
     """A rule's params typed: ``run`` -> Run, ``signals`` -> the signal registry, ``gate`` -> Gate, ... (a section
     given as None, a study that is off, stays None)."""
-    from .gate.signals import registry
+    from .core.signals import registry
 
     out = {}
     for name, value in params.items():
@@ -94,8 +94,8 @@ class Experiment:
     def from_config(cls, cfg: dict, config_path) -> "Experiment":
         """A resolved config's experiment after its workflow ran: every section typed, and as inputs the files the
         workflow wrote (InputError names the first one missing)."""
-        from .gate.signals import registry
-        from .retrieval.rankers import encoder_rankers
+        from .core.rankers import encoder_rankers
+        from .core.signals import registry
 
         lay = Layout(cfg["experiment"])
         inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
@@ -148,8 +148,8 @@ class Experiment:
         return dict(zip(self.rankers, self.input.scores))
 
     def scores(self, ranker: str):
-        """A ranker's score matrix (:class:`toolgate.retrieval.scores.Scores`), loaded once."""
-        from .retrieval.scores import load_scores
+        """A ranker's score matrix (:class:`toolgate.core.scores.Scores`), loaded once."""
+        from .core.scores import load_scores
 
         if ranker not in self._scores:
             self._scores[ranker] = load_scores(self.score_paths[ranker])
@@ -165,7 +165,7 @@ class Experiment:
     @cached_property
     def payloads(self) -> dict:
         """The fitted gates' payloads (gate/gates.json, ``input.gates``)."""
-        from .gate.models import load_payloads
+        from .core.models import load_payloads
 
         return load_payloads(self.input.gates)
 

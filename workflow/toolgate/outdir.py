@@ -1,6 +1,6 @@
 """Folders a command writes (``export --out``, ``import --out``): never destroy, never overwrite silently.
 
-Every artifact folder holds the fixed file names of its format (:data:`toolgate.router.artifact.FILES`,
+Every artifact folder holds the fixed file names of its format (:data:`toolgate.core.artifact.FILES`,
 :data:`toolgate.importers.build.FILES`), the last its marker (``router.json``, ``import.json``), and, hidden beside
 them, toolgate's record of what it wrote there (``.toolgate-owned.json``: the marker's name and the sha256 of each
 file it wrote, the marker included). The record lives apart so that the marker stays as the command wrote it (an
@@ -42,8 +42,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import io
-from .errors import InputError
+from .core import io
+from .core.errors import InputError
 
 OUTPUT_FOLDERS = ("results", "figures")  # a workflow's outputs, beside its Snakefile
 RECORD = ".toolgate-owned.json"  # what toolgate wrote in a folder: {"format", "marker", "files": {name: [sha256]}}

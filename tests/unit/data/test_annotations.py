@@ -3,8 +3,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from conftest import utterance
+from toolgate.core.errors import InputError
 from toolgate.data.annotations import agreement_frame, confusions, joined, load_passes
-from toolgate.errors import InputError
 
 
 def _write(folder, name, lines):

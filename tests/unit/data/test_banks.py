@@ -3,8 +3,8 @@ import pytest
 import yaml
 
 from bank_fixtures import bank_dir  # noqa: F401  (fixture)
+from toolgate.core.errors import InputError
 from toolgate.data.banks import load_banks
-from toolgate.errors import InputError
 
 
 def test_bank_errors_name_file_and_field(tmp_path, small_catalog, bank_dir):

@@ -6,9 +6,9 @@ import pytest
 from bank_fixtures import bank_dir  # noqa: F401  (fixture)
 from conftest import write_jsonl
 from toolgate.config import run
+from toolgate.core.errors import InputError
 from toolgate.data import generate as data
 from toolgate.data.banks import load_banks
-from toolgate.errors import InputError
 from toolgate.experiment import Experiment
 
 COMP = {"in_catalog_pairs": 8, "ask_pairs": 2, "match_share": 0.5, "external_service_pairs": 2,

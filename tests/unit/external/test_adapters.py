@@ -4,8 +4,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from toolgate import schemas
-from toolgate.catalog import tool_id
+from toolgate.core import schemas
+from toolgate.core.catalog import tool_id
 from toolgate.external import adapters as A
 from toolgate.external import experiment as E
 from toolgate.external import sources as S

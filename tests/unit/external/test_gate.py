@@ -7,16 +7,13 @@ import pytest
 
 from toolgate.config import run as make_run
 from toolgate.config import section
+from toolgate.core import encoders as E
+from toolgate.core.inputs import query_lengths, score_features
+from toolgate.core.models import payload_scores
+from toolgate.core.signals import FEATURES, fitted, registry
 from toolgate.external import adapters as A
 from toolgate.external import gate as XG
 from toolgate.external import scoring as XS
-from toolgate.gate.inputs import (
-    query_lengths,
-    score_features,
-)
-from toolgate.gate.models import payload_scores
-from toolgate.gate.signals import FEATURES, fitted, registry
-from toolgate.retrieval import encoders as E
 
 BM25 = {"bm25": {"type": "bm25", "variant": "E1"}}
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 from toolgate.external import sources as S
 
 

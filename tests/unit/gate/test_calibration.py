@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from toolgate.gate.calibration import calibrate_oof
+from toolgate.core.calibration import calibrate_oof
 from toolgate.metrics import auc
 
 

@@ -6,10 +6,10 @@ import pytest
 
 from toolgate.config import run as make_run
 from toolgate.config import section
+from toolgate.core.scores import route_step, top_actions
 from toolgate.gate.comparison import comparison_frame, verdict
 from toolgate.gate.operating import best_within, sweep
 from toolgate.gate.study import GateStudy
-from toolgate.retrieval.scores import route_step, top_actions
 
 from .test_study import _study_inputs
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolgate.gate.inputs import (
+from toolgate.core.inputs import (
     EMPTY,
     agreement_frame,
     by_size,

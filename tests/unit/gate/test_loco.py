@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 
 from toolgate.config import section
+from toolgate.core.signals import Signal
 from toolgate.gate.loco import LabelledSet, loco_frame
-from toolgate.gate.signals import Signal
 
 
 def _set(sign: float, n: int = 40, seed: int = 0) -> LabelledSet:
@@ -47,8 +47,8 @@ def test_a_subset_never_tests_its_superset_and_one_class_sets_are_left_out():
 def test_catalog_relative_g3_joins_when_every_set_has_its_scale():
     """G3-rel divides the scale-bearing score features by the catalog's own scale: within one set that is a constant,
     so it separates as G3 does there; across sets it is what a catalog's score scale no longer shifts."""
+    from toolgate.core.signals import FEATURES
     from toolgate.gate.loco import G3_REL, SCALED
-    from toolgate.gate.signals import FEATURES
 
     def scored(scale, seed):
         rng = np.random.default_rng(seed)
@@ -67,8 +67,8 @@ def test_catalog_relative_g3_joins_when_every_set_has_its_scale():
 def test_catalog_scale_is_the_median_self_score_of_its_actions():
     from conftest import tool
     from toolgate.config import run
+    from toolgate.core.rankers import fit_ranker
     from toolgate.gate.loco import catalog_scale
-    from toolgate.retrieval.rankers import fit_ranker
     cat = [tool("set_alarm"), tool("make_call"), tool("chat", required=(), kind="route", mutating=False)]
     r = run(0, ("en",))
     ranker = fit_ranker({"type": "bm25", "variant": "E1"}, cat, ("en",), r.text)

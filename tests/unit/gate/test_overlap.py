@@ -6,10 +6,10 @@ import pytest
 from conftest import tool
 from toolgate.config import run as make_run
 from toolgate.config import section
+from toolgate.core.signals import registry
 from toolgate.data.card import gold_text
 from toolgate.gate import overlap
 from toolgate.gate.overlap import map_paragraph, max_action_jaccard, overlap_bins, overlap_map_frame
-from toolgate.gate.signals import registry
 
 CATALOG = [tool("set_alarm"), tool("make_call"), tool("check_battery"), tool("chat", kind="route")]
 TEXT = {t["id"]: gold_text(t, "en") for t in CATALOG}

@@ -3,8 +3,7 @@
 import pandas as pd
 import pytest
 
-from toolgate.experiment import typed
-from toolgate.gate.signals import (
+from toolgate.core.signals import (
     FEATURES,
     compared_gates,
     fitted,
@@ -14,6 +13,7 @@ from toolgate.gate.signals import (
     signal_rows,
     studied_gates,
 )
+from toolgate.experiment import typed
 
 
 def test_registry_order_kinds_and_scales():
@@ -64,7 +64,7 @@ def test_registry_keeps_the_paper_signals_first_and_declares_v2_once():
 
 
 def test_a_gate_reads_the_encoders_of_its_inputs():
-    from toolgate.gate.signals import gate_encoders, gate_inputs, registry
+    from toolgate.core.signals import gate_encoders, gate_inputs, registry
 
     reg = registry("bm25", ["e5", "usem3"])
     assert gate_encoders(reg, "g3") == [] and gate_encoders(reg, "length_fitted") == []

@@ -5,10 +5,10 @@ import numpy as np
 
 from toolgate.config import run as make_run
 from toolgate.config import section
-from toolgate.gate.models import oof_scores
-from toolgate.gate.signals import FEATURES, fitted, registry
+from toolgate.core.models import oof_scores
+from toolgate.core.scores import Scores
+from toolgate.core.signals import FEATURES, fitted, registry
 from toolgate.gate.study import GateStudy
-from toolgate.retrieval.scores import Scores
 
 from .test_inputs import _unit
 

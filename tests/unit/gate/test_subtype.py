@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 from toolgate.config import section
+from toolgate.core.signals import registry
 from toolgate.gate.bootstrap import NO_SLICE
-from toolgate.gate.signals import registry
 from toolgate.gate.subtype import deciding_subtype_sentence, out_subtypes, subtype_frame
 
 FULL = registry("bm25", ["e5"])

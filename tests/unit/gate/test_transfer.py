@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 
 from toolgate.config import section
+from toolgate.core.signals import compared_gates, registry
 from toolgate.experiment import Experiment
-from toolgate.gate.signals import compared_gates, registry
 from toolgate.gate.transfer import closing_sentences, transfer_frame, write_gate_transfer
 from toolgate.report.plots import gate_transfer_figure
 

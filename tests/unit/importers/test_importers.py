@@ -7,9 +7,9 @@ import yaml
 
 from conftest import write_jsonl
 from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_folder
-from toolgate.catalog import mutating_known
 from toolgate.cli import main
 from toolgate.config import load
+from toolgate.core.catalog import mutating_known
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import source_licences
 from toolgate.utterances import load_inputs
@@ -211,8 +211,8 @@ def test_bfcl_and_functionchat_rows_of_the_wrong_shape_are_one_line(tmp_path, ca
 
 
 def test_requests_the_router_would_refuse_are_dropped_and_counted(tmp_path, capsys):
+    from toolgate.core.runtime import RouterError, check_request
     from toolgate.importers.build import REFUSED
-    from toolgate.router.runtime import RouterError, check_request
 
     extra = [{"text": "Turn on the lights\x00", "tool": "turn_on_lights"}, {"text": "Ring\x07 the bell", "tool": None},
              {"text": "Turn on\tthe lights", "tool": "turn_on_lights"}]  # a tab the router accepts

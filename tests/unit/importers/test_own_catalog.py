@@ -7,10 +7,10 @@ import pytest
 
 from conftest import write_jsonl
 from import_fixtures import EXAMPLE, NO_TOOL, PAIR_TEXTS, PAIR_TOOLS, beir_folder, bfcl_folder, functionchat_folder
-from toolgate import io
-from toolgate.catalog import load_catalog
 from toolgate.cli import main
-from toolgate.errors import LIMIT
+from toolgate.core import io
+from toolgate.core.catalog import load_catalog
+from toolgate.core.errors import LIMIT
 from toolgate.importers.command import eval_lines
 from toolgate.utterances import load_utterances
 

@@ -4,8 +4,8 @@ errors, and decide --eval on the same files."""
 import json
 
 from import_fixtures import NO_TOOL, PAIR_TOOLS, pairs_files
-from toolgate import io
 from toolgate.cli import main
+from toolgate.core import io
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.pairs import Columns
 

@@ -7,7 +7,7 @@ import yaml
 
 from import_fixtures import EXAMPLE
 from toolgate.config import load, rebase
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 from toolgate.importers import Destination, Options, import_set
 
 

@@ -7,9 +7,9 @@ import pytest
 
 from import_fixtures import EXAMPLE
 from tool_rows_fixtures import TOOLS, bfcl_live_rows, labelled_rows, misnamed_rows
-from toolgate import schemas
 from toolgate.cli import build_parser, main
 from toolgate.config import load
+from toolgate.core import schemas
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import NO_TOOLS
 from toolgate.importers.toolrows import fields

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import tool
 from native_fixtures import AMBIGUOUS
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
 from toolgate.native import protocol
 
 

@@ -9,14 +9,14 @@ import pytest
 from conftest import write_jsonl
 from native_fixtures import lexical_scores, native_section, outputs, sample_rows, standin, standin_script  # noqa: F401
 from toolgate.config import run as run_config
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
+from toolgate.core.scores import save_scores
 from toolgate.experiment import Experiment
 from toolgate.native import run
 from toolgate.native.backends import preflight
 from toolgate.native.client import RECORD_COLUMNS
 from toolgate.native.protocol import DeploymentError
 from toolgate.native.tables import CALL_COLUMNS, native_tables, read_records
-from toolgate.retrieval.scores import save_scores
 
 M = {"model": "m"}  # a roster entry
 

@@ -9,10 +9,10 @@ import yaml
 from conftest import ROOT, write_jsonl
 from native_fixtures import AMBIGUOUS, lexical_scores, sample_rows
 from toolgate.config import run as run_config
+from toolgate.core.scores import save_scores
 from toolgate.experiment import Experiment
 from toolgate.native import tables
 from toolgate.native.client import RECORD_COLUMNS
-from toolgate.retrieval.scores import save_scores
 
 
 def test_lexical_gap_over_in_catalog_utterances(small_catalog):

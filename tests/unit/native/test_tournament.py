@@ -8,9 +8,9 @@ import pytest
 
 from conftest import utterance, write_jsonl
 from native_fixtures import native_section, outputs, standin, standin_script  # noqa: F401  (standin is a fixture)
-from toolgate.catalog import actions
 from toolgate.config import run as run_config
 from toolgate.config import section
+from toolgate.core.catalog import actions
 from toolgate.experiment import Experiment
 from toolgate.native import tournament as T
 from toolgate.native.tournament_run import TABLE_COLUMNS, build_jobs, run_tournament, tournament_frame, write_tournament

@@ -6,7 +6,7 @@ import pandas as pd
 import yaml
 
 from report_fixtures import ROLES, claim_tables
-from toolgate.gate.signals import registry
+from toolgate.core.signals import registry
 from toolgate.report.build import differs_blocks, router_blocks, substitutions
 from toolgate.report.claims import ledger
 

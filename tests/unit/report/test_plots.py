@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from toolgate.gate.signals import registry
+from toolgate.core.signals import registry
 from toolgate.report.plots import (
     fig_candidate_ablation,
     fig_jaccard,

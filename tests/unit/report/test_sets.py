@@ -8,8 +8,8 @@ import pandas as pd
 import yaml
 
 from report_fixtures import ROLES, claim_tables
+from toolgate.core.signals import registry
 from toolgate.gate.bootstrap import NO_SLICE
-from toolgate.gate.signals import registry
 from toolgate.report.render import no_paths, to_html
 from toolgate.report.sets import (
     EXTERNAL_ONLY,

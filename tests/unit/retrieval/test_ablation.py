@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from toolgate.core.scores import gold_rank
 from toolgate.retrieval.ablation import candidate_correct, candidate_rank, crossover_frame, seeded_ranks
-from toolgate.retrieval.scores import gold_rank
 
 
 def test_candidate_correct_ties_and_full_catalog():

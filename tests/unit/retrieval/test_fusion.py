@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from toolgate.retrieval.fusion import HybridRanker, combine, minmax, ranks, rrf
+from toolgate.core.fusion import HybridRanker, combine, minmax, ranks, rrf
 
 INF = -np.inf
 

@@ -3,9 +3,9 @@ import pytest
 
 from conftest import utterance
 from toolgate.config import resolve
-from toolgate.errors import InputError
+from toolgate.core.errors import InputError
+from toolgate.core.scores import Scores
 from toolgate.retrieval.hybrid import best_weight, fuse, oof_weights
-from toolgate.retrieval.scores import Scores
 
 INF = -np.inf
 

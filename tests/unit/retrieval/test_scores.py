@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from scores_fixtures import ROWS, scores_of
-from toolgate.retrieval.scores import (
+from toolgate.core.scores import (
     ROUTE_NOTE,
     SAMPLE,
     SPLIT_MIN,

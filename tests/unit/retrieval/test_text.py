@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolgate.retrieval.text import (
+from toolgate.core.text import (
     char_ngrams,
     decompose_hangul,
     hangul_runs,

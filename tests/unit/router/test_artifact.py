@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from router_fixtures import TEXTS, artifact, catalog, manifest  # noqa: F401  (fixture)
-from toolgate.catalog import index_text
 from toolgate.cli import main
-from toolgate.retrieval import bm25
-from toolgate.retrieval.bm25 import BM25
-from toolgate.router import artifact as artifact_module
-from toolgate.router.artifact import RouterError, file_entry, lexical_ranker, npz_bytes
-from toolgate.router.gates import texts_sha256
-from toolgate.router.runtime import Router
+from toolgate.core import artifact as artifact_module
+from toolgate.core import bm25
+from toolgate.core.artifact import RouterError, file_entry, lexical_ranker, npz_bytes
+from toolgate.core.bm25 import BM25
+from toolgate.core.catalog import index_text
+from toolgate.core.gates import texts_sha256
+from toolgate.core.runtime import Router
 
 
 def test_embeddings_archive_is_deterministic_and_round_trips():

@@ -55,7 +55,7 @@ def test_the_grid_choice_is_the_most_accurate_on_validation():
 
 
 def test_joined_encoders_are_unit_length(monkeypatch):
-    import toolgate.retrieval.encoders as E
+    import toolgate.core.encoders as E
 
     class Fixed:
         def __init__(self, v):

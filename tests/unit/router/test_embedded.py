@@ -1,9 +1,9 @@
 """embed_external: the texts it encodes once are every text the external study and router_loco embed."""
 from types import SimpleNamespace
 
-from toolgate.catalog import index_text, own_queries
+from toolgate.core.catalog import index_text, own_queries
+from toolgate.core.retarget import generic_requests
 from toolgate.router.embedded import per_text_rankers, texts_of
-from toolgate.router.retarget import generic_requests
 
 
 def test_texts_cover_both_stages_each_once(small_catalog):

@@ -8,8 +8,8 @@ import pytest
 from conftest import tool, utterance, write_jsonl
 from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
 from toolgate.cli import main
+from toolgate.core.runtime import Router, RouterError
 from toolgate.router.evaluation import PIPELINE_KINDS, card_row, eval_rows, file_row, on_catalog, reference_rows, routed
-from toolgate.router.runtime import Router, RouterError
 from toolgate.routing.baselines import Gold, correct
 
 
@@ -170,7 +170,7 @@ def test_decide_eval_reads_an_import_format_with_imports_flags(artifact, tmp_pat
 
 
 def test_probe_rows_count_right_wrong_and_wrong_acts(artifact, tmp_path):
-    from toolgate.errors import InputError
+    from toolgate.core.errors import InputError
     from toolgate.router.evaluation import probe_rows, read_probes
     r = Router.load(artifact)
     r.t_low = r.t_high = 0.0  # the band executes whatever the evidence rules let through
@@ -222,7 +222,7 @@ def test_decide_eval_shows_a_request_offered_no_tools_none_under_delegate(artifa
 
 
 def test_decide_eval_leaves_out_requests_in_a_language_the_router_does_not_read(artifact, tmp_path):
-    from toolgate.errors import InputError
+    from toolgate.core.errors import InputError
     from toolgate.importers import Options
 
     english = Router.load(artifact).on_catalog(catalog(), ("en",))

@@ -6,13 +6,13 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from toolgate import io, schemas
-from toolgate.catalog import load_catalog
 from toolgate.config import Text
+from toolgate.core import io, schemas
+from toolgate.core.catalog import load_catalog
+from toolgate.core.evidence import Evidence, content_free
+from toolgate.core.rankers import fit_ranker
 from toolgate.data.banks import load_banks
 from toolgate.data.generate import generate
-from toolgate.retrieval.rankers import fit_ranker
-from toolgate.router.evidence import Evidence, content_free
 from toolgate.utterances import main_set
 
 CATALOG = load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
@@ -87,7 +87,7 @@ def test_sweeping_scopes_and_wipes():
 
 
 def test_near_ties_and_effects():
-    from toolgate.router.evidence import effect, near_tie, tie_margin
+    from toolgate.core.evidence import effect, near_tie, tie_margin
     assert effect("set_alarm") == "set" and effect("deleteFile") == "delete" and effect("x") == "x"
     assert near_tie(4.7593, 4.7589, 0.001) and not near_tie(4.7593, 4.7589, 0.0) and near_tie(1.0, 1.0, 0.0)
     assert near_tie(-2.0, -2.01, 0.01) and not near_tie(-2.0, -2.03, 0.01)  # relative to the size of the top score

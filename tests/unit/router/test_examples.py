@@ -1,4 +1,4 @@
-"""The examples model (toolgate.router.examples) and the catalog's examples and negatives."""
+"""The examples model (toolgate.core.examples) and the catalog's examples and negatives."""
 import json
 
 import numpy as np
@@ -6,10 +6,10 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from conftest import ROOT
-from toolgate import io
-from toolgate.catalog import actions, load_catalog
-from toolgate.errors import InputError
-from toolgate.router.examples import NONE, fit_examples, training_texts
+from toolgate.core import io
+from toolgate.core.catalog import actions, load_catalog
+from toolgate.core.errors import InputError
+from toolgate.core.examples import NONE, fit_examples, training_texts
 
 CATALOG = load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
 

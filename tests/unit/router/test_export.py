@@ -18,8 +18,8 @@ def test_adapt_writes_the_router_for_another_catalog_and_fits_nothing(tmp_path):
     from conftest import write_jsonl
     from router_fixtures import catalog, make_artifact
     from toolgate.cli import main
+    from toolgate.core.runtime import Router
     from toolgate.router.export import adapt_router
-    from toolgate.router.runtime import Router
 
     (tmp_path / "src").mkdir()
     src = make_artifact(tmp_path / "src", real_gate=False)

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from router_fixtures import make_artifact, manifest
-from toolgate.router.evidence import content_free
-from toolgate.router.runtime import Router, RouterError, check_request
+from toolgate.core.evidence import content_free
+from toolgate.core.runtime import Router, RouterError, check_request
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 CONTENT_FREE = st.lists(st.sampled_from(list("ㅋㅠㅎㅜㅡ…!?.,~ 😀🔥💤👍\u200d\ufeff") + ["ok ", "응 ", "now ", "지금 ", "7 "]),
@@ -63,7 +63,7 @@ def test_decide_equals_decide_many(router, texts):
 @SETTINGS
 @given(st.binary(max_size=200))
 def test_any_jsonl_line_gets_a_decision_or_its_own_error(router, raw):
-    from toolgate.router.runtime import line_text
+    from toolgate.core.runtime import line_text
     try:
         router.decide(line_text(raw.replace(b"\n", b" ") + b"\n"))
     except RouterError as exc:

@@ -55,8 +55,8 @@ def test_importing_the_router_reads_no_package_metadata():
 def test_a_band_router_decides_on_numpy_columns(artifact):
     """The router's raw signals are numpy columns that read like the study's frame; the payload applies to either."""
     from toolgate import Router
-    from toolgate.gate.inputs import Columns
-    from toolgate.gate.models import payload_scores
+    from toolgate.core.inputs import Columns
+    from toolgate.core.models import payload_scores
 
     router = Router.load(artifact)
     _, _, signals, value = router.scores(["alarm at 7", "tell me a joke"])

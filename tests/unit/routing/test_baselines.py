@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from toolgate.retrieval.scores import Scores
+from toolgate.core.scores import Scores
 from toolgate.routing.baselines import Gold, baselines_frame, correct, indicators, standalone
 
 CATALOG = [{"id": "a", "kind": "action", "mutating": True}, {"id": "b", "kind": "action", "mutating": False},

@@ -16,11 +16,11 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..catalog import index_text, is_action
 from ..config import Cost, Run, Text
-from ..retrieval.bm25 import BM25
-from ..retrieval.rankers import RankerSpec, fit_ranker, size_bytes, with_members
-from ..retrieval.text import Terms
+from ..core.bm25 import BM25
+from ..core.catalog import index_text, is_action
+from ..core.rankers import RankerSpec, fit_ranker, size_bytes, with_members
+from ..core.text import Terms
 from ..tables import write_table
 from .timing import measure, reference, run_jobs
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 
 def profile_frame(folder) -> pd.DataFrame:

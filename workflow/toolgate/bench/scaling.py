@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions, index_text
 from ..config import External, Run, Scaling
+from ..core.bm25 import BM25
+from ..core.catalog import actions, index_text
+from ..core.rankers import RankerSpec, build_ranker, encoder_rankers
+from ..core.text import Terms
 from ..external import adapters, sources
-from ..retrieval.bm25 import BM25
-from ..retrieval.rankers import RankerSpec, build_ranker, encoder_rankers
-from ..retrieval.text import Terms
 from ..tables import write_table
 from .timing import measure, reference, run_jobs
 
@@ -179,7 +179,7 @@ def write_scaling(exp) -> pd.DataFrame:
                 "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
                 "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
                 "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "
-                "whole catalog + its top-10 shortlist (ties in catalog order, toolgate.retrieval.scores.top_order), "
+                "whole catalog + its top-10 shortlist (ties in catalog order, toolgate.core.scores.top_order), "
                 "after warm-up; batch_qps: the same queries as one batch, the fastest of up to three runs within a second (our BM25: "
                 "score_many, query by query on the sparse layout, one matrix product on the dense one; the "
                 "encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from ..retrieval.scores import top_order
+from ..core.scores import top_order
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log

@@ -1,6 +1,6 @@
 """Korean lexical units: the lexical ranker's BM25 under each tokenizer of ``tokenizer_ablation.variants``.
 
-The variants (:mod:`toolgate.retrieval.text`): Hangul cut into character 2-, 3- or
+The variants (:mod:`toolgate.core.text`): Hangul cut into character 2-, 3- or
 4-grams, jamo 3-grams, Kiwi morphemes, or morphemes plus character 3-grams.
 English and every other non-Hangul word keep character ``text.ngram``-grams in
 all of them, so English requests are tokenised alike; the index is shared by
@@ -25,12 +25,12 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions
 from ..config import Run, TokenizerAblation
+from ..core.catalog import actions
+from ..core.rankers import RankerSpec, fit_ranker
+from ..core.scores import mode_note, scores_of
 from ..metrics import rank_metrics
 from ..retrieval.ablation import in_catalog_groups, seeded_ranks
-from ..retrieval.rankers import RankerSpec, fit_ranker
-from ..retrieval.scores import mode_note, scores_of
 from ..stats import percentile_interval, resampled_means
 from ..tables import write_table
 from ..utterances import main_set
@@ -126,7 +126,7 @@ def write_tokenizer_ablation(exp) -> pd.DataFrame:
     rows, run, cfg = exp.rows, exp.run, exp.tokenizer_ablation
     df = tokenizer_frame(exp.catalog, rows, exp.spec, run, cfg)
     write_table(df, exp.output.table, "Korean lexical units: BM25 by tokenizer",
-                "variant: the BM25 tokenizer (toolgate.retrieval.text); Hangul words take its unit, every other word keeps "
+                "variant: the BM25 tokenizer (toolgate.core.text); Hangul words take its unit, every other word keeps "
                 f"character {run.text.ngram}-grams. k: candidates (gold + k - 1 uniform distractors, "
                 f"{cfg.seeds} seeded draws, the candidate ablation's; k = the action count is the full catalog). "
                 "top1, top5, mrr: of the gold action among the candidates, mean over draws and rows. top1_ci_low/high: "

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import action_ids
-from ..errors import InputError
+from ..core.catalog import action_ids
+from ..core.errors import InputError
 
 NONE = "none"
 COLUMNS = ["lang", "text", "answer"]

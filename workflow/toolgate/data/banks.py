@@ -8,11 +8,10 @@ import hashlib
 import re
 from pathlib import Path
 
-from .. import io
-from ..catalog import actions
-from ..errors import InputError
+from ..core import io, korean
+from ..core.catalog import actions
+from ..core.errors import InputError
 from ..utterances import OUT_SUBTYPES
-from . import korean
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, io, metrics, schemas
-from ..catalog import actions
-from ..retrieval import text
+from .. import __version__, metrics
+from ..core import io, schemas, text
+from ..core.catalog import actions
 from ..tables import paper_note, to_markdown
 from ..utterances import main_set
 from .annotations import agreement_frame, confusions, joined, load_passes

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..config import DataCheck
+from ..core import io
 from .annotations import agreement_frame, joined, load_passes
 from .card import jaccard_frame, length_auc, ngram_length
 

@@ -13,10 +13,11 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from .. import __version__, io
-from ..catalog import action_ids, actions, load_catalog
+from .. import __version__
 from ..config import config_hash
-from ..errors import InputError
+from ..core import io
+from ..core.catalog import action_ids, actions, load_catalog
+from ..core.errors import InputError
 from ..utterances import OUT_SUBTYPES, check_utterances
 from .banks import load_banks, render
 

@@ -1,7 +1,7 @@
 """FunctionChat-Bench (Korean) and BFCL v4 (English) in the project's own formats (docs/formats.md).
 
 Each set becomes one catalog of every distinct tool definition of the set
-(the schema :func:`toolgate.catalog.load_catalog` checks) and utterance rows that pass
+(the schema :func:`toolgate.core.catalog.load_catalog` checks) and utterance rows that pass
 :func:`toolgate.utterances.check_utterances`, plus, per utterance, the ids of that row's
 own candidate tools (in source order), a bootstrap cluster id and a condition.
 Conventions:
@@ -13,7 +13,7 @@ Conventions:
   so its ``slice`` is ``match`` only because the schema needs a value; nothing
   reads it. ``subtype`` names the source subset (``singlecall:4_close``,
   ``call``, ``reject``, ``multiple``, ...).
-* Tool ids come from :func:`toolgate.catalog.tool_id` (BFCL's dotted names become
+* Tool ids come from :func:`toolgate.core.catalog.tool_id` (BFCL's dotted names become
   snake_case). Two different definitions under one name (FunctionChat has two
   ``convert_currency``; BFCL reuses many names) get distinct ids (``_2``,
   ``_3`` ... in order of first appearance); ``ExternalSet.names`` maps every id
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io
-from ..catalog import function_name, import_openai_tool
 from ..config import External
-from ..errors import InputError, Problems
+from ..core import io
+from ..core.catalog import function_name, import_openai_tool
+from ..core.errors import InputError, Problems
 from ..utterances import is_in_catalog
 from .sources import locate
 

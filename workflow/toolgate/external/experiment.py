@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import random
 
-from .. import io
+from ..core import io
 from ..utterances import check_utterances
 from .adapters import functionchat_calldecision
 from .sources import locate

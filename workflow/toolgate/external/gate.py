@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from ..config import GATE_SETS, Gate, Run
+from ..core.inputs import query_lengths, raw_signals
+from ..core.models import fit_signals, load_payloads, payload_scores
+from ..core.rankers import encoder_rankers
+from ..core.signals import registry
 from ..gate.bootstrap import NO_SLICE, Resamples, paired_differences
-from ..gate.inputs import query_lengths, raw_signals
 from ..gate.loco import catalog_scale
-from ..gate.models import fit_signals, load_payloads, payload_scores
-from ..gate.signals import registry
-from ..retrieval.rankers import encoder_rankers
 from ..stats import auc_interval, cluster_weights, folds
 from .adapters import ExternalSet
 from .scoring import padded, row_embeddings, row_scores

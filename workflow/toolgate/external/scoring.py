@@ -1,10 +1,10 @@
 """Scoring an external set: each row over its own candidates, each distinct request once.
 
 Each ranker is fitted once on the whole catalog of a set (index text
-``toolgate.catalog.index_text`` with the set's one language), every distinct
+``toolgate.core.catalog.index_text`` with the set's one language), every distinct
 request is scored once, and each row keeps only its own candidates' columns:
 the sets give every row its own candidate list, so a shared score matrix
-(``toolgate.retrieval.scores.Scores``) does not apply. Results are memoised on the set
+(``toolgate.core.scores.Scores``) does not apply. Results are memoised on the set
 as per-row lists, so a subset (``ExternalSet.subset``) reuses them.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from ..catalog import index_text
 from ..config import Run
-from ..retrieval.rankers import RankerSpec, build_ranker, query_embeddings
-from ..retrieval.scores import top_order
+from ..core.catalog import index_text
+from ..core.rankers import RankerSpec, build_ranker, query_embeddings
+from ..core.scores import top_order
 from .adapters import ExternalSet
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def row_embeddings(ext: ExternalSet, spec: dict, run: Run) -> np.ndarray:
 
 def padded(rows: list[np.ndarray]) -> np.ndarray:
     """Per-row scores over each row's own candidates as one matrix, ``-inf`` past a row's last candidate
-    (the score matrix's mark of a tool the request does not see, :mod:`toolgate.retrieval.scores`)."""
+    (the score matrix's mark of a tool the request does not see, :mod:`toolgate.core.scores`)."""
     out = np.full((len(rows), max(len(r) for r in rows)), -np.inf)
     for i, r in enumerate(rows):
         out[i, :len(r)] = r

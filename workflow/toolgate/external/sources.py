@@ -19,8 +19,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from ..core.errors import InputError
 from ..data.sources import PINS
-from ..errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..config import Run
+from ..core import io
+from ..core.rankers import single_rankers
+from ..core.text import jaccard
 from ..data.card import jaccard_frame
 from ..gate.bootstrap import default_differences
-from ..retrieval.rankers import single_rankers
-from ..retrieval.text import jaccard
 from ..tables import write_table
 from .adapters import BFCL_RELEVANT, ExternalSet, load_all
 from .gate import Comparisons, external_gate

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.signals import encoder_signal
 from ..metrics import weighted_auc
 from ..stats import auc_interval, cluster_weights, percentile_interval
 from ..tables import write_table
-from .signals import encoder_signal
 
 log = logging.getLogger(__name__)
 

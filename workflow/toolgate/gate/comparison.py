@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from ..config import Gate, Run
+from ..core.scores import Scores, load_scores, route_step, top_actions
+from ..core.signals import Signal, compared_gates, of_kind, signal_rows
 from ..metrics import weighted_auc, weighted_fpr_at_tpr
-from ..retrieval.scores import Scores, load_scores, route_step, top_actions
 from ..tables import write_table
 from .bootstrap import Resamples, paired_differences
 from .operating import best_coverage, outcomes, weighted_sweep
-from .signals import Signal, compared_gates, of_kind, signal_rows
 from .study import study_masks
 
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log

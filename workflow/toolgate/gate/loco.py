@@ -7,7 +7,7 @@ CallDecision, BFCL, BFCL 2+). Per gate and test set:
 * ``within``: a fitted gate out of fold on the test set itself (the study's own out-of-fold values);
 * ``raw``: a raw signal as computed (it fits nothing, so within and transfer are the same number);
 * ``transfer``: the gate fitted on all of another set (``fit_set``) and applied unchanged, standardisation and
-  coefficients included (:func:`toolgate.gate.models.payload`);
+  coefficients included (:func:`toolgate.core.models.payload`);
 * ``pooled``: fitted on every other set pooled, applied to the one left out.
 
 Beside the registry's gates, one gate built to transfer: **G3-rel**, G3 with its scale-bearing score features
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..catalog import load_catalog, own_queries
 from ..config import Gate
-from ..retrieval.rankers import fit_ranker
+from ..core.catalog import load_catalog, own_queries
+from ..core.models import payload, payload_scores
+from ..core.rankers import fit_ranker
+from ..core.signals import FEATURES, Signal, compared_gates
 from ..stats import auc_interval, cluster_weights, folds
 from ..tables import write_table
-from .models import payload, payload_scores
-from .signals import FEATURES, Signal, compared_gates
 
 log = logging.getLogger(__name__)
 COLUMNS = ["gate", "kind", "test_set", "mode", "fit_set", "auc", "ci_low", "ci_high", "n_in", "n_out"]
@@ -97,7 +97,7 @@ def _oof(s: LabelledSet, inputs: tuple[str, ...], n_folds: int, seed: int) -> pd
     """A gate the study did not fit (G3-rel) out of fold on the set, on the study's own folds: signals.csv's ``fold``
     column (grouped by pair: a request and its translation on one side), else grouped by the set's clusters as the
     external study groups them."""
-    from .models import oof_scores
+    from ..core.models import oof_scores
     if "fold" in s.frame:
         f = s.frame["fold"].to_numpy()
         fold_list = [(np.flatnonzero(f != k), np.flatnonzero(f == k)) for k in np.unique(f)]

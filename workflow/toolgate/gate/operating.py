@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..retrieval.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..core.scores import Scores, load_scores, mode_note, route_note, route_step, top_actions
+from ..core.signals import signal_rows, studied_gates
 from ..tables import write_table
 from ..utterances import is_in_catalog
-from .signals import signal_rows, studied_gates
 
 
 def outcomes(rows, top1, route) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -16,15 +16,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions
 from ..config import Gate, Run
+from ..core import text
+from ..core.catalog import actions
+from ..core.scores import gold_ranks, mode_note
+from ..core.signals import Signal, of_kind
 from ..data.card import gold_text, jaccard_frame
-from ..retrieval import text
-from ..retrieval.scores import gold_ranks, mode_note
 from ..tables import write_table
 from ..utterances import in_catalog
 from .bootstrap import Resamples, auc_measures, difference_label
-from .signals import Signal, of_kind
 
 LEVEL = 0.95
 MIN_ITEMS = 10  # a map cell with fewer items on either side gets no AUC: its interval would span most of [0, 1]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.calibration import calibrate_oof, raw_probability
+from ..core.signals import Signal, studied_gates
 from ..metrics import auc, calibration_errors, reliability_curve
 from ..tables import write_table
-from .calibration import calibrate_oof, raw_probability
-from .signals import Signal, studied_gates
 
 
 def calibration_frames(signals: pd.DataFrame, gates: list[Signal], bins: int):

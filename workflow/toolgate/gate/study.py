@@ -18,10 +18,10 @@ Signals:
   ``g3_no_length``: the same on the six score features (the paper's
   "G3 without length", also "the six-feature model");
 * encoder gates: maximum cosine between the query and the actions;
-* gate study v2 (:mod:`toolgate.gate.inputs`): each encoder's cosine margin
+* gate study v2 (:mod:`toolgate.core.inputs`): each encoder's cosine margin
   and top-k mean, rank agreement with BM25 and exemplar kNN, and the gates
   fitted on them (G3+enc, kNN + catalog cosine, rank agreement).
-Every fitted signal follows one protocol (:mod:`toolgate.gate.models`): out
+Every fitted signal follows one protocol (:mod:`toolgate.core.models`): out
 of fold, five folds stratified by label and grouped by ``pair_id``, so a
 request and its translation never sit on both sides.
 """
@@ -33,17 +33,17 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..config import Gate, Run
+from ..core import io
+from ..core.inputs import query_lengths, raw_signals
+from ..core.models import fit_signals, payloads
+from ..core.rankers import query_embeddings
+from ..core.scores import Scores, mode_note
+from ..core.signals import FEATURES, Signal, registry
 from ..metrics import auc
-from ..retrieval.rankers import query_embeddings
-from ..retrieval.scores import Scores, mode_note
 from ..stats import main_folds
 from ..tables import write_table
 from ..utterances import is_in_catalog
-from .inputs import query_lengths, raw_signals
-from .models import fit_signals, payloads
-from .signals import FEATURES, Signal, registry
 
 log = logging.getLogger(__name__)
 PAPER_KEYS = ("gate.",)

@@ -16,10 +16,10 @@ import logging
 import pandas as pd
 
 from ..config import Gate
+from ..core.signals import Signal, of_kind
 from ..tables import write_table
 from ..utterances import OUT_SUBTYPES
 from .bootstrap import NO_SLICE, Resamples, auc_measures, difference_label, slice_title
-from .signals import Signal, of_kind
 
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 LEVEL = 0.95

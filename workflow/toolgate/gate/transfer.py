@@ -13,9 +13,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..config import Gate
+from ..core.signals import Signal, compared_gates, of_kind
 from ..stats import auc_interval, cluster_weights
 from ..tables import write_table
-from .signals import Signal, compared_gates, of_kind
 
 COLUMNS = ["gate", "set", "mode", "auc", "ci_low", "ci_high", "n_in", "n_out"]
 EXTERNAL_SETS = ("functionchat", "bfcl_2plus")

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .. import io, schemas
-from ..catalog import actions
 from ..config import check_inputs, resolve
+from ..core import io, schemas
+from ..core.catalog import actions
+from ..core.errors import InputError
 from ..data.card import language_gaps, language_table
-from ..errors import InputError
 from ..external.adapters import ExternalSet
 from ..external.experiment import ROUTES, holdout_tools, route_rows
 from ..outdir import write_folder
@@ -38,7 +38,7 @@ FILES = ("catalog.jsonl", "utterances.jsonl", "config.yaml", "import.json")
 LICENCE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "COPYING")  # beside a source's files: the licence it states
 HEADER = """# Written by `toolgate import` ({command}); import.json beside this file records the counts.
 # Run from the project root: snakemake --configfile {config} --cores 2 (the paths below are relative to this file).
-# Every key left out takes its default from workflow/toolgate/schemas/config.schema.yaml: the main study
+# Every key left out takes its default from workflow/toolgate/core/schemas/config.schema.yaml: the main study
 # only (the external cross-checks, quantization and native tool calling are off).
 """
 PROJECT = Path(__file__).resolve().parents[3]  # the workflow's root when toolgate runs from a checkout

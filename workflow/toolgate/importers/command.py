@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import io
-from ..errors import InputError
+from ..core import io
+from ..core.errors import InputError
 from .build import DUPLICATES, SEED, Options
 from .pairs import COMMON, Columns
 from .policy import EMPTY_CANDIDATES, OTHER_LANGS

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 
-from .. import io
-from ..errors import InputError, Problems
+from ..core import io
+from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT
 from .build import MAX_CHARS

@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import io
-from ..catalog import function_name, tool_id
-from ..errors import InputError, Problems
+from ..core import io
+from ..core.catalog import function_name, tool_id
+from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
 
@@ -61,7 +61,7 @@ class Decisions:
 
     def lang(self, path, lineno: int, text: str, field: str = "text", declared=None) -> str | None:
         """A request's language: forced (each row whose script reads otherwise counted), else the one the row
-        declares (``declared``: its ``lang`` field, a code of :data:`~toolgate.io.LANGS`), else read from its
+        declares (``declared``: its ``lang`` field, a code of :data:`~toolgate.core.io.LANGS`), else read from its
         script; a script neither Hangul nor Latin by the ``--other-langs`` policy: None (the row is skipped,
         counted), ``en`` (kept, counted) or an error."""
         if declared not in (None, "") and not self.forced:

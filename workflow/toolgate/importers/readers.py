@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import io
-from ..catalog import function_name
-from ..errors import InputError, Problems
+from ..core import io
+from ..core.catalog import function_name
+from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import is_in_catalog
 from .build import Options

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import InputError, Problems
+from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
 from .policy import Decisions, Line, Tools, check_slots, json_field, json_lines, request, tool_object, with_extras

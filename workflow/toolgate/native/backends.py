@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..schemas import PYPI_GGUF
+from ..core.schemas import PYPI_GGUF
 from .protocol import DeploymentError
 
 SERVERS = ("vllm", "llama-cpp")

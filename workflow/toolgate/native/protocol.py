@@ -7,8 +7,8 @@ import json
 import math
 import re
 
-from .. import io
-from ..errors import InputError
+from ..core import io
+from ..core.errors import InputError
 
 CONDITIONS = ("full", "top5")
 SHORTLIST_K = 5  # the shortlist size of condition "top5"

@@ -13,12 +13,12 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from .. import io
-from ..catalog import actions as catalog_actions
 from ..config import Native
-from ..errors import InputError
+from ..core import io
+from ..core.catalog import actions as catalog_actions
+from ..core.errors import InputError
+from ..core.scores import Scores, load_scores, top_actions
 from ..experiment import Experiment
-from ..retrieval.scores import Scores, load_scores, top_actions
 from .backends import environment, server_label
 from .client import RECORD_COLUMNS, ServerError, post_chat, run_requests, served_model
 from .protocol import (

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import io
+from ..core import io
 from .backends import preflight, server_command, server_label
 from .client import http_get
 from .protocol import DeploymentError, classify_failure

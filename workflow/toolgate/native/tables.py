@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.scores import Scores, load_scores, top_actions
 from ..experiment import Experiment
-from ..retrieval.scores import Scores, load_scores, top_actions
 from ..tables import write_table
 from ..utterances import in_catalog
 from .protocol import CONDITIONS, PROTOCOL_CHECK, PROTOCOL_STAGES, SHORTLIST_K, short_error

@@ -27,7 +27,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .protocol import is_context_error, openai_tools
 
 LETTERS = string.ascii_uppercase  # the schema caps tournament.group_size at 26

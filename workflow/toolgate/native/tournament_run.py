@@ -15,10 +15,10 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from .. import io
 from ..config import Native, Tournament
+from ..core import io
+from ..core.scores import mode_note
 from ..metrics import rank_metrics
-from ..retrieval.scores import mode_note
 from ..retrieval.selection import by_lang_slice
 from ..tables import write_table
 from ..utterances import in_catalog

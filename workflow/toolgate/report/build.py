@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, io
+from .. import __version__
 from ..bench.tokenizer_ablation import winner_sentences
-from ..catalog import MUTATING_NOTE, mutating_known
 from ..config import BENCH_STUDIES, section
+from ..core import io
+from ..core.catalog import MUTATING_NOTE, mutating_known
+from ..core.rankers import encoder_rankers
+from ..core.scores import has_routes, mode_note
+from ..core.signals import registry
 from ..data.card import licence_sentences
 from ..experiment import Experiment
 from ..gate.overlap import map_paragraph, separation_sentence
-from ..gate.signals import registry
 from ..gate.transfer import closing_sentences
-from ..retrieval.rankers import encoder_rankers
-from ..retrieval.scores import has_routes, mode_note
 from ..utterances import load_inputs, main_set
 from .claims import FAMILY, MARK, NOT_TESTABLE, USES
 from .render import to_html, to_md

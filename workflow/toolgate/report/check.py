@@ -17,9 +17,9 @@ from dataclasses import asdict
 
 import yaml
 
-from .. import io, schemas
 from ..config import Roles
-from ..errors import InputError
+from ..core import io, schemas
+from ..core.errors import InputError
 from .tables import bounds, load_tables, lookup, within
 
 
@@ -36,7 +36,7 @@ def paper_entries(reported: list[dict]) -> list[dict]:
 
 
 def load_expected(path) -> dict:
-    """An expected-values file, validated against ``workflow/toolgate/schemas/expected.schema.yaml``; or a paper-values file
+    """An expected-values file, validated against ``workflow/toolgate/core/schemas/expected.schema.yaml``; or a paper-values file
     (``data/paper/reported.yaml``: a list), whose entries with ``ours`` become expected entries (experiment: none)."""
     expected = io.read_yaml(path) or {}
     if isinstance(expected, list):

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..config import Roles
+from ..core.signals import Signal, of_kind
 from ..gate.bootstrap import NO_SLICE, slice_title
-from ..gate.signals import Signal, of_kind
 from ..gate.subtype import deciding_subtype_sentence
 
 

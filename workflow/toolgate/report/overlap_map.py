@@ -7,8 +7,8 @@ import pandas as pd
 from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
+from ..core.signals import Signal, of_kind
 from ..gate.bootstrap import difference_label
-from ..gate.signals import Signal, of_kind
 from .plots import save
 
 

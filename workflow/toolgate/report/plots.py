@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..gate.signals import Signal  # noqa: E402
+from ..core.signals import Signal
 
 LANG_NAMES = {"en": "English", "ko": "Korean"}
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .. import config as cfgmod
-from ..gate.signals import Signal, registry
-from ..retrieval.rankers import encoder_rankers
+from ..core.rankers import encoder_rankers
+from ..core.signals import Signal, registry
 from .claims import FAMILY, MARK, NOT_TESTABLE, ledger
 from .tables import load_tables
 

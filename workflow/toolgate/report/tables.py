@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Roles
-from ..errors import InputError
+from ..core.errors import InputError
 
 ABSOLUTE = {"auc": 0.03, "auc_difference": 0.03, "mcc_difference": 0.03, "fraction": 0.03, "crossover": 0.03,
             "percent": 3.0, "count": 0.0}

@@ -24,12 +24,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions
 from ..config import fit_ks
+from ..core.catalog import actions
+from ..core.rankers import encoder_rankers, hybrid_rankers
+from ..core.scores import Scores, gold_rank, mode_note
 from ..tables import write_table
 from ..utterances import in_catalog
-from .rankers import encoder_rankers, hybrid_rankers
-from .scores import Scores, gold_rank, mode_note
 from .selection import by_lang_slice
 
 

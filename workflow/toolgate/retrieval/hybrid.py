@@ -14,11 +14,11 @@
   its test part.
 
 Fusion runs over each request's visible actions (``-inf`` marks a tool outside
-its own candidates, :mod:`toolgate.retrieval.scores`); route entries are not ranked by a
+its own candidates, :mod:`toolgate.core.scores`); route entries are not ranked by a
 hybrid and score ``-inf``. The candidate ablation and the rerank restrict the
 fused whole-list scores, as they restrict BM25's whole-catalog scores. The
-fusion arithmetic and the in-memory ranker live in :mod:`toolgate.retrieval.fusion`
-(numpy only, so :mod:`toolgate.retrieval.rankers` can build a hybrid without reading
+fusion arithmetic and the in-memory ranker live in :mod:`toolgate.core.fusion`
+(numpy only, so :mod:`toolgate.core.rankers` can build a hybrid without reading
 score matrices); this module fits convex weights and fuses score files.
 """
 from __future__ import annotations
@@ -27,10 +27,10 @@ import logging
 
 import numpy as np
 
+from ..core.fusion import combine, convex
+from ..core.scores import Scores, gold_rank, load_scores, save_scores
 from ..stats import main_folds
 from ..utterances import is_in_catalog
-from .fusion import combine, convex
-from .scores import Scores, gold_rank, load_scores, save_scores
 
 log = logging.getLogger(__name__)
 GRID = np.round(np.linspace(0.0, 1.0, 21), 2)  # convex weights tried on each training part

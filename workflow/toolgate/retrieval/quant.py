@@ -15,16 +15,16 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..catalog import actions as catalog_actions
-from ..catalog import index_text, is_action
 from ..config import Run
-from ..errors import MissingExtra
+from ..core.catalog import actions as catalog_actions
+from ..core.catalog import index_text, is_action
+from ..core.embedding_cache import CachedEncoder
+from ..core.encoders import ModelUnavailable, make_encoder
+from ..core.errors import MissingExtra
+from ..core.rankers import encoder_kwargs, encoder_rankers
+from ..core.scores import candidate_mask, gold_rank, mode_note
 from ..tables import write_table
 from ..utterances import in_catalog, main_set
-from .embedding_cache import CachedEncoder
-from .encoders import ModelUnavailable, make_encoder
-from .rankers import encoder_kwargs, encoder_rankers
-from .scores import candidate_mask, gold_rank, mode_note
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log

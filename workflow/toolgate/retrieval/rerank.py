@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.scores import Scores, load_scores, mode_note, top_order
 from ..tables import write_table
 from ..utterances import in_catalog
-from .scores import Scores, load_scores, mode_note, top_order
 from .selection import by_lang_slice
 
 

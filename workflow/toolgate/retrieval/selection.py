@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..core.scores import Scores, gold_ranks, mode_note
 from ..metrics import rank_metrics
 from ..tables import write_table
 from ..utterances import in_catalog
-from .scores import Scores, gold_ranks, mode_note
 
 
 def by_lang_slice(df: pd.DataFrame, slices=("match", "mismatch", "all", "mismatch_hard")):

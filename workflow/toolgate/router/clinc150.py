@@ -2,7 +2,7 @@
 oos-threshold protocol: an intent classifier trained on the training split; the threshold on its top probability
 chosen on the validation split (in-scope and out-of-scope requests, the threshold with the best accuracy there,
 out of scope counted as its own class); in-scope accuracy and out-of-scope recall reported on the test split, beside
-the paper's Table 2 (oos-threshold, Full). The classifier is :mod:`toolgate.router.examples`' model on a frozen
+the paper's Table 2 (oos-threshold, Full). The classifier is :mod:`toolgate.core.examples`' model on a frozen
 encoder, in two conditions: the training split as each intent's examples, and the intent's name alone. The encoder
 and C are chosen from a grid by the same validation accuracy; test figures are computed for the choice alone.
 """
@@ -14,8 +14,8 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..core.examples import fit_examples
 from ..metrics import auc
-from .examples import fit_examples
 
 log = logging.getLogger(__name__)
 OOS = "oos"
@@ -72,7 +72,7 @@ def test_row(model, encode, data: dict, t: float) -> dict:
 def grid_encoders(names) -> dict:
     """name -> memoised encode for each of ``names``: an encoder backend, or backends joined by ``+`` (their unit
     embeddings side by side, scaled back to unit length)."""
-    from ..retrieval.encoders import make_encoder
+    from ..core.encoders import make_encoder
 
     made, out = {}, {}
     for name in names:

@@ -20,9 +20,9 @@ import pandas as pd
 
 from ..bench.timing import run_jobs, time_queries
 from ..config import Run
+from ..core.artifact import MANIFEST
+from ..core.runtime import Router, RouterError, check_request
 from ..tables import write_table
-from .artifact import MANIFEST
-from .runtime import Router, RouterError, check_request
 
 GOALS = {"load_s": 0.5, "p50_ms": 3.0, "p95_ms": 6.0, "peak_rss_mb": 300.0}  # issue 25's, for the selected router
 LIGHT = {"import_load_s": 0.25, "fresh_rss_mb": 60.0}  # issue 37's, for a router without an encoder
@@ -72,7 +72,7 @@ def _bench(job: dict) -> dict:
 
 
 def accepted(texts, max_chars: int) -> list[str]:
-    """The requests a router accepts (:func:`toolgate.router.runtime.check_request`), in order."""
+    """The requests a router accepts (:func:`toolgate.core.runtime.check_request`), in order."""
     out = []
     for t in texts:
         try:

@@ -2,7 +2,7 @@
 
 Both stages run each held-out set through the experiment's encoders, and router_loco's label-free anchors embed
 each catalog's own texts and the generic bank as well. An encoder whose vectors do not depend on the batch is
-cached per text (:data:`toolgate.retrieval.embedding_cache.PER_TEXT`): this rule encodes each distinct text of
+cached per text (:data:`toolgate.core.embedding_cache.PER_TEXT`): this rule encodes each distinct text of
 those once, in jobs that need neither the gate study nor the other stage (each a share of the texts, side by
 side: this is the head of the workflow's longest path), so they run beside the scores while those wait for theirs,
 and neither stage encodes afterwards. Any other encoder is keyed by its whole list and stays with
@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import logging
 
-from .. import io
-from ..catalog import index_text, load_catalog, own_queries
+from ..core import io
+from ..core.catalog import index_text, load_catalog, own_queries
+from ..core.embedding_cache import PER_TEXT
+from ..core.rankers import RankerSpec
+from ..core.retarget import generic_requests
 from ..external.adapters import load_all
-from ..retrieval.embedding_cache import PER_TEXT
-from ..retrieval.rankers import RankerSpec
 from .loco import Encoders
-from .retarget import generic_requests
 
 console = logging.getLogger("toolgate.console")
 

@@ -3,7 +3,7 @@ labelled requests, within the experiment and on every external set.
 
 * **within**: the selection's own out-of-fold figures of the chosen candidate (thresholds chosen on four folds of
   the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports.
-* **external**: the exported artifact applied unchanged (:meth:`toolgate.router.runtime.Router.on_catalog`: ranker,
+* **external**: the exported artifact applied unchanged (:meth:`toolgate.core.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
   set's tools, nothing refitted), each request over its own candidate tools.
 * **file** (``decide --eval``): the artifact unchanged over its own catalog, or re-targeted to another one
@@ -29,21 +29,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io, schemas
-from ..catalog import action_ids, load_catalog
 from ..config import External
-from ..errors import InputError
-from ..gate.signals import signal_rows
-from ..retrieval.rankers import RankerSpec, query_embeddings
-from ..retrieval.scores import Scores
-from ..retrieval.text import char_ngrams
+from ..core import io, schemas
+from ..core.artifact import RouterError, sha256
+from ..core.catalog import action_ids, load_catalog
+from ..core.errors import InputError
+from ..core.rankers import RankerSpec, query_embeddings
+from ..core.retarget import anchors, generic_requests, retargeted
+from ..core.runtime import KIND_WORDS, Router
+from ..core.scores import Scores
+from ..core.signals import signal_rows
+from ..core.text import char_ngrams
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
 from ..utterances import load_utterances
-from .artifact import RouterError, sha256
-from .retarget import anchors, generic_requests, retargeted
-from .runtime import KIND_WORDS, Router
 from .select import EXAMPLES, Candidate, gate_values, outcomes
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
 
 def external_rows(router: Router, external: External, study: Study, loco=None) -> list[dict]:
     """Per external set: the artifact unchanged and re-targeted without labels
-    (:func:`toolgate.router.retarget.retarget`), each request over its own candidates, then the single-pool ladder
+    (:func:`toolgate.core.retarget.retarget`), each request over its own candidates, then the single-pool ladder
     fitted on the same experiment and applied unchanged (``loco``: router_loco.csv's rows of it, None: no row)."""
     from ..external.adapters import load_all
 

@@ -19,20 +19,20 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..catalog import actions, load_catalog, route_ids
-from ..errors import InputError
-from ..gate.calibration import fit_platt, platt_probability
-from ..gate.signals import gate_encoders, gate_signal, signal_rows
+from ..core.artifact import FILES, FORMAT, MANIFEST, file_entry, npz_bytes, sha256
+from ..core.calibration import fit_platt, platt_probability
+from ..core.catalog import actions, load_catalog, route_ids
+from ..core.decisions import band_decisions, ladder_decisions
+from ..core.errors import InputError
+from ..core.evidence import tie_margin
+from ..core.gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
+from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
+from ..core.scores import mode_note, route_step, top_actions
+from ..core.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
-from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
-from ..retrieval.scores import mode_note, route_step, top_actions
 from ..routing.baselines import Gold, Study, choose, ladder_setting, utility
-from ..routing.decisions import band_decisions, ladder_decisions
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .artifact import FILES, FORMAT, MANIFEST, file_entry, npz_bytes, sha256
-from .evidence import tie_margin
-from .gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 from .select import EXAMPLES, Candidate, examples_of, gate_values, shipped
 
 KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
@@ -116,7 +116,7 @@ def fitted_router(exp, route: Route):
 def limits(exp, ranker, kind: np.ndarray) -> dict:
     """The manifest's ``limits``: max_chars, top_k and, where the provenance names ``tie_margins`` and ``tie_cost``
     (router settings), the tie margin :func:`.evidence.tie_margin` chooses on the main set's folds for the ranker's
-    scores (``ranker``: :class:`~toolgate.retrieval.scores.Scores`) and the band's decisions ``kind``."""
+    scores (``ranker``: :class:`~toolgate.core.scores.Scores`) and the band's decisions ``kind``."""
     lim, rows = exp.provenance["limits"], exp.main
     out = {k: lim[k] for k in ("max_chars", "top_k")}
     if lim.get("tie_margins"):
@@ -172,7 +172,7 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
 @dataclass(frozen=True)
 class Artifact:
     """An exported router before it is written: the manifest, the files' bytes, and the parts a
-    :class:`~toolgate.router.runtime.Router` is built of (catalog, BM25 ranker, encoders' arrays)."""
+    :class:`~toolgate.core.runtime.Router` is built of (catalog, BM25 ranker, encoders' arrays)."""
     manifest: dict
     blobs: dict
     catalog: list
@@ -239,11 +239,11 @@ def adapt_router(router_dir, catalog_path, out_dir, force: bool = False, calibra
     """The router of ``router_dir`` re-targeted to the catalog ``catalog_path``, written to ``out_dir`` (``toolgate
     adapt``): its BM25 index fitted and its encoders' catalog embeddings made for the new tools, nothing fitted on the
     new catalog's requests (ranker, gate payload, limits and exemplar index as shipped:
-    :meth:`toolgate.router.runtime.Router.on_catalog`). ``calibrate``: ``none`` keeps calibrator and thresholds;
+    :meth:`toolgate.core.runtime.Router.on_catalog`). ``calibrate``: ``none`` keeps calibrator and thresholds;
     ``anchors`` moves the gate's scale by the label-free anchors (:mod:`.retarget`; router.json's ``retarget``
     records them). (manifest, how the folder was written)."""
-    from .retarget import retarget
-    from .runtime import Router
+    from ..core.retarget import retarget
+    from ..core.runtime import Router
 
     router = Router.load(router_dir)
     langs = tuple(router.manifest["langs"])

@@ -7,9 +7,9 @@ built as :func:`toolgate.router.export.build_artifact` builds it (calibrator and
 of the main set) and run by the shipped runtime, evidence rules included, over each external set's requests, each
 over its own candidate tools, in two modes:
 
-* **unchanged**: :meth:`~toolgate.router.runtime.Router.on_catalog`: the BM25 index and catalog embeddings made for
+* **unchanged**: :meth:`~toolgate.core.runtime.Router.on_catalog`: the BM25 index and catalog embeddings made for
   the set's tools, everything else as fitted (what ``toolgate adapt`` writes by default);
-* **re-targeted**: :func:`toolgate.router.retarget.retarget`: the gate's scale moved by the label-free anchors
+* **re-targeted**: :func:`toolgate.core.retarget.retarget`: the gate's scale moved by the label-free anchors
   (``toolgate adapt --calibrate anchors``); a set where the anchors give no direction has no row values (note).
 
 Every row is set against the ladder applied the same way to the same requests (routing_baselines' paired
@@ -23,18 +23,18 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..retrieval.embedding_cache import CachedEncoder
-from ..retrieval.encoders import make_encoder
-from ..retrieval.rankers import encoder_kwargs
+from ..core.embedding_cache import CachedEncoder
+from ..core.encoders import make_encoder
+from ..core.evidence import Evidence
+from ..core.examples import ExampleModel
+from ..core.rankers import encoder_kwargs
+from ..core.retarget import anchors, generic_requests
+from ..core.runtime import Router
 from ..routing.baselines import Gold
 from ..routing.pipelines import versus_ladder
 from ..tables import write_table
 from .evaluation import card_row, on_set, probe_rows, read_probes
-from .evidence import Evidence
-from .examples import ExampleModel
 from .export import Route, build_artifact
-from .retarget import anchors, generic_requests
-from .runtime import Router
 from .select import Candidate, candidates, declared_latency
 
 log = logging.getLogger(__name__)

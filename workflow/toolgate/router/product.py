@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import InputError
+from ..core.errors import InputError
+from ..core.scores import mode_note
 from ..experiment import Experiment, Layout
-from ..retrieval.scores import mode_note
 from ..tables import write_table
 from . import SELECTED
 from .evaluation import loco_path

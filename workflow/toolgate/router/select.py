@@ -23,21 +23,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import io
-from ..errors import InputError
-from ..gate.signals import compared_gates, gate_encoders, signal_rows
-from ..retrieval.rankers import RankerSpec, fit_ranker, query_embeddings
-from ..retrieval.scores import Scores, route_step, top_actions
+from ..core import io
+from ..core.errors import InputError
+from ..core.evidence import Evidence
+from ..core.examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
+from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
+from ..core.retarget import generic_requests
+from ..core.runtime import Rules
+from ..core.scores import Scores, route_step, top_actions
+from ..core.signals import compared_gates, gate_encoders, signal_rows
 from ..routing.baselines import Gold, Study, correct, ladder_setting, study_ladder, utility
 from ..routing.pipelines import band_setting, versus_ladder
 from . import LATENCY_TABLE
-from .evidence import Evidence
-from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
-from .retarget import generic_requests
-from .runtime import Rules
 
 TOL = 1e-12
-EXAMPLES = "examples"  # the gate of a candidate that decides by its encoder's examples model (toolgate.router.examples)
+EXAMPLES = "examples"  # the gate of a candidate that decides by its encoder's examples model (toolgate.core.examples)
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def catalog_rules(exp) -> Rules:
 
 
 def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What the shipped router's evidence rules (:class:`~toolgate.router.runtime.Rules`) make of candidate ``c``'s
+    """What the shipped router's evidence rules (:class:`~toolgate.core.runtime.Rules`) make of candidate ``c``'s
     decisions on the main set, per request: (kind, tool) after a band act on the ranker's top action, after a band
     ask on it (arrays of 2 x requests), and whether the request takes the route step whatever the band says (no
     candidate, no evidence). The near-tie margin is fitted at export and left out here (an exact tie is not): by

@@ -25,15 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..catalog import ACTION, MUTATING_NOTE, actions, mutating_known
 from ..config import Gate, Routing, Run
-from ..gate.calibration import calibrate_oof
-from ..gate.signals import Signal, gate_signal, signal_rows
-from ..retrieval.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
+from ..core.calibration import calibrate_oof
+from ..core.catalog import ACTION, MUTATING_NOTE, actions, mutating_known
+from ..core.decisions import ladder_decisions
+from ..core.scores import ROUTE_NOTE, Scores, has_routes, load_scores, mode_note, route_step, top_actions
+from ..core.signals import Signal, gate_signal, signal_rows
 from ..stats import cluster_weights
 from ..tables import write_table
 from ..utterances import is_in_catalog
-from .decisions import ladder_decisions
 
 log = logging.getLogger(__name__)
 

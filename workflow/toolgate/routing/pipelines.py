@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ..config import Routing
-from ..gate.signals import gate_signal
-from ..retrieval.scores import Scores, mode_note, route_note, route_step, top_actions
+from ..core.decisions import band_decisions
+from ..core.scores import Scores, mode_note, route_note, route_step, top_actions
+from ..core.signals import gate_signal
 from ..stats import cluster_weights
 from ..tables import write_table
 from .baselines import (
@@ -28,7 +29,6 @@ from .baselines import (
     quantile_grid,
     study_ladder,
 )
-from .decisions import band_decisions
 
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 

@@ -13,7 +13,7 @@
 A matrix has one row per request and one column per candidate; sets whose rows
 have their own candidate lists go through :func:`columns_by_size` (lists of per-row
 scores) or :func:`columns_by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
-the request does not see, :mod:`toolgate.retrieval.scores`).
+the request does not see, :mod:`toolgate.core.scores`).
 
 Every signal is computed on numpy alone, as named columns (:class:`Columns`): a
 deployed router reads them so. The study's callers take DataFrames
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..retrieval.scores import gold_rank, top_order
-from ..retrieval.text import char_ngrams
+from .scores import gold_rank, top_order
 from .signals import agreement_signals, encoder_features, exemplar_signals
+from .text import char_ngrams
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,7 +169,7 @@ def score_columns(action_scores: np.ndarray, lengths: np.ndarray, k: int) -> Col
     """The six BM25 score features and length, one row per query.
 
     ``-inf`` marks a tool the request does not see (per-request candidates,
-    :mod:`toolgate.retrieval.scores`): each row's features use only its finite scores,
+    :mod:`toolgate.core.scores`): each row's features use only its finite scores,
     with ``k = min(k, m)`` for a row of m visible tools. A row with a single
     visible tool gets a zero second score (a BM25 score is never negative, so an
     absent tool scores 0): margin = s1, norm margin = 1 when s1 > 0, score over
@@ -213,7 +213,7 @@ def request_signals(lexical: tuple[str, np.ndarray], cosines: dict[str, np.ndarr
     then for each encoder its features, rank agreement with the lexical ranker and its exemplar kNN (``knn``).
 
     ``lexical``: (ranker name, score matrix); ``cosines``: encoder name -> cosine matrix; matrices hold ``-inf``
-    where a request does not see a tool. The gate study and a deployed router (:mod:`toolgate.router.gates`) both
+    where a request does not see a tool. The gate study and a deployed router (:mod:`toolgate.core.gates`) both
     compute their signals here, on numpy alone; they differ only in how exemplar kNN is taken.
     """
     lexical_name, lex = lexical

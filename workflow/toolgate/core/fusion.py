@@ -1,6 +1,6 @@
 """Hybrid fusion arithmetic (:mod:`toolgate.retrieval.hybrid` explains the methods) and the in-memory hybrid ranker.
 
-numpy only: :mod:`toolgate.retrieval.rankers` builds a hybrid from fitted members without reading score matrices, and
+numpy only: :mod:`toolgate.core.rankers` builds a hybrid from fitted members without reading score matrices, and
 :mod:`toolgate.retrieval.hybrid` fuses the members' score files with the same functions.
 """
 from __future__ import annotations

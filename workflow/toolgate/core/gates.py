@@ -3,20 +3,20 @@
 The artifact holds, per encoder the ranker or the gate reads, the catalog's embeddings (keyed by the encoder's id
 and revision and by the sha256 of the index texts they embed, so loading never re-encodes the catalog) and, for a
 gate that reads exemplar kNN, the exemplar index: the experiment's in-catalog requests of the main set embedded by
-that encoder. Signals come from :func:`toolgate.gate.inputs.request_signals`, the gate study's own formulas; a
-fitted gate applies its payload (:func:`toolgate.gate.models.payload_scores`). The one difference from the study is
-exemplar kNN: a deployed router compares a request with every exemplar (:func:`toolgate.gate.inputs.exemplar_max`),
+that encoder. Signals come from :func:`toolgate.core.inputs.request_signals`, the gate study's own formulas; a
+fitted gate applies its payload (:func:`toolgate.core.models.payload_scores`). The one difference from the study is
+exemplar kNN: a deployed router compares a request with every exemplar (:func:`toolgate.core.inputs.exemplar_max`),
 the study only with the training folds' ones outside the request's own pair.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..catalog import index_text
-from ..gate.inputs import Columns, exemplar_max, query_lengths, request_signals
-from ..gate.models import payload_scores
-from ..gate.signals import Signal, gate_inputs
-from ..retrieval.bm25 import docs_sha256
+from .bm25 import docs_sha256
+from .catalog import index_text
+from .inputs import Columns, exemplar_max, query_lengths, request_signals
+from .models import payload_scores
+from .signals import Signal, gate_inputs
 
 EMBEDDINGS = "embeddings.npz"
 
@@ -40,9 +40,9 @@ def gate_entry(reg: dict[str, Signal], gate: str, payloads: dict, lexical: str, 
 
 class GateRuntime:
     """The gate of a loaded router. ``exemplars``: each encoder's exemplar index (rows: unit-norm embeddings);
-    ``text``: the manifest's text settings (``ngram`` and ``pad``: :attr:`toolgate.router.runtime.Router.text`).
+    ``text``: the manifest's text settings (``ngram`` and ``pad``: :attr:`toolgate.core.runtime.Router.text`).
 
-    Signals are numpy columns (:class:`toolgate.gate.inputs.Columns`): a band loads and decides without pandas or
+    Signals are numpy columns (:class:`toolgate.core.inputs.Columns`): a band loads and decides without pandas or
     the config (issue 37)."""
 
     def __init__(self, entry: dict, exemplars: dict[str, np.ndarray], text):

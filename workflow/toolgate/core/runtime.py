@@ -16,13 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io
-from ..catalog import ACTION, index_text, load_catalog
-from ..errors import InputError
-from ..gate.calibration import platt_probability
-from ..retrieval.rankers import BM25Ranker, fit_ranker
-from ..retrieval.scores import route_choice, top_order
-from ..routing.decisions import band_decisions, ladder_decisions
+from . import io
 from .artifact import (
     RouterError,
     checked_file,
@@ -35,11 +29,17 @@ from .artifact import (
     sha256,
     text_settings,
 )
+from .calibration import platt_probability
+from .catalog import ACTION, index_text, load_catalog
+from .decisions import band_decisions, ladder_decisions
+from .errors import InputError
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
 from .gates import GateRuntime
 from .mood import talks_about
+from .rankers import BM25Ranker, fit_ranker
 from .retarget import generic_requests
+from .scores import route_choice, top_order
 
 __all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
@@ -85,7 +85,7 @@ _TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>
 
 def check_request(text, max_chars: int) -> str:
     """The request as every rule and score reads it, or RouterError when it is not a string, empty, longer than
-    ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.io.control_character`:
+    ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.core.io.control_character`:
     C0/C1 other than tab, newline and carriage return, or a lone surrogate).
 
     Normalised here and nowhere else: NFKC (as the BM25 index reads its texts), format characters (zero-width space and joiners, BOM,
@@ -281,7 +281,7 @@ class Router:
         """(lexical scores, ranker scores, raw gate signals, gate values) of checked ``texts``; ``one``: a single
         request scored alone; ``visible`` (:meth:`visible`): an entry a request does not see scores -inf, as in the
         gate study's per-request candidates. Raw signals: gate/signals.csv's columns as numpy columns
-        (:class:`toolgate.gate.inputs.Columns`; None for the ladder); gate values: the gate's log-odds or raw signal,
+        (:class:`toolgate.core.inputs.Columns`; None for the ladder); gate values: the gate's log-odds or raw signal,
         the ladder's pool top score."""
         hide = (lambda m: m) if visible is None else (lambda m: np.where(visible, m, -np.inf))
         lex = hide(self.lexical.score(texts[0])[None] if one else np.asarray(self.lexical.score_many(list(texts))))

@@ -1,6 +1,6 @@
 """Rankers behind one interface: ``fit(documents)`` then ``score_many(queries)``.
 
-* ``bm25``: Okapi BM25 over character n-grams (:mod:`toolgate.retrieval.bm25`).
+* ``bm25``: Okapi BM25 over character n-grams (:mod:`toolgate.core.bm25`).
 * ``dense``: cosine between query and document embeddings of an encoder.
 * ``hybrid``: other rankers fused (:mod:`toolgate.retrieval.hybrid`); built from the
   spec :func:`with_members` resolves.
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import schemas
-from ..catalog import index_text
 from . import bm25 as _bm25
+from . import schemas
+from .catalog import index_text
 from .embedding_cache import CachedEncoder
 from .encoders import BACKENDS, make_encoder
 from .fusion import HybridRanker

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..catalog import actions, is_action
+from .catalog import actions, is_action
 
 NONE = ""  # the "no action" class
 

@@ -4,7 +4,7 @@ A gate's value is in its catalog's units: a BM25 score grows with the catalog's 
 an encoder's cosine with how its tools are worded. Thresholds fitted on one catalog are therefore moved to another
 by two anchors that need no labelled request of the new catalog, computed on each catalog by the router itself:
 
-* **in**: the median gate value of the catalog's own actions as requests (:func:`toolgate.catalog.own_queries`: each action's name
+* **in**: the median gate value of the catalog's own actions as requests (:func:`toolgate.core.catalog.own_queries`: each action's name
   and description in each language the router reads: what a request to it paraphrases);
 * **out**: the median gate value of a shipped bank of generic out-of-catalog requests (:data:`GENERIC_REQUESTS`:
   chat, weather, bookings, shopping, knowledge, news, food and advice, 80 in Korean and 80 in English, written once
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import io
-from ..catalog import own_queries
+from . import io
 from .artifact import RouterError
+from .catalog import own_queries
 
 GENERIC_REQUESTS = files(__package__) / "generic_requests.jsonl"
 
@@ -72,7 +72,7 @@ def retargeted_manifest(manifest: dict, fit: dict, new: dict) -> dict:
 
 
 def retargeted(over, fit: dict, bank: list[str]):
-    """``over``, a router already over the new catalog (:meth:`~toolgate.router.runtime.Router.on_catalog`), with
+    """``over``, a router already over the new catalog (:meth:`~toolgate.core.runtime.Router.on_catalog`), with
     its gate's scale moved from the fit catalog's anchors ``fit`` (:func:`anchors`) to its own on ``bank``."""
     if over.kind == "examples":
         raise RouterError("an examples model over a catalog with examples is remade from them: nothing to re-target")

@@ -6,7 +6,7 @@ gold columns, top-k shortlists (ties in catalog order) and the route step.
 Per-request candidates live here too: when an utterance row carries
 ``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
 every action outside that list to ``-inf``, so ranking, shortlists, gate
-features (:func:`toolgate.gate.inputs.score_columns` drops ``-inf``) and routing see
+features (:func:`toolgate.core.inputs.score_columns` drops ``-inf``) and routing see
 only the request's own tools. Route entries stay visible to every request.
 The saved matrix is always the whole catalog.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..catalog import ACTION
+from .catalog import ACTION
 from .rankers import fit_ranker
 
 log = logging.getLogger(__name__)

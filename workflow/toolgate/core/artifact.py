@@ -23,16 +23,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .. import schemas
-from ..catalog import index_text
-from ..errors import InputError, MissingExtra
-from ..gate.signals import registry
-from ..retrieval.bm25 import BM25, docs_sha256
-from ..retrieval.encoders import ModelUnavailable, make_encoder, offline_problem, onnx_cache
-from ..retrieval.rankers import BM25Ranker, encoder_kwargs
-from ..retrieval.text import Terms
+from . import schemas
+from .bm25 import BM25, docs_sha256
+from .catalog import index_text
+from .encoders import ModelUnavailable, make_encoder, offline_problem, onnx_cache
+from .errors import InputError, MissingExtra
 from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
+from .rankers import BM25Ranker, encoder_kwargs
+from .signals import registry
+from .text import Terms
 
 FORMAT = 2
 MANIFEST = "router.json"
@@ -122,7 +122,7 @@ def read_manifest(folder: Path) -> dict:
     if m.get("format") != FORMAT:
         raise RouterError(f"{path}: router format {m.get('format')!r}, this toolgate reads format {FORMAT}; "
                           "export the router again")
-    from .. import __version__  # read when a router loads, not when the runtime is imported
+    from .. import __version__
 
     if str(m.get("toolgate_version", "")).split(".")[0] != __version__.split(".")[0]:
         raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
@@ -243,7 +243,7 @@ def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> 
     """A large catalog's shipped BM25 index (``shipped``: its bytes and an unfitted index of the manifest's
     settings), refused unless its payload unpacks to at most ``INDEX_BYTES`` per byte of the catalog's index texts
     ``texts``, it holds one document per tool, has the manifest's settings, was fitted on these texts in this order
-    (the digest it carries, :func:`toolgate.retrieval.bm25.docs_sha256`), its vocabulary is their terms and a sample
+    (the digest it carries, :func:`toolgate.core.bm25.docs_sha256`), its vocabulary is their terms and a sample
     of ``SAMPLE`` documents (drawn with ``seed``) holds each its tool's terms."""
     (blob, want), path = shipped, folder / INDEX
     try:
@@ -369,7 +369,7 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, thre
 
 
 def load_examples(folder: Path, m: dict, catalog: list[dict], arrays: dict):
-    """The examples model of a pipeline of kind examples (:class:`toolgate.router.examples.ExampleModel`), from
+    """The examples model of a pipeline of kind examples (:class:`toolgate.core.examples.ExampleModel`), from
     :func:`load_arrays`' ``arrays``: its classes must be actions of the catalog (and none), its coefficients of its
     encoder's columns."""
     entry = m["examples"]

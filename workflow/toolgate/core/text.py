@@ -36,7 +36,7 @@ from itertools import groupby
 
 import numpy as np
 
-from ..errors import require
+from .errors import require
 
 _WS = re.compile(r"\s+")
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff]")  # syllables, jamo

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..retrieval.text import normalize
+from .text import normalize
 
 _CLAUSE = re.compile(r"([^,.!?;:…~]+)([,.!?;:…~]*)")
 _CONNECTIVE = re.compile(r"\s+(?:and then|but|and|so)\s+|(?<=[고서데])\s+(?=그냥|그럼|근데)")

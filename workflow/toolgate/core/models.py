@@ -1,6 +1,6 @@
 """The fitted gates' protocol: balanced logistic regression, out of fold, folds grouped by pair.
 
-Every fitted signal of the registry (:mod:`toolgate.gate.signals`, a signal with
+Every fitted signal of the registry (:mod:`toolgate.core.signals`, a signal with
 ``inputs``) is fitted the same way: standardised inputs, class-balanced
 logistic regression, out-of-fold log-odds with folds stratified by label and
 grouped by ``pair_id`` (a request and its translation never sit on both
@@ -66,6 +66,6 @@ def load_payloads(path) -> dict[str, dict]:
 
 def payload_scores(fit: dict, columns) -> np.ndarray:
     """Log-odds of a gate fitted elsewhere (a payload), applied unchanged to ``columns`` (name -> values per row: a
-    DataFrame, :class:`toolgate.gate.inputs.Columns`, a dict of arrays)."""
+    DataFrame, :class:`toolgate.core.inputs.Columns`, a dict of arrays)."""
     x = np.column_stack([np.asarray(columns[f], float) for f in fit["features"]])
     return float(fit["intercept"]) + x @ np.asarray(fit["coef"], float)

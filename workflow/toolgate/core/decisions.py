@@ -1,11 +1,11 @@
 """The decision rules of the ladder and the band, on numpy alone: the routing study fits their thresholds
-(:mod:`.baselines`, :mod:`.pipelines`) and an exported router applies them (:mod:`toolgate.router.runtime`)
+(:mod:`.baselines`, :mod:`.pipelines`) and an exported router applies them (:mod:`toolgate.core.runtime`)
 without the study's imports (issue 37)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..catalog import ACTION
+from .catalog import ACTION
 
 
 def ladder_decisions(pool: np.ndarray, tool_ids, kinds, lo: float, hi: float):

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import require
-from ..schemas import PYPI_ENCODERS
+from .errors import require
+from .schemas import PYPI_ENCODERS
 
 log = logging.getLogger(__name__)
 # onnxruntime's official builds send telemetry from a native thread about 10 s after it loads (a DNS query first),

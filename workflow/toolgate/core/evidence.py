@@ -36,9 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..catalog import actions, index_text
-from ..retrieval.scores import top_order
-from ..retrieval.text import normalize
+from .catalog import actions, index_text
+from .scores import top_order
+from .text import normalize
 
 _WORD = re.compile(r"\w+")
 _JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler

@@ -1,9 +1,9 @@
 """Generic file I/O: strict readers (UTF-8 text, JSON, JSONL, YAML) and atomic writers.
 
-Every problem with an input file raises :class:`~toolgate.errors.InputError`
+Every problem with an input file raises :class:`~toolgate.core.errors.InputError`
 naming the file, the 1-based line and the field. Writers go through a temporary
 file and ``os.replace`` so a failed run never leaves a half-written output.
-What the rows mean lives elsewhere: the catalog in :mod:`toolgate.catalog`, the
+What the rows mean lives elsewhere: the catalog in :mod:`toolgate.core.catalog`, the
 utterance set in :mod:`toolgate.utterances`.
 """
 from __future__ import annotations
