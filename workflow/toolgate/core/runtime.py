@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,7 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "close": "candidates too close to tell apart: asked about the one the request's words name",
            "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked",
+           "template": "chat-template markup in the request, a prompt rather than a user's words: asked, never executed",
            "talks_about": "talks about an action without asking for it now (a how-to or why question, a negation, the "
                           "past, a conditional): route step"}
 
@@ -80,7 +81,8 @@ class Decision:
 # markup an encoder's tokenizer reads as structure.
 _TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)\s*(?:system|user|assistant|model)\b"
                        r"|<\|[a-z_]{1,32}\|>|</?s>|\[/?inst\]|<</?sys>>|</?(?:bos|eos|pad|unk|mask|start_of_turn|end_of_turn)>"
-                       r"|\[(?:cls|sep|pad|mask|unk)\]", re.IGNORECASE)
+                       r"|\[(?:cls|sep|pad|mask|unk)\]|</?tool_call>|</?function_calls?>"
+                       r"|^\s*#{2,4}\s*(?:instruction|response|input|system|user|assistant)\s*:", re.IGNORECASE | re.MULTILINE)
 
 
 def check_request(text, max_chars: int) -> str:
@@ -323,10 +325,10 @@ class Router:
 
     def decide(self, text: str) -> Decision:
         """One request, scored alone; latency covers ranking, gating and the band decision."""
-        text = self.check(text)
+        raw, text = text, self.check(text)
         t0 = time.perf_counter()
         scored = self.scores([text], one=True)
-        return self.decisions([text], scored, time.perf_counter() - t0)[0]
+        return _unmarked([raw], self.decisions([text], scored, time.perf_counter() - t0))[0]
 
     def decide_many(self, texts, candidates=None) -> list[Decision]:
         """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean; an empty
@@ -335,7 +337,7 @@ class Router:
         if isinstance(texts, (str, bytes)) or not isinstance(texts, (list, tuple)):
             raise RouterError(f"decide_many takes a list of texts, not {type(texts).__name__}; "
                               "decide(text) takes one")
-        texts = [self.check(t) for t in texts]
+        raws, texts = texts, [self.check(t) for t in texts]
         visible = None if candidates is None else self.visible(candidates, len(texts))
         if not texts:
             return []
@@ -344,7 +346,14 @@ class Router:
         # routed all the same (Router._checked)
         sees_action = None if visible is None else visible[:, self.actions].any(1)
         scored = self.scores(texts, visible=None if visible is None else np.where(sees_action[:, None], visible, True))
-        return self.decisions(texts, scored, time.perf_counter() - t0, visible)
+        return _unmarked(raws, self.decisions(texts, scored, time.perf_counter() - t0, visible))
+
+
+def _unmarked(raws, decisions: list[Decision]) -> list[Decision]:
+    """A request that carried chat-template markup is a prompt someone wrapped, not a user's words: it may be asked
+    about, never executed (the markup itself was removed before scoring, :func:`check_request`)."""
+    return [replace(d, kind="ask", reason="template") if d.kind == "act" and _TEMPLATE.search(r) else d
+            for r, d in zip(raws, decisions)]
 
 
 def line_text(raw: bytes):
