@@ -23,11 +23,15 @@ from toolgate.outdir import RECORD, SENTINEL, write_folder
 from toolgate.router.export import export_router
 
 
+def _sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _write(files):
     def write(tmp):
         for name, text in files.items():
             (tmp / name).write_text(text)
-        (tmp / "m.json").write_text(json.dumps({"files": sorted(files)}))
+        (tmp / "m.json").write_text(json.dumps({"files": {n: {"sha256": _sha(tmp / n)} for n in sorted(files)}}))
     return write
 
 
@@ -373,14 +377,28 @@ def test_a_forged_record_never_gets_a_user_file_deleted(tmp_path, monkeypatch):
         make_artifact(tmp_path, real_gate=False)
     assert "\n" not in str(e.value) and _files(out) == before
     _forge(out, ["router.json"])  # the fixed name alone: its content is no marker toolgate writes
-    with pytest.raises(InputError, match=r"router/router\.json: lists other files than \.toolgate-owned\.json records"):
+    with pytest.raises(InputError, match=r"router/router\.json: does not give the sha256 of each file \.toolgate-owned\.json records"):
         make_artifact(tmp_path, real_gate=False)
     (out / "router.json").write_text(json.dumps({"files": {"report.docx": {}}}))
     _forge(out, ["router.json"])
-    with pytest.raises(InputError, match="lists other files than"):
+    with pytest.raises(InputError, match="does not give the sha256 of each file"):
         make_artifact(tmp_path, real_gate=False)
     assert {n for n in _files(out) if n != RECORD} == {"report.docx", "data.csv", "router.json"}
     assert (out / "report.docx").read_bytes() == b"PK report" and sorted(tmp_path.glob(".router.*")) == []
+
+
+def test_a_forged_record_of_fixed_names_never_gets_a_user_file_replaced(tmp_path):
+    """The probe run's repro: the user's own catalog.jsonl, a router.json listing it by name and a forged record
+    with both real digests: `adapt --force` replaced the user's catalog. The marker must give each file's sha256."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "catalog.jsonl").write_text("my own catalog\n")
+    (out / "router.json").write_text(json.dumps({"files": ["catalog.jsonl"]}))
+    _forge(out, ["catalog.jsonl", "router.json"])
+    before = _files(out)
+    router = make_artifact(tmp_path, real_gate=False)
+    assert main(["adapt", str(router), "--catalog", str(tmp_path / "catalog.jsonl"), "--out", str(out), "--force"]) == 2
+    assert _files(out) == before
 
 
 def _across_devices(monkeypatch, code):
@@ -406,7 +424,7 @@ def test_a_mount_point_is_written_by_copies(tmp_path, monkeypatch, code):
     (out / "notes.txt").write_text("mine")
     assert _put(out, {"a": "2"}, force=True) == "replaced"
     assert {n: p.read_text() for n, p in ((p.name, p) for p in out.iterdir()) if n != RECORD} == {
-        "a": "2", "m.json": json.dumps({"files": ["a"]}), "notes.txt": "mine"}
+        "a": "2", "m.json": json.dumps({"files": {"a": {"sha256": _sha(out / "a")}}}), "notes.txt": "mine"}
     assert _put(out, {"a": "3"}, force=True) == "replaced"  # the record written by copy verifies
     assert sorted(p.name for p in tmp_path.iterdir()) == ["volume"] and not list(out.glob("*.partial"))
 

@@ -9,10 +9,11 @@ exported router.json is deterministic and readable). A new folder is written who
 each file is copied beside its place and renamed onto it.
 
 An existing folder is refused unless it is empty. ``force`` replaces a previous artifact of the same kind only
-when its record verifies: each recorded name one of the format's fixed names, the marker listing recorded files
-only, and each such file still in the folder a regular file (never a symlink) with a recorded digest (a file already
+when its record verifies: each recorded name one of the format's fixed names, the marker giving recorded files
+only, each with a digest the record holds for it (``{name: {"sha256": ...}}``, as toolgate's markers do), and each such file still in the folder a regular file (never a symlink) with a recorded digest (a file already
 gone is fine: snakemake clears an export's declared outputs before a rerun). The record carries no secret, so it is
-believed for the fixed names alone: a forged one never gets another file removed. Then only those files are replaced
+believed for the fixed names alone: a forged one never gets another file removed, and a user's own file of a
+fixed name is replaced only beside a marker in toolgate's form (one written to imitate it is not caught). Then only those files are replaced
 or removed, one by one under an
 interim record that accepts each file's old or new content (a kill midway leaves a record that verifies); the
 user's other files stay. A record that does not verify (unreadable, not toolgate's, of another kind, a file changed since) is
@@ -121,18 +122,20 @@ def _digests(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(x, str) and _SHA256.fullmatch(x) for x in value)
 
 
-def _lists(path: Path, names) -> bool:
-    """Whether the marker ``path`` is a JSON object whose ``files`` (a list, or an object's keys) are some of
-    ``names``: what toolgate writes in a marker (a marker already gone passes: nothing to replace)."""
+def _vouches(out: Path, marker: str, files: dict) -> bool:
+    """Whether the marker in ``out`` is a JSON object whose ``files`` gives some of the recorded files but itself,
+    each with a sha256 the record holds for it (``{name: {"sha256": ...}}``), as toolgate's markers do. A record
+    beside a marker of another form (a name list, ``{}``) is never believed (a marker already gone passes)."""
     try:
-        with _open_regular(path) as fh:
+        with _open_regular(out / marker) as fh:
             listed = json.load(fh).get("files")
     except FileNotFoundError:
         return True
     except (OSError, ValueError, RecursionError, AttributeError):
         return False
-    return isinstance(listed, (list, dict)) and bool(listed) and all(isinstance(n, str) for n in listed) \
-        and set(listed) <= set(names)
+    names = set(files) - {marker}
+    return (isinstance(listed, dict) and bool(listed) and set(listed) <= names
+            and all(isinstance(e, dict) and e.get("sha256") in files[n] for n, e in listed.items()))
 
 
 def recorded_files(out: Path, names: tuple[str, ...]) -> dict[str, list[str]] | None:
@@ -168,8 +171,9 @@ def recorded_files(out: Path, names: tuple[str, ...]) -> dict[str, list[str]] | 
             continue  # already gone: nothing to replace
         except OSError:
             refuse(out / name, "is not a regular file (a symlink or a folder), which toolgate never writes")
-    if not _lists(out / marker, set(files) - {marker}):
-        refuse(out / marker, f"lists other files than {RECORD} records (toolgate's {marker} lists the files it wrote)")
+    if not _vouches(out, marker, files):
+        refuse(out / marker, f"does not give the sha256 of each file {RECORD} records (toolgate's {marker} gives the "
+                             "files it wrote with their digests)")
     return files
 
 

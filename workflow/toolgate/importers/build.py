@@ -25,6 +25,7 @@ import yaml
 
 from ..config import check_inputs, resolve
 from ..core import io, schemas
+from ..core.artifact import file_entry
 from ..core.catalog import actions
 from ..core.errors import InputError
 from ..data.card import language_gaps, language_table
@@ -321,12 +322,13 @@ def write_import(ext: ExternalSet, opt: Options, dest: Destination, notes: Decis
         catalog, rows, prepared = prepare(ext, opt, notes, max_chars=MAX_CHARS)
         cfg = experiment_config(out, list(prepared["langs"]), gate_folds(rows))
         info.update(prepared, command=command, experiment=cfg["experiment"],
-                    gate_folds=cfg.get("gate", {}).get("folds"), files=list(FILES[:-1]), run=run_path(out),
+                    gate_folds=cfg.get("gate", {}).get("folds"), run=run_path(out),
                     licenses=source_licences(sources) + declared)
         io.write_atomic(tmp / "catalog.jsonl", io.dumps_jsonl(catalog))
         io.write_atomic(tmp / "utterances.jsonl", io.dumps_jsonl(rows))
         io.write_atomic(tmp / "config.yaml", HEADER.format(command=command, config=info["run"])
                         + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+        info["files"] = {n: file_entry((tmp / n).read_bytes()) for n in FILES[:-1]}  # what --force may replace
         io.write_atomic(tmp / "import.json", json.dumps(info, ensure_ascii=False, indent=2) + "\n")
         _validate(tmp, out, cfg)
 
