@@ -107,3 +107,15 @@ def test_any_manifest_mutation_loads_or_is_refused_in_one_line(artifact_dir, tmp
         Router.load(folder).decide("alarm at 7")  # what loads also decides
     except RouterError as exc:
         assert "\n" not in str(exc)
+
+
+def test_a_version_with_a_newline_is_refused_in_one_line(artifact_dir, tmp_path):
+    """The fuzz test's find: a toolgate_version of another major version holding a newline was echoed as it was."""
+    m = json.loads((artifact_dir / "router.json").read_text())
+    m["toolgate_version"] = "9\nexport me"
+    for name in ("bm25.index", "catalog.jsonl", "embeddings.npz"):
+        (tmp_path / name).write_bytes((artifact_dir / name).read_bytes())
+    (tmp_path / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match="another major version") as e:
+        Router.load(tmp_path)
+    assert "\n" not in str(e.value)

@@ -125,7 +125,7 @@ def read_manifest(folder: Path) -> dict:
     from .. import __version__
 
     if str(m.get("toolgate_version", "")).split(".")[0] != __version__.split(".")[0]:
-        raise RouterError(f"{path}: exported by toolgate {m.get('toolgate_version')}, this is toolgate {__version__} "
+        raise RouterError(f"{path}: exported by toolgate {str(m.get('toolgate_version'))[:24]!r}, this is toolgate {__version__} "
                           "(another major version); export the router again")
     try:
         schemas.check_schema(path, None, m, "router")
