@@ -62,6 +62,22 @@ def functionchat_folder(root: Path, n: int = 6) -> Path:
     return folder
 
 
+def clinc_folder(root: Path, data: dict | None = None) -> Path:
+    """A data_full.json-shaped CLINC150 file: three intents, two training requests each, two validation and test
+    requests, out of scope in every split (or ``data`` as given)."""
+    intents = ("translate", "balance", "change_accent")
+    data = data or {
+        "train": [[f"{i} please, variant {k}", i] for i in intents for k in range(2)],
+        "val": [["translate bye to german", "translate"], ["what is my balance", "balance"]],
+        "test": [["use a british accent", "change_accent"], ["how much money do i have", "balance"]],
+        "oos_train": [["what is the meaning of life", "oos"]], "oos_val": [["who won the game", "oos"]],
+        "oos_test": [["book a flight to mars", "oos"], ["sing me a song", "oos"]]}
+    folder = root / "clinc150"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "data_full.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
 def beir_folder(root: Path) -> Path:
     """8 tools, 8 judged queries (one with two relevant tools) and one unjudged query."""
     folder = root / "beir"
@@ -114,7 +130,7 @@ FASTER = "gate: {resamples: 100}\ncost: {queries: 10, warmup: 2}\nrouter: {queri
 TIMED = {"cost", "pipeline_cost", "router_cost"}
 LEAVE_OUT = ("--omit-from", "router_cost")
 NON_ROUTINE = {"external", "fig_jaccard", "quant_retention", "native_calls", "native_tables", "tournament",
-               "import_functionchat"}
+               "import_functionchat", "import_clinc150"}
 
 
 def doc_commands() -> list[list[str]]:

@@ -44,6 +44,26 @@ if config["utterances"]["source"] == "functionchat":
             "../scripts/import_functionchat.py"
 
 
+if config["utterances"]["source"] == "clinc150":
+
+    rule import_clinc150:
+        output:
+            catalog=f"{RES}/data/catalog.jsonl",
+            utterances=f"{RES}/data/utterances.jsonl",
+            meta=f"{RES}/data/utterances.meta.json",
+        params:
+            seed=config["seed"],
+            external={"mirror": config["external"]["mirror"]},
+        benchmark:
+            f"benchmarks/{EXP}/import_clinc150.tsv"
+        log:
+            f"{LOGS}/import_clinc150.log",
+        conda:
+            ENV
+        script:
+            "../scripts/import_clinc150.py"
+
+
 rule validate_inputs:
     input:
         catalog=config["catalog"],

@@ -55,6 +55,8 @@ def _sources(fmt: str, tmp: Path):
         return [_write(tmp / "tools.json", b[0]), _write(tmp / "pairs.csv", pairs)], "", b[1]
     if fmt == "functionchat":
         return [_write(tmp / "FunctionChat-CallDecision.jsonl", b[0])], "", b[1]
+    if fmt == "clinc150":
+        return [_write(tmp / "clinc" / "data_full.json", b[0]).parent], "", b[1]
     corpus, query = re.findall(r"`(\{\"_id\".*?\})`", text)
     _write(tmp / "beir" / "qrels.tsv", "q9\td3\t1\n")
     _write(tmp / "beir" / "queries.jsonl", query + "\n")
@@ -62,7 +64,7 @@ def _sources(fmt: str, tmp: Path):
 
 
 @pytest.mark.parametrize("fmt", ["openai-tools", "tool-rows:labelled", "tool-rows:bfcl-live", "pairs", "bfcl",
-                                 "functionchat", "beir"])
+                                 "functionchat", "clinc150", "beir"])
 def test_worked_example_is_what_the_importer_writes(tmp_path, fmt):
     sources, preset, expected = _sources(fmt, tmp_path)
     written = _written(fmt.split(":")[0], sources, preset)

@@ -119,7 +119,7 @@ def used_external(source: str, external) -> list[str]:
     utterances.source), and the cross-check sets of its ``external`` section when that study runs."""
     sets = external.sets if external.enabled else ()
     used = {"functionchat": source == "functionchat" or any(s.startswith("functionchat_") for s in sets),
-            "bfcl": "bfcl" in sets}
+            "bfcl": "bfcl" in sets, "clinc150": source == "clinc150"}
     return [key for key in EXTERNAL_LICENCES if used[key]]
 
 

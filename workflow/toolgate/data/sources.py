@@ -37,4 +37,5 @@ PINS = {
 # The external cross-check sets and their licences (the LICENSE beside each set's files; FunctionChat-Bench's
 # NOTICE.md names its copyright holder); repository and commit from the pins.
 EXTERNAL_LICENCES = {"functionchat": ("Kakao Corp.'s FunctionChat-Bench", "Apache-2.0"),
-                     "bfcl": ("BFCL v4, the Berkeley Function Calling Leaderboard", "Apache-2.0")}
+                     "bfcl": ("BFCL v4, the Berkeley Function Calling Leaderboard", "Apache-2.0"),
+                     "clinc150": ("CLINC150 (Larson et al. 2019)", "CC-BY-3.0")}

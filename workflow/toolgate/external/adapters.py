@@ -1,4 +1,4 @@
-"""FunctionChat-Bench (Korean) and BFCL v4 (English) in the project's own formats (docs/formats.md).
+"""FunctionChat-Bench (Korean), BFCL v4 and CLINC150 (English) in the project's own formats (docs/formats.md).
 
 Each set becomes one catalog of every distinct tool definition of the set
 (the schema :func:`toolgate.core.catalog.load_catalog` checks) and utterance rows that pass
@@ -46,6 +46,8 @@ SINGLECALL_CONDITIONS = ("exact", "4_random", "4_close", "8_random", "8_close")
 BFCL_RELEVANT = ("multiple", "live_multiple")
 BFCL_IRRELEVANT = ("irrelevance", "live_irrelevance")
 BFCL_SUBSETS = BFCL_RELEVANT + BFCL_IRRELEVANT
+CLINC_SPLITS = ("train", "val", "test", "oos_train", "oos_val", "oos_test")  # data_full.json's keys
+CLINC_OOS = "oos"  # the intent of CLINC150's out-of-scope requests
 
 
 @dataclass
@@ -299,6 +301,62 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
                 out.add(utterance(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
     problems.done()
     return out.done("bfcl", "en", tools)
+
+
+def clinc150_splits(path) -> dict[str, list[tuple[str, str]]]:
+    """The splits of a CLINC150 file in data_full.json's shape (split -> [[text, intent], ...], the keys of
+    :data:`CLINC_SPLITS`): the one reader of ``toolgate clinc150`` and ``toolgate import clinc150``. A row of
+    another shape, an oos split with another intent, or an evaluation intent the training split lacks is an
+    InputError naming the row."""
+    data = io.loads_json(io.read_text(path), path)
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object of splits ({', '.join(CLINC_SPLITS)})")
+    out: dict[str, list[tuple[str, str]]] = {}
+    for split in CLINC_SPLITS:
+        rows = data.get(split)
+        if not isinstance(rows, list):
+            raise InputError(path, "missing split (a list of [text, intent] rows)", field=split)
+        for i, row in enumerate(rows):
+            if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) and x.strip() for x in row)):
+                raise InputError(path, "expected [text, intent], two non-empty strings", field=f"{split}[{i}]")
+            if (row[1] == CLINC_OOS) != split.startswith("oos_"):
+                raise InputError(path, f"intent '{row[1]}' in split {split} (the oos_ splits hold intent "
+                                       f"'{CLINC_OOS}' alone, the others never)", field=f"{split}[{i}]")
+        out[split] = [(t, i) for t, i in rows]
+    known = {i for _, i in out["train"]}
+    for split in ("val", "test"):
+        for i, (_, intent) in enumerate(out[split]):
+            if intent not in known:
+                raise InputError(path, f"intent '{intent}' has no training request", field=f"{split}[{i}]")
+    return out
+
+
+def readable(intent: str) -> str:
+    """A CLINC150 intent's name made readable (``change_accent`` -> ``change accent``): its tool's description."""
+    return intent.replace("_", " ")
+
+
+def clinc150_set(data: dict, splits=("val", "test")) -> ExternalSet:
+    """CLINC150 (:func:`clinc150_splits`) as a tool set: each intent of the training split an action named by it,
+    described by its name made readable (the set has no descriptions), its training requests its English
+    ``examples``; the requests of ``splits`` in catalog and their out-of-scope requests out of it (gold delegate).
+    A row's condition is its split (``val``, ``test``), its subtype the file's key (``val``, ``oos_val``, ...).
+    Out-of-scope training requests are never read: the oos-threshold protocol trains on in-scope requests alone."""
+    tools = Tools("en", "clinc150")
+    ids = {name: tools.add({"name": name, "description": readable(name)})
+           for name in sorted({i for _, i in data["train"]})}
+    examples: dict[str, list[dict]] = {}
+    for text, intent in data["train"]:
+        examples.setdefault(ids[intent], []).append({"text": text, "lang": "en"})
+    for row in tools.rows:
+        row["examples"] = examples[row["id"]]
+    out = Rows()
+    for split in splits:
+        for key in (split, f"oos_{split}"):
+            for n, (text, intent) in enumerate(data[key]):
+                uid = f"{key}-{n:04d}"
+                out.add(utterance(uid, uid, "en", text, ids.get(intent), key), [], uid, split)
+    return out.done("clinc150", "en", tools)
 
 
 def load_all(external: External, seed: int) -> dict[str, ExternalSet]:

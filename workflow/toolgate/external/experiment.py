@@ -1,5 +1,5 @@
-"""Catalogs for the main pipeline built from external sets: route entries, the tool split, and the FunctionChat
-CallDecision experiment of the data stage (``utterances.source: functionchat``).
+"""Catalogs for the main pipeline built from external sets: route entries, the tool split, and the experiments of
+the data stage: FunctionChat CallDecision (``utterances.source: functionchat``) and CLINC150 (``clinc150``).
 
 ``toolgate import`` (:mod:`toolgate.importers`) builds any imported set with the same route entries and tool split.
 """
@@ -10,7 +10,7 @@ import random
 
 from ..core import io
 from ..utterances import check_utterances
-from .adapters import functionchat_calldecision
+from .adapters import clinc150_set, clinc150_splits, functionchat_calldecision
 from .sources import locate
 
 log = logging.getLogger(__name__)
@@ -75,14 +75,30 @@ def functionchat_experiment(seed: int, mirror=None) -> tuple[list[dict], list[di
     return catalog, utts, info
 
 
-def write_functionchat_experiment(exp) -> None:
+def clinc150_experiment(seed: int, mirror=None) -> tuple[list[dict], list[dict], dict]:
+    """CLINC150 as a main-pipeline experiment: (catalog, utterances, info). Its intents with their training requests
+    as examples (:func:`~.adapters.clinc150_set`), the validation and test requests (each its own pair, ``slice:
+    in`` in catalog), route entries added. ``seed``: unused (nothing is drawn), taken as every source's builder
+    takes it."""
+    ext = clinc150_set(clinc150_splits(locate("clinc150", mirror) / "data_full.json"))
+    utts = [{**u, "slice": "in"} if u["gold_tool"] else u for u in ext.utterances]
+    info = {"in_catalog": sum(u["gold_tool"] is not None for u in utts),
+            "out_of_catalog": sum(u["gold_tool"] is None for u in utts), "actions": len(ext.catalog),
+            "examples": sum(len(t["examples"]) for t in ext.catalog)}
+    return ext.catalog + route_rows("en"), utts, info
+
+
+SOURCES = {"functionchat": (functionchat_experiment, ("ko",)), "clinc150": (clinc150_experiment, ("en",))}
+
+
+def write_source_experiment(exp, source: str) -> None:
     """The experiment's catalog, utterances (checked as any utterance file) and a summary beside them (outputs
-    ``catalog``, ``utterances``, ``meta``); ``exp``: the rule's :class:`toolgate.experiment.Experiment` (see
-    :func:`.study.write_external`)."""
-    out = exp.output
-    catalog, utts, info = functionchat_experiment(exp.seed, exp.external.mirror)
-    check_utterances(enumerate(utts, start=1), catalog, out.utterances, ("ko",))
+    ``catalog``, ``utterances``, ``meta``) from the external set ``source`` (a key of :data:`SOURCES`); ``exp``:
+    the rule's :class:`toolgate.experiment.Experiment` (see :func:`.study.write_external`)."""
+    out, (build, langs) = exp.output, SOURCES[source]
+    catalog, utts, info = build(exp.seed, exp.external.mirror)
+    check_utterances(enumerate(utts, start=1), catalog, out.utterances, langs)
     io.write_atomic(out.catalog, io.dumps_jsonl(catalog))
     io.write_atomic(out.utterances, io.dumps_jsonl(utts))
     io.write_json(out.meta, info)
-    log.info("FunctionChat experiment: %s", info)
+    log.info("%s experiment: %s", source, info)

@@ -64,6 +64,14 @@ SOURCES = {  # format: (SRC, short help, description)
         "FunctionChat-Bench (Korean): Singlecall (one request per candidate condition) and CallDecision (CALL in "
         "catalog, REJECT out of catalog within its own tools); each row's tools are its candidates. --subsets: "
         "exact 4_random 4_close 8_random 8_close call reject."),
+    "clinc150": (
+        "FOLDER | data_full.json", "CLINC150 intents, their training requests and the evaluation splits",
+        "CLINC150 (Larson et al. 2019, CC BY 3.0; English): a folder holding data_full.json, or one file of its "
+        "shape (split -> [[text, intent], ...]). Each intent is a tool, described by its name made readable, its "
+        "training requests its examples; validation and test requests are in catalog, their out-of-scope ones out "
+        "of it (gold delegate); out-of-scope training requests are not read. One pooled catalog. --subsets: val "
+        "test (a request's subtype is its key: val, oos_val, test, oos_test). Whether the file is the pinned "
+        "data_full.json is recorded in import.json."),
     "beir": (
         "FOLDER | corpus.jsonl queries.jsonl qrels.tsv", "BEIR-style corpus, queries and qrels",
         "A BEIR-style retrieval set: corpus entries (_id, title, text) are tools, judged queries (_id, text) "
@@ -96,8 +104,8 @@ def declare(p, count, fraction) -> None:
     common.add_argument("--holdout-tools", type=fraction, default=0.0, metavar="FRACTION",
                         help="remove this share of the gold tools from the catalog; their requests become out of "
                         "catalog")
-    common.add_argument("--subsets", nargs="+", metavar="NAME", help="keep only these subsets (bfcl, functionchat: "
-                        "above; tool-rows: labels; openai-tools: subtypes)")
+    common.add_argument("--subsets", nargs="+", metavar="NAME", help="keep only these subsets (bfcl, functionchat, "
+                        "clinc150: above; tool-rows: labels; openai-tools: subtypes)")
     common.add_argument("--duplicates", choices=DUPLICATES, default="keep", help="a request repeating an earlier "
                         "one (same text, earlier turns and candidates): keep it or drop it; counted either way "
                         "(default keep)")
@@ -194,8 +202,9 @@ def summary_lines(info: dict) -> list[str]:
              + (" (mixed: the tables split by language)" if sum(n > 0 for n in langs.values()) > 1 else "")]
     lines += [f"warning: {line}" for line in info["language_warnings"]]
     if info.get("examples"):
-        lines.append(f"examples: {info['examples']} requests moved into the catalog (--examples-per-tool), out of the "
-                     "evaluation set")
+        lines.append(f"examples: {info['examples']} in the catalog" + (
+            " (--examples-per-tool: requests moved out of the evaluation set)" if info["options"]["examples"]
+            else " (from the source)"))
     lines += [f"decided: {what}: {n}" for what, n in info["decisions"].items()]
     lines += _dropped(info) + _ambiguous(info)
     if info["unknown_types"]:

@@ -8,6 +8,8 @@
   (:func:`toolgate.external.adapters.bfcl`); every row keeps its own function list as candidates.
 * ``functionchat``: FunctionChat-Bench Singlecall and CallDecision (:mod:`toolgate.external.adapters`);
   every row keeps its own tool list as candidates.
+* ``clinc150``: CLINC150's ``data_full.json`` (:func:`toolgate.external.adapters.clinc150_set`): intents as
+  tools with their training requests as examples, validation and test as the requests; one pooled catalog.
 * ``beir``: ``corpus.jsonl`` of tools (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
   and ``qrels.tsv`` (``query-id``, ``corpus-id``, ``score``); one pooled catalog.
 
@@ -21,17 +23,19 @@ from pathlib import Path
 from ..core import io
 from ..core.catalog import function_name
 from ..core.errors import InputError, Problems
+from ..data.sources import PINS
 from ..external import adapters as A
+from ..external.sources import sha256
 from ..utterances import is_in_catalog
 from .build import Options
 from .pairs import Columns, pairs
 from .policy import Decisions, Line, Tools, check_slots, json_lines, request, with_extras
 from .toolrows import Fields, tool_rows
 
-FORMATS = ("openai-tools", "tool-rows", "pairs", "bfcl", "functionchat", "beir")
+FORMATS = ("openai-tools", "tool-rows", "pairs", "bfcl", "functionchat", "clinc150", "beir")
 REQUEST_FIELDS = {"id", "text", "messages", "tool", "candidates", "missing_slots", "outcome", "pair_id", "subtype",
                   "lang"}
-FIXED_LANGS = {"bfcl": "en", "functionchat": "ko"}
+FIXED_LANGS = {"bfcl": "en", "functionchat": "ko", "clinc150": "en"}
 FUNCTIONCHAT_FILES = {"FunctionChat-Singlecall.jsonl": A.functionchat_singlecall,
                       "FunctionChat-CallDecision.jsonl": A.functionchat_calldecision}
 
@@ -68,6 +72,8 @@ def read(fmt: str, sources: list, lang: str | None = None, options: Options | No
         ext = A.bfcl(*_bfcl_files(sources, opt.subsets))
     elif fmt == "functionchat":
         ext = functionchat(sources)
+    elif fmt == "clinc150":
+        ext = clinc150(sources, notes)
     else:
         raise InputError(fmt, f"unknown format (known: {', '.join(FORMATS)})")
     return ext, notes
@@ -302,6 +308,24 @@ def _bfcl_files(sources: list[Path], subsets=()) -> tuple[Path, tuple[str, ...]]
     if not chosen:
         raise InputError(folder, f"no BFCL question file of subsets {', '.join(subsets or A.BFCL_SUBSETS)}")
     return folder, chosen
+
+
+def clinc150(sources: list[Path], notes: Decisions) -> A.ExternalSet:
+    """CLINC150 from a folder holding data_full.json, or one file of its shape (data_small.json, data_plus.json ...);
+    whether the file is the pinned data_full.json is counted, and so are the out-of-scope training requests left
+    unread."""
+    if len(sources) != 1:
+        raise InputError(" ".join(map(str, sources)), "clinc150 takes one folder or one data_*.json file")
+    path = sources[0] / "data_full.json" if sources[0].is_dir() else sources[0]
+    if not path.is_file():
+        raise InputError(path, "no such file (a CLINC150 folder holds data_full.json)")
+    pin = PINS["clinc150"]
+    pinned = sha256(path) == pin["files"]["data_full.json"]
+    notes.count(f"source file: {'the' if pinned else 'not the'} pinned data_full.json ({pin['repo']}@"
+                f"{pin['commit'][:12]}, sha256)")
+    data = A.clinc150_splits(path)
+    notes.count("out-of-scope training requests not read (oos-threshold protocol)", len(data["oos_train"]))
+    return A.clinc150_set(data)
 
 
 def functionchat(sources: list[Path]) -> A.ExternalSet:

@@ -8,17 +8,17 @@ and C are chosen from a grid by the same validation accuracy; test figures are c
 """
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
 import pandas as pd
 
 from ..core.examples import fit_examples
+from ..external.adapters import CLINC_OOS as OOS
+from ..external.adapters import clinc150_splits, readable
 from ..metrics import auc
 
 log = logging.getLogger(__name__)
-OOS = "oos"
 # Larson et al. 2019, Table 2, oos-threshold on the Full training set: (in-scope accuracy, out-of-scope recall) in %.
 PUBLISHED = {"BERT": (96.2, 52.3), "MLP on USE": (93.4, 49.1), "Rasa": (90.9, 31.2), "DialogFlow": (90.8, 26.7),
              "SVM": (88.2, 18.0)}
@@ -28,11 +28,11 @@ GRID_C = (1.0, 3.0, 10.0, 30.0, 100.0)
 
 
 def read_clinc(folder) -> dict[str, list[tuple[str, str]]]:
-    """The splits of data_full.json: in-scope train/val/test and oos_train/oos_val/oos_test, rows (text, intent)."""
+    """The splits of the pinned data_full.json (:func:`~toolgate.external.adapters.clinc150_splits`): in-scope
+    train/val/test and oos_train/oos_val/oos_test, rows (text, intent); ``folder``: the mirror holding clinc150/."""
     from ..external.sources import locate
 
-    path = locate("clinc150", folder) / "data_full.json"
-    return {k: [(str(t), str(i)) for t, i in v] for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    return clinc150_splits(locate("clinc150", folder) / "data_full.json")
 
 
 def threshold_on(p: np.ndarray, pred: np.ndarray, gold: np.ndarray) -> float:
@@ -98,7 +98,7 @@ def clinc150_frame(data: dict, encoders: dict, cs=GRID_C) -> tuple[pd.DataFrame,
     names = sorted({i for _, i in train})
     rows, grid = [], []
     for name, texts, labels in (("examples (training split)", [t for t, _ in train], [i for _, i in train]),
-                                ("intent names only", [n.replace("_", " ") for n in names], names)):
+                                ("intent names only", [readable(n) for n in names], names)):
         best = None
         for enc, encode in encoders.items():
             emb = encode(texts)  # memoised (:func:`grid_encoders`): validation and test are encoded once
