@@ -1,6 +1,8 @@
 """CLINC150's protocol (toolgate.router.clinc150): the threshold from validation alone, the figures on test."""
 import numpy as np
+import pytest
 
+from toolgate.router import clinc150 as C
 from toolgate.router.clinc150 import OOS, PUBLISHED, clinc150_frame, grid_encoders, threshold_on
 
 
@@ -10,6 +12,18 @@ def test_threshold_is_the_most_accurate_on_validation_lowest_on_ties():
     gold = np.array(["a", "b", OOS, OOS])
     assert threshold_on(p, pred, gold) == 0.8  # 0.8 and 0.9 > 0.3: 0.8 keeps both in-scope rows, rejects both oos
     assert threshold_on(p, pred, np.array(["a", "b", "a", "b"])) == 0.0
+
+
+def test_ece_is_the_top_probability_against_the_intent_being_right():
+    """Test rows a (0.9, right), b (0.7, right), oos (0.8 on a, never right), oos (0.6 on b): bins 6-9 hold one row
+    each, gaps 0.1, 0.3, 0.8, 0.6 over a quarter each."""
+    class Fixed:
+        def top_action(self, emb):
+            return np.array(["a", "b", "a", "b"]), np.array([0.9, 0.7, 0.8, 0.6])
+    data = {"test": [("x", "a"), ("y", "b")], "oos_test": [("z", OOS), ("w", OOS)]}
+    row = C.test_row(Fixed(), lambda texts: np.zeros((len(texts), 1)), data, 0.75)
+    assert row["ece"] == pytest.approx((0.1 + 0.3 + 0.8 + 0.6) / 4)
+    assert row["in_scope_accuracy"] == 50.0 and row["oos_recall"] == 50.0
 
 
 def _data():
@@ -36,6 +50,7 @@ def test_frame_has_both_conditions_and_the_published_rows():
     assert list(mine.index) == ["examples (training split)", "intent names only"]
     row = mine.loc["examples (training split)"]
     assert row["in_scope_accuracy"] == 100.0 and row["oos_recall"] == 100.0 and row["auroc"] == 1.0
+    assert 0 <= row["ece"] <= 1 and np.isnan(df.loc[df["system"] == "BERT", "ece"].item())
     assert row["train_texts"] == 4 and mine.loc["intent names only", "train_texts"] == 2
     assert len(df) == 2 + len(PUBLISHED) and df.loc[df["system"] == "BERT", "oos_recall"].item() == 52.3
     assert len(grid) == 2

@@ -9,7 +9,16 @@ from conftest import tool, utterance, write_jsonl
 from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
 from toolgate.cli import main
 from toolgate.core.runtime import Router, RouterError
-from toolgate.router.evaluation import PIPELINE_KINDS, card_row, eval_rows, file_row, on_catalog, reference_rows, routed
+from toolgate.router.evaluation import (
+    PIPELINE_KINDS,
+    act_ece,
+    card_row,
+    eval_rows,
+    file_row,
+    on_catalog,
+    reference_rows,
+    routed,
+)
 from toolgate.routing.baselines import Gold, correct
 
 
@@ -32,6 +41,21 @@ def test_card_metrics_by_hand():
     assert only_in["relevance_detection"] == 0.5 and np.isnan(only_in["irrelevance_detection"])
     only_out = card_row((kind[3:], tool[3:], np.array([0.1])), Gold(rs[3:], catalog()), ["d"], 50, 0)
     assert np.isnan(only_out["relevance_detection"]) and only_out["irrelevance_detection"] == 1.0
+    assert "ece" not in row  # no top tool given: the P is not scored as P(the act is right)
+
+
+def test_ece_of_the_act_by_hand():
+    """P against acting on the top tool being right, 10 equal-width bins: bin 9 holds 0.9 (right) and 0.95 (the
+    wrong tool), gap |1/2 - 0.925| = 0.425 over half the requests; bin 1 holds 0.1 (out of catalog) and 0.15 (the
+    right tool of an in-catalog request the router delegated), gap |1/2 - 0.125| = 0.375 over the other half."""
+    rs = [utterance(0, "set_alarm"), utterance(1, "make_call"), utterance(2, None, "delegate", "out"),
+          utterance(3, "set_alarm")]
+    top = ["set_alarm", "check_battery", "make_call", "set_alarm"]
+    kind, tool = ["action", "action", "delegate", "delegate"], ["set_alarm", "check_battery", "", ""]
+    p = np.array([0.9, 0.95, 0.1, 0.15])
+    row = card_row((kind, tool, p), Gold(rs, catalog()), [r["pair_id"] for r in rs], 50, 0, top)
+    assert row["ece"] == pytest.approx(0.5 * 0.425 + 0.5 * 0.375)
+    assert act_ece(p, top, Gold(rs, catalog())) == row["ece"]
 
 
 def test_a_router_over_its_own_catalog_again_decides_as_shipped(artifact):
@@ -105,7 +129,7 @@ def test_decide_eval_on_another_catalog_retargets_the_router_with_references(art
     assert got == {**file_row(over, other_rows(), str(plain)), "mode": got["mode"]}
     assert main([*argv, str(offered)]) == 0  # each request over its own candidates: the card's numbers
     with_lists = json.loads(capsys.readouterr().out)
-    kind, tool_, p, _ = routed(over, [u["text"] for u in other_rows(True)],
+    kind, tool_, p, *_ = routed(over, [u["text"] for u in other_rows(True)],
                                [u.get("candidates") for u in other_rows(True)])
     card = card_row((kind, tool_, p), Gold(other_rows(), other_catalog()), [u["pair_id"] for u in other_rows()], 2000,
                     Router.load(artifact).manifest["seed"])

@@ -16,15 +16,16 @@ import pandas as pd
 from ..core.examples import fit_examples
 from ..external.adapters import CLINC_OOS as OOS
 from ..external.adapters import clinc150_splits, readable
-from ..metrics import auc
+from ..metrics import auc, calibration_errors
 
 log = logging.getLogger(__name__)
 # Larson et al. 2019, Table 2, oos-threshold on the Full training set: (in-scope accuracy, out-of-scope recall) in %.
 PUBLISHED = {"BERT": (96.2, 52.3), "MLP on USE": (93.4, 49.1), "Rasa": (90.9, 31.2), "DialogFlow": (90.8, 26.7),
              "SVM": (88.2, 18.0)}
 COLUMNS = ["system", "condition", "encoder", "c", "train_texts", "val_accuracy", "threshold", "in_scope_accuracy",
-           "oos_recall", "auroc", "fpr_at_95_recall", "source"]
+           "oos_recall", "auroc", "fpr_at_95_recall", "ece", "source"]
 GRID_C = (1.0, 3.0, 10.0, 30.0, 100.0)
+ECE_BINS = 10
 
 
 def read_clinc(folder) -> dict[str, list[tuple[str, str]]]:
@@ -59,14 +60,16 @@ def validated(model, encode, data: dict) -> tuple[float, float]:
 
 
 def test_row(model, encode, data: dict, t: float) -> dict:
-    """The four published-protocol figures of ``model`` on the test split at threshold ``t``."""
+    """The four published-protocol figures of ``model`` on the test split at threshold ``t``, and the expected
+    calibration error of its top probability against that intent being right (an oos request's never is)."""
     pt, ppt, gt = scored(model, encode, data["test"] + data["oos_test"])
     inscope = gt != OOS
     decided = np.where(ppt >= t, pt, OOS)
     keep95 = np.quantile(ppt[inscope], 0.05)  # the threshold that keeps 95% of in-scope requests
     return {"threshold": t, "in_scope_accuracy": 100 * float((decided[inscope] == gt[inscope]).mean()),
             "oos_recall": 100 * float((decided[~inscope] == OOS).mean()),
-            "auroc": auc(ppt, inscope.astype(int)), "fpr_at_95_recall": float((ppt[~inscope] >= keep95).mean())}
+            "auroc": auc(ppt, inscope.astype(int)), "fpr_at_95_recall": float((ppt[~inscope] >= keep95).mean()),
+            "ece": calibration_errors(ppt, pt == gt, ECE_BINS)[0]}
 
 
 def grid_encoders(names) -> dict:

@@ -32,14 +32,16 @@ import pandas as pd
 from ..config import External
 from ..core import io, schemas
 from ..core.artifact import RouterError, sha256
+from ..core.calibration import platt_probability
 from ..core.catalog import action_ids, load_catalog
 from ..core.errors import InputError
 from ..core.rankers import RankerSpec, query_embeddings
 from ..core.retarget import anchors, generic_requests, retargeted
 from ..core.runtime import KIND_WORDS, Router
-from ..core.scores import Scores
+from ..core.scores import Scores, top_actions
 from ..core.signals import signal_rows
 from ..core.text import char_ngrams
+from ..metrics import calibration_errors
 from ..routing.baselines import Gold, Study, correct, ladder
 from ..stats import auc_interval, cluster_weights, folds, percentile_interval, resampled_means
 from ..tables import write_table
@@ -65,18 +67,22 @@ NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.
         "resamples. refused: requests over router.max_chars, counted as delegated. probes: the artifact on each file "
         "of router.probes (requests with the decision they need: an action as act or ask with its tool, ask with it, "
         "a route, or not_act: anything but act); right / wrong / wrong_act (wrong and executed) count its requests, "
-        "accuracy = right / n.")
+        "accuracy = right / n. ece: expected calibration error of the router's P against whether acting on its top tool "
+        "is right (an in-catalog request whose gold is that tool), over 10 equal-width bins; within: the gate's "
+        "out-of-fold value through the exported calibrator; empty where the P is no probability (reference rows).")
 COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
            "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
-           "relevance_detection", "irrelevance_detection", "right", "wrong", "wrong_act"]
+           "relevance_detection", "irrelevance_detection", "right", "wrong", "wrong_act", "ece"]
 PROBE_EXPECTS = ("action", "ask", "not_act", "no_action")
+ECE_BINS = 10
 LEAK_JACCARD, LEAK_COSINE = 0.5, 0.97  # a request this near an example may be a copy of it: the clean row drops it
 
 
-def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> dict:
+def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int, top=None) -> dict:
     """Routed accuracy, abstention AUC, danger and ask rates of ``decided`` (kind, tool and P(in catalog) arrays)
     with their intervals, and BFCL's relevance and irrelevance detection; the AUC, and the detection of the missing
-    kind, are NaN when the requests are all in or all out of catalog."""
+    kind, are NaN when the requests are all in or all out of catalog. ``top``: the tool an act would run on each
+    request; given, ``ece`` is the calibration error of the P against that act being right (:func:`act_ece`)."""
     kind, tool, p_in = decided
     kind, tool, y = np.asarray(kind, str), np.asarray(tool, str), g.in_catalog.astype(int)
     clusters = np.asarray(clusters)
@@ -94,19 +100,30 @@ def card_row(decided: tuple, g: Gold, clusters, resamples: int, seed: int) -> di
     w = cluster_weights(clusters, resamples, seed)  # the same resamples (drawn once)
     auc = auc_interval(p_in, y, w, LEVEL) if both else (np.nan, np.nan, np.nan)
     out["auc"], out["auc_low"], out["auc_high"] = auc
+    if top is not None:
+        out["ece"] = act_ece(p_in, top, g)
     return out
 
 
-def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(kind, tool, P(in catalog), refused count) of the router's decisions; a refused request is delegated, with
-    P(in catalog) 0."""
+def act_ece(p, top, g: Gold) -> float:
+    """Expected calibration error (:data:`ECE_BINS` equal-width bins) of P against acting on ``top`` (per request,
+    the tool an act would run) being right: an in-catalog request whose gold tool it is."""
+    right = g.in_catalog & (np.asarray(top, str) == g.tool)
+    return calibration_errors(p, right, ECE_BINS)[0] if g.n else np.nan
+
+
+def routed(router: Router, texts, candidates=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """(kind, tool, P(in catalog), refused count, top tool) of the router's decisions (top: the tool an act would
+    run, its best candidate); a refused request is delegated, with P(in catalog) 0 and no top tool."""
     ok = np.array([_accepted(router, t) for t in texts], bool)
     keep = np.flatnonzero(ok)
     ds = router.decide_many([texts[i] for i in keep], None if candidates is None else [candidates[i] for i in keep])
     kind, tool, p = np.full(len(texts), "delegate", object), np.full(len(texts), "", object), np.zeros(len(texts))
+    top = np.full(len(texts), "", object)
     for i, d in zip(keep, ds):
         kind[i], tool[i], p[i] = PIPELINE_KINDS[d.kind], d.tool or "", d.p_in_catalog
-    return kind.astype(str), tool.astype(str), p, int((~ok).sum())
+        top[i] = d.candidates[0][0] if d.candidates else ""
+    return kind.astype(str), tool.astype(str), p, int((~ok).sum()), top.astype(str)
 
 
 def on_set(router: Router, ext, bank: list[str], fit: dict | None = None, lexical=None, evidence=None) -> dict:
@@ -175,16 +192,19 @@ def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
     c = Candidate(p["ranker"], EXAMPLES if p["kind"] == "examples" else p["gate"], (), 0.0)
     o = outcomes(exp, c, g)
     kind, tool, _ = o.decisions(o.oof(fold, np.ones(len(rows), bool)))
-    value = (gate_values(exp, c)[0] if c.gate
-             else exp.scores(exp.provenance["lexical"]).for_rows(rows).matrix.max(1))
+    value, ranker = gate_values(exp, c) if c.gate else (None, exp.scores(exp.provenance["lexical"]))
+    value = ranker.for_rows(rows).matrix.max(1) if value is None else value
+    p_act = platt_probability(value, router.coef, router.intercept)  # the exported calibrator on out-of-fold values
+    top = top_actions(ranker, rows)[:, 0].astype(str)
     clusters = np.array([r["utterance_id"] for r in rows])
     clean = ~leaked
-    name = router.manifest["experiment"]
+    g_clean, name = Gold([r for r, c in zip(rows, clean) if c], exp.catalog), router.manifest["experiment"]
     return [{"set": name, "mode": "within (out of fold)", "refused": 0,
-             **card_row((kind, tool, value), g, clusters, study.gate.resamples, study.run.seed)},
+             **card_row((kind, tool, value), g, clusters, study.gate.resamples, study.run.seed),
+             "ece": act_ece(p_act, top, g)},
             {"set": name, "mode": f"within (out of fold), clean: {int(leaked.sum())} near an example left out",
-             "refused": 0, **card_row((kind[clean], tool[clean], value[clean]), Gold([r for r, c in zip(rows, clean) if c],
-                                      exp.catalog), clusters[clean], study.gate.resamples, study.run.seed)}]
+             "refused": 0, **card_row((kind[clean], tool[clean], value[clean]), g_clean, clusters[clean],
+                                      study.gate.resamples, study.run.seed), "ece": act_ece(p_act[clean], top[clean], g_clean)}]
 
 
 def external_rows(router: Router, external: External, study: Study, loco=None) -> list[dict]:
@@ -200,9 +220,9 @@ def external_rows(router: Router, external: External, study: Study, loco=None) -
             if out is None:
                 log.warning("%s: not re-targeted: %s", name, note)
                 continue
-            kind, tool, p, refused = out
+            kind, tool, p, refused, top = out
             recs.append({"set": name, "mode": f"external ({mode})", "refused": refused,
-                         **card_row((kind, tool, p), g, ext.clusters, study.gate.resamples, study.run.seed)})
+                         **card_row((kind, tool, p), g, ext.clusters, study.gate.resamples, study.run.seed, top)})
             log.info("%s (%s): routed accuracy %.3f over %d requests (%d refused)", name, mode,
                      recs[-1]["accuracy"], len(kind), refused)
         if loco is not None:
@@ -260,10 +280,10 @@ def _candidates(router: Router, rows: list[dict]) -> list | None:
     return [r.get("candidates", actions) for r in rows] if any("candidates" in r for r in rows) else None
 
 
-def _card(rows: list[dict], router: Router, decided: tuple, resamples: int) -> dict:
+def _card(rows: list[dict], router: Router, decided: tuple, resamples: int, top=None) -> dict:
     """:func:`card_row` of ``decided`` (kind, tool, P(in catalog)) on a file's rows, clustered by pair_id."""
     return card_row(decided, Gold(rows, router.catalog), [r.get("pair_id") or r["utterance_id"] for r in rows],
-                    resamples, router.manifest["seed"])
+                    resamples, router.manifest["seed"], top)
 
 
 def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES,
@@ -273,9 +293,9 @@ def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_
     has a list (clusters: pair_id)."""
     if not rows:
         raise RouterError(f"{name}: no utterances to evaluate")
-    kind, tool, p, refused = routed(router, [r["text"] for r in rows], _candidates(router, rows))
+    kind, tool, p, refused, top = routed(router, [r["text"] for r in rows], _candidates(router, rows))
     return {"set": name, "mode": mode, "router": router.label, "refused": refused,
-            **_card(rows, router, (kind, tool, p), resamples)}
+            **_card(rows, router, (kind, tool, p), resamples, top)}
 
 
 def reference_rows(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES) -> list[dict]:

@@ -127,7 +127,7 @@ def loco_frame(exp, sets: dict, probes: dict | None = None) -> tuple[pd.DataFram
             for mode, (out, note) in on_set(router, ext, banks[ext.lang], fits[ext.lang], *over[name]).items():
                 row = {**named(c), "test_set": name, "mode": mode, "fit_set": provenance["experiment"], "note": note}
                 if out is not None:
-                    kind, tool, p, refused = out
+                    kind, tool, p, refused, _ = out
                     if c is ladder:
                         reference[(name, mode)] = (kind, tool)
                     ref = reference.get((name, mode))  # none: the ladder could not be re-targeted on this set
