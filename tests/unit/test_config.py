@@ -230,7 +230,7 @@ def test_a_seed_is_an_integer_below_2_to_the_32(seed, ok):
 
 
 def test_a_seed_too_long_to_read_names_its_file_and_line(tmp_path):
-    """A 5,000-digit seed gave a traceback (Snakemake itself reads the file first: README, 'Running other experiments')."""
+    """A 5,000-digit seed gave a traceback (Snakemake itself reads the file first: docs/usage.md, 'Running other experiments')."""
     path = tmp_path / "c.yaml"
     path.write_text("experiment: x\nseed: " + "9" * 5000 + "\n")
     with pytest.raises(InputError) as e:
