@@ -32,7 +32,6 @@ from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 from .rankers import BM25Ranker, encoder_kwargs
 from .signals import registry
-from .text import Terms
 
 FORMAT = 2
 MANIFEST = "router.json"
@@ -230,13 +229,12 @@ def lexical_ranker(folder: Path, m: dict, catalog: list[dict]) -> BM25Ranker:
     spec, text = m["lexical"]["spec"], text_settings(m)
     texts = [index_text(t, spec["variant"], tuple(m["langs"])) for t in catalog]
     try:
-        index = BM25(**{k: spec[k] for k in ("k1", "b", "idf", "epsilon") if k in spec},
-                     terms=Terms(spec.get("tokenizer", Terms.tokenizer), text.ngram, text.pad))
+        ranker = BM25Ranker.from_spec(spec, text)
         if len(catalog) <= SMALL_CATALOG:
-            return BM25Ranker(index.fit(texts))
+            return ranker.fit(texts)
     except (ValueError, TypeError) as exc:  # an unknown tokenizer or idf variant, a parameter of another type
         raise RouterError(f"{folder / MANIFEST}: field 'lexical.spec': {exc}") from None
-    return checked_index(folder, texts, m["seed"], (blob, index))
+    return checked_index(folder, texts, m["seed"], (blob, ranker.index))
 
 
 def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> BM25Ranker:
