@@ -64,3 +64,13 @@ def test_the_catalog_check_passes_nothing_the_catalog_schema_refuses():
     assert all(plain.catalog(r) for r in rows + catalog())
     with_enum = next(r for r in rows if any("enum" in p for p in r["parameters"]["properties"].values()))
     assert all(_holds("catalog", r) > 0 for r in (with_enum, catalog()[0]))
+
+
+def test_the_router_ranker_types_are_the_registry_s_exportable_kinds():
+    """plain.ROUTER_RANKERS (which plain cannot import from the registry) is the router schema's type enum, each
+    type with the capability the registry gives it, and every lexical or encoder-gate kind is there."""
+    from toolgate.core.rankers import RANKERS, kinds
+
+    assert list(plain.ROUTER_RANKERS) == schema("router")["$defs"]["ranker"]["properties"]["type"]["enum"]
+    assert all(getattr(RANKERS[t], part) for t, part in plain.ROUTER_RANKERS.items())
+    assert sorted(plain.ROUTER_RANKERS) == sorted(kinds("lexical") + kinds("encoder_gate"))

@@ -16,6 +16,7 @@ from jsonschema.exceptions import best_match
 from .core import io, schemas
 from .core.catalog import actions, load_catalog
 from .core.errors import InputError
+from .core.rankers import RankerSpec, hybrid_rankers, kinds
 from .utterances import OUT_SUBTYPES, is_in_catalog, load_utterances, main_set
 
 
@@ -53,12 +54,13 @@ def _check_lexical(cfg: dict, source: str) -> None:
     """The lexical role names a BM25 ranker of this config: its scores give the gate's features, its index is
     timed and shipped in every router."""
     name, rankers = cfg["roles"]["lexical"], cfg["rankers"]
+    lexical = " or ".join(kinds("lexical"))
     if name not in rankers:
         raise InputError(source, f"'{name}' is not a ranker under rankers (rankers: {', '.join(rankers)}); the "
-                                 "lexical role names one of type bm25", field="roles.lexical")
-    if rankers[name]["type"] != "bm25":
+                                 f"lexical role names one of type {lexical}", field="roles.lexical")
+    if not RankerSpec.of(rankers[name]).lexical:
         raise InputError(source, f"'{name}' is a {rankers[name]['type']} ranker; the lexical role needs one of type "
-                                 "bm25", field="roles.lexical")
+                                 f"{lexical}", field="roles.lexical")
 
 
 def _check_packages(cfg: dict, source: str) -> None:
@@ -84,17 +86,11 @@ def _check_path_kinds(cfg: dict, source: str) -> None:
                                      f"{kind}", field=field)
 
 
-def _hybrids(rankers: dict) -> dict[str, tuple[str, ...]]:
-    """Each hybrid entry's members, read from the raw config it validates (the stages ask
-    :func:`toolgate.core.rankers.hybrid_rankers`)."""
-    return {n: tuple(e["members"]) for n, e in rankers.items() if e["type"] == "hybrid"}
-
-
 def _check_hybrids(cfg: dict, source: str) -> None:
     """A hybrid's members are rankers of this config that are not hybrids; convex fuses exactly two. A hybrid
     ranks actions only, from score matrices: it cannot be the lexical ranker or a pipeline's (exported) ranker."""
     rankers = cfg["rankers"]
-    hybrid = _hybrids(rankers)
+    hybrid = hybrid_rankers(rankers)
     uses = {"roles.lexical": cfg["roles"]["lexical"],
             **{f"routing.pipelines.{p}.ranker": v["ranker"] for p, v in cfg["routing"]["pipelines"].items()}}
     for field, name in uses.items():
@@ -188,7 +184,7 @@ def _check_held_out(cfg: dict, source: str) -> None:
 def _check_folds(cfg: dict, n_in: int, n_out: int, where: str, source: str) -> None:
     """Folds grouped by pair need at least one group per fold on each side (sklearn fails after scoring otherwise)."""
     folds = {"gate.folds": cfg["gate"]["folds"],
-             **{f"rankers.{n}.folds": cfg["rankers"][n]["folds"] for n in _hybrids(cfg["rankers"])
+             **{f"rankers.{n}.folds": cfg["rankers"][n]["folds"] for n in hybrid_rankers(cfg["rankers"])
                 if cfg["rankers"][n]["method"] == "convex"}}
     for label, groups in (("in-catalog", n_in), ("out-of-catalog", n_out)):
         for field, n in folds.items():

@@ -17,6 +17,7 @@ import math
 import os
 import zipfile
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,7 +33,6 @@ from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 from .rankers import BM25Ranker, encoder_kwargs
 from .signals import registry
-from .text import Terms
 
 FORMAT = 2
 MANIFEST = "router.json"
@@ -230,13 +230,12 @@ def lexical_ranker(folder: Path, m: dict, catalog: list[dict]) -> BM25Ranker:
     spec, text = m["lexical"]["spec"], text_settings(m)
     texts = [index_text(t, spec["variant"], tuple(m["langs"])) for t in catalog]
     try:
-        index = BM25(**{k: spec[k] for k in ("k1", "b", "idf", "epsilon") if k in spec},
-                     terms=Terms(spec.get("tokenizer", Terms.tokenizer), text.ngram, text.pad))
+        ranker = BM25Ranker.from_spec(spec, text)
         if len(catalog) <= SMALL_CATALOG:
-            return BM25Ranker(index.fit(texts))
+            return ranker.fit(texts)
     except (ValueError, TypeError) as exc:  # an unknown tokenizer or idf variant, a parameter of another type
         raise RouterError(f"{folder / MANIFEST}: field 'lexical.spec': {exc}") from None
-    return checked_index(folder, texts, m["seed"], (blob, index))
+    return checked_index(folder, texts, m["seed"], (blob, ranker.index))
 
 
 def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> BM25Ranker:
@@ -343,8 +342,17 @@ def load_arrays(folder: Path, m: dict, catalog: list[dict]) -> dict[str, np.ndar
     return arrays
 
 
-def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, threads: int | None):
-    """({name: encoder}, {name: catalog embeddings}, {name: exemplar embeddings}) of the manifest's encoders, from
+@dataclass(frozen=True)
+class EncoderSet:
+    """A router's encoders by name and, by the same names, the catalog's embeddings (``docs``) and the exemplars'
+    (``exemplars``): what a kNN or max-cosine gate and a dense ranker read."""
+    encoders: dict = field(default_factory=dict)
+    docs: dict = field(default_factory=dict)
+    exemplars: dict = field(default_factory=dict)
+
+
+def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, threads: int | None) -> EncoderSet:
+    """The manifest's encoders with their catalog and exemplar embeddings (an :class:`EncoderSet`), from
     :func:`load_arrays`' ``arrays``; made after every other check (an ONNX encoder may export into its cache).
 
     Each encoder must be the one the embeddings were made with (id and revision) and the catalog's index texts
@@ -365,7 +373,7 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, thre
             raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings were made by "
                               f"{entry['key']}, this encoder is {enc.key}; export the router again")
         encoders[name] = enc
-    return encoders, docs, exemplars
+    return EncoderSet(encoders, docs, exemplars)
 
 
 def load_examples(folder: Path, m: dict, catalog: list[dict], arrays: dict):

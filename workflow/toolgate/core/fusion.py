@@ -65,3 +65,6 @@ class HybridRanker:
     def score(self, query):
         return combine([np.asarray(m.score(query), float)[None, :] for m in self.members], self.method, self.rrf_k,
                        self.weight)[0]
+
+    def size_bytes(self) -> int:
+        return sum(m.size_bytes() for m in self.members)

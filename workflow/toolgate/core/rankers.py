@@ -10,15 +10,18 @@
   ColBERT-trained, so its MaxSim numbers demonstrate the code path, not ColBERT
   quality. A ColBERT checkpoint goes in the same ``encoder.model`` field.
 
-A ranker's config entry is ``{type, variant, ...}``; see the config schema. This module is the one that
-knows the kinds: every other stage asks a :class:`RankerSpec` what a ranker is (lexical, embeds, an encoder
-gate, a hybrid and its members) and never compares ``type`` strings.
+A ranker's config entry is ``{type, variant, ...}``; see the config schema. :data:`RANKERS` is the one place
+that knows the kinds: each type's builder and capabilities. Every other stage asks a :class:`RankerSpec` what
+a ranker is (lexical, embeds, an encoder gate, a hybrid and its members) and never compares ``type`` strings;
+a new kind is a :class:`Ranker` class, one line in :data:`RANKERS` and its entry in the config schema.
 """
 from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -29,8 +32,6 @@ from .embedding_cache import CachedEncoder
 from .encoders import BACKENDS, make_encoder
 from .fusion import HybridRanker
 from .text import Terms
-
-KINDS = ("bm25", "dense", "maxsim", "hybrid")
 
 
 def resolved(entry: dict) -> dict:
@@ -56,24 +57,28 @@ class RankerSpec:
         return self.entry["type"]
 
     @property
+    def type(self) -> "RankerType":
+        return ranker_type(self.kind)
+
+    @property
     def lexical(self) -> bool:
         """BM25: scores every catalog entry (routes too); the route step and the lexical role read it."""
-        return self.kind == "bm25"
+        return self.type.lexical
 
     @property
     def embeds(self) -> bool:
         """Runs an encoder (``entry["encoder"]``): dense or late interaction."""
-        return self.kind in ("dense", "maxsim")
+        return self.type.embeds
 
     @property
     def encoder_gate(self) -> bool:
         """One embedding per text: a max-cosine gate signal, request embeddings, quantisation and timing."""
-        return self.kind == "dense"
+        return self.type.encoder_gate
 
     @property
     def hybrid(self) -> bool:
         """Fuses other rankers' scores (:mod:`toolgate.retrieval.hybrid`): no model of its own, no route scores."""
-        return self.kind == "hybrid"
+        return self.type.hybrid
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -96,9 +101,40 @@ def single_rankers(rankers: dict) -> dict:
     return {n: e for n, e in rankers.items() if not RankerSpec.of(e).hybrid}
 
 
+class Ranker(Protocol):
+    """What a ranker of :data:`RANKERS` does: fitted on the catalog's index texts, it scores requests against
+    them (a matrix for many, a row for one) and tells its bytes on disk (the cost benchmark's size column).
+    :class:`~toolgate.core.fusion.HybridRanker` scores and sizes the same way, fused from fitted members."""
+
+    def fit(self, docs) -> "Ranker": ...
+
+    def score_many(self, queries) -> np.ndarray: ...
+
+    def score(self, query) -> np.ndarray: ...
+
+    def size_bytes(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Build:
+    """What a builder reads besides the entry: the character n-gram settings, the embedding cache and whether
+    queries go through it (see :class:`DenseRanker`)."""
+    ngram: int
+    pad: bool
+    cache_dir: str | None = None
+    cache_queries: bool = True
+
+
 class BM25Ranker:
     def __init__(self, index: _bm25.BM25):
         self.index = index
+
+    @classmethod
+    def from_spec(cls, spec: dict, text) -> "BM25Ranker":
+        """Unfitted, of an entry's BM25 settings (BM25's defaults for those a hand-written router manifest leaves
+        out) and ``text``'s n-gram settings (``ngram``, ``pad``)."""
+        return cls(_bm25.BM25(**{k: spec[k] for k in ("k1", "b", "idf", "epsilon") if k in spec},
+                              terms=Terms(spec.get("tokenizer", Terms.tokenizer), text.ngram, text.pad)))
 
     def fit(self, docs):
         self.index.fit(docs)
@@ -110,6 +146,9 @@ class BM25Ranker:
     def score(self, query):
         return self.index.score(query)
 
+    def size_bytes(self) -> int:
+        return len(self.index.to_bytes())
+
 
 class DenseRanker:
     """``cache_queries=False``: documents through the cache, queries always encoded (what a timing needs)."""
@@ -118,6 +157,10 @@ class DenseRanker:
         cached = CachedEncoder(encoder, cache_dir) if cache_dir else encoder
         self.raw, self.doc_encoder = encoder, cached
         self.encoder = cached if cache_queries else encoder
+
+    @classmethod
+    def from_spec(cls, spec: dict, build: Build) -> "DenseRanker":
+        return cls(_encoder(spec, build), build.cache_dir, build.cache_queries)
 
     def fit(self, docs):
         self.docs = self.doc_encoder.encode_documents(list(docs))
@@ -129,12 +172,19 @@ class DenseRanker:
     def score(self, query):
         return (self.raw.encode_queries([query]) @ self.docs.T)[0]
 
+    def size_bytes(self) -> int:
+        return self.raw.size_bytes()
+
 
 class MaxSimRanker:
     def __init__(self, encoder):
         if not hasattr(encoder, "token_embeddings"):
             raise ValueError(f"maxsim needs token embeddings; backend '{encoder.backend}' has none (use sentence-transformers)")
         self.encoder = encoder
+
+    @classmethod
+    def from_spec(cls, spec: dict, build: Build) -> "MaxSimRanker":
+        return cls(_encoder(spec, build))
 
     def fit(self, docs):
         self.docs = self.encoder.token_embeddings(list(docs), getattr(self.encoder, "document_prefix", ""))
@@ -147,6 +197,40 @@ class MaxSimRanker:
     def score(self, query):
         return self.score_many([query])[0]
 
+    def size_bytes(self) -> int:
+        return self.encoder.size_bytes()
+
+
+@dataclass(frozen=True)
+class RankerType:
+    """A kind of ranker: ``build`` makes an unfitted :class:`Ranker` of an entry (None: a hybrid, fitted member by
+    member in :func:`fit_ranker`) and the capabilities :class:`RankerSpec` answers with."""
+    build: Callable[[dict, Build], Ranker] | None
+    lexical: bool = False
+    embeds: bool = False
+    encoder_gate: bool = False
+    hybrid: bool = False
+
+
+# The config schema's rankers.*.type enum lists these names (tests/unit/retrieval/test_rankers.py holds them together).
+RANKERS: dict[str, RankerType] = {
+    "bm25": RankerType(BM25Ranker.from_spec, lexical=True),
+    "dense": RankerType(DenseRanker.from_spec, embeds=True, encoder_gate=True),
+    "maxsim": RankerType(MaxSimRanker.from_spec, embeds=True),
+    "hybrid": RankerType(None, hybrid=True),
+}
+
+
+def kinds(capability: str) -> list[str]:
+    """The type names of :data:`RANKERS` with ``capability`` (``lexical``, ``embeds``, ...), in registry order."""
+    return [k for k, t in RANKERS.items() if getattr(t, capability)]
+
+
+def ranker_type(kind: str) -> RankerType:
+    if kind not in RANKERS:
+        raise ValueError(f"unknown ranker type '{kind}' (known: {', '.join(RANKERS)})")
+    return RANKERS[kind]
+
 
 def encoder_kwargs(spec: dict) -> dict:
     cls = BACKENDS[spec["backend"]]
@@ -156,21 +240,17 @@ def encoder_kwargs(spec: dict) -> dict:
     return {k: v for k, v in spec.items() if k == "backend" or k in accepted}
 
 
-def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_queries: bool = True):
-    """An unfitted ranker from its config entry (``cache_queries``: see :class:`DenseRanker`)."""
-    spec = RankerSpec.of(spec).entry
-    kind = spec["type"]
-    if kind == "hybrid":
+def _encoder(spec: dict, build: Build):
+    """The encoder of an entry that embeds (``spec["encoder"]``), its downloads in ``build.cache_dir``."""
+    return make_encoder(encoder_kwargs(spec["encoder"]), build.cache_dir)
+
+
+def build_ranker(spec: dict, ngram: int, pad: bool, cache_dir=None, cache_queries: bool = True) -> Ranker:
+    """An unfitted ranker from its config entry, by its type's builder (``cache_queries``: see :class:`DenseRanker`)."""
+    r = RankerSpec.of(spec)
+    if r.type.build is None:
         raise ValueError("a hybrid ranker is fitted member by member: fit_ranker(with_members(spec, rankers), ...)")
-    if kind == "bm25":
-        return BM25Ranker(_bm25.BM25(spec["k1"], spec["b"], spec["idf"], spec["epsilon"],
-                                     Terms(spec["tokenizer"], ngram, pad)))
-    encoder = make_encoder(encoder_kwargs(spec["encoder"]), cache_dir)
-    if kind == "dense":
-        return DenseRanker(encoder, cache_dir, cache_queries)
-    if kind == "maxsim":
-        return MaxSimRanker(encoder)
-    raise ValueError(f"unknown ranker type '{kind}' (known: {', '.join(KINDS)})")
+    return r.type.build(r.entry, Build(ngram, pad, cache_dir, cache_queries))
 
 
 def with_members(spec: dict, rankers: dict) -> dict:
@@ -179,18 +259,13 @@ def with_members(spec: dict, rankers: dict) -> dict:
     return {**spec, "member_specs": [rankers[m] for m in members]} if members else spec
 
 
-def size_bytes(ranker, index_path=None) -> int:
-    """A fitted ranker's bytes on disk: the serialised BM25 index (written to ``index_path`` if given), the
-    encoder's model files, or a hybrid's members together."""
-    if hasattr(ranker, "members"):
-        return sum(size_bytes(m) for m in ranker.members)
-    if isinstance(ranker, BM25Ranker):
-        blob = ranker.index.to_bytes()
-        if index_path:
-            with open(index_path, "wb") as fh:
-                fh.write(blob)
-        return len(blob)
-    return ranker.raw.size_bytes() if hasattr(ranker, "raw") else ranker.encoder.size_bytes()
+def size_bytes(ranker: Ranker, index_path=None) -> int:
+    """A fitted ranker's bytes on disk (:meth:`Ranker.size_bytes`); a BM25 index is written to ``index_path`` too
+    if given."""
+    if index_path and isinstance(ranker, BM25Ranker):
+        with open(index_path, "wb") as fh:
+            fh.write(ranker.index.to_bytes())
+    return ranker.size_bytes()
 
 
 def query_embeddings(spec: dict, texts, run) -> np.ndarray:

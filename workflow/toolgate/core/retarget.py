@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import io
-from .artifact import RouterError
+from .artifact import EncoderSet, RouterError
 from .catalog import own_queries
 
 GENERIC_REQUESTS = files(__package__) / "generic_requests.jsonl"
@@ -77,8 +77,8 @@ def retargeted(over, fit: dict, bank: list[str]):
     if over.kind == "examples":
         raise RouterError("an examples model over a catalog with examples is remade from them: nothing to re-target")
     m = retargeted_manifest(over.manifest, fit, anchors(over, bank))
-    return type(over)(m, over.catalog, over.lexical, over.encoders, over.docs, over.exemplars, over.evidence,
-                      over.examples)
+    return type(over)(m, over.catalog, over.lexical, EncoderSet(over.encoders, over.docs, over.exemplars),
+                      over.evidence, over.examples)
 
 
 def retarget(router, catalog: list[dict], langs, bank: list[str] | None = None):

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import io
 from .artifact import (
+    EncoderSet,
     RouterError,
     checked_file,
     json_type,
@@ -170,12 +171,14 @@ class Router:
     """An exported router, ready to decide: a band (ranker, any registered gate, thresholds), an examples model
     (its encoder's class probabilities as the ranker, the top action's log-odds as the gate), or the ladder."""
 
-    def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoders=None, docs=None,
-                 exemplars=None, evidence: Evidence | None = None, examples: ExampleModel | None = None):
-        """``evidence``: the evidence rules over this catalog, made already (they depend on the catalog and the
-        languages alone); none: made here. ``examples``: the examples model of a pipeline of kind examples."""
+    def __init__(self, manifest: dict, catalog: list[dict], lexical: BM25Ranker, encoded: EncoderSet | None = None,
+                 evidence: Evidence | None = None, examples: ExampleModel | None = None):
+        """``encoded``: the encoders with their catalog and exemplar embeddings (none for the ladder). ``evidence``:
+        the evidence rules over this catalog, made already (they depend on the catalog and the languages alone);
+        none: made here. ``examples``: the examples model of a pipeline of kind examples."""
         self.manifest, self.catalog, self.lexical = manifest, catalog, lexical
-        self.encoders, self.docs, self.exemplars = encoders or {}, docs or {}, exemplars or {}
+        encoded = encoded or EncoderSet()
+        self.encoders, self.docs, self.exemplars = encoded.encoders, encoded.docs, encoded.exemplars
         self.ids = np.array([t["id"] for t in catalog])
         self.kinds = np.array([t["kind"] for t in catalog])
         self.actions = np.flatnonzero(self.kinds == ACTION)
@@ -222,7 +225,7 @@ class Router:
         arrays = load_arrays(folder, m, cat)
         examples = load_examples(folder, m, cat, arrays) if m["pipeline"]["kind"] == "examples" else None
         lexical = lexical_ranker(folder, m, cat)
-        return cls(m, cat, lexical, *load_encoders(folder, m, cat, arrays, threads), examples=examples)
+        return cls(m, cat, lexical, load_encoders(folder, m, cat, arrays, threads), examples=examples)
 
     def on_catalog(self, catalog: list[dict], langs, lexical=None, evidence=None) -> "Router":
         """This router over another catalog (an external set's tools; an examples router over a catalog without
@@ -241,7 +244,7 @@ class Router:
             texts, labels = training_texts(catalog, tuple(langs), generic_requests(tuple(langs)))
             examples = fit_examples(self.encoders[self.ranker].encode_queries(texts), labels, m["examples"]["c"])
             m["examples"] = {**m["examples"], "classes": [str(c) for c in examples.classes]}
-        return Router(m, catalog, lexical, self.encoders, docs, self.exemplars, evidence, examples)
+        return Router(m, catalog, lexical, EncoderSet(self.encoders, docs, self.exemplars), evidence, examples)
 
     def fallback(self) -> "Router":
         """An examples router's fallback for a catalog without examples: the single-pool ladder fitted on the same

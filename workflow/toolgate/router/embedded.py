@@ -28,7 +28,7 @@ console = logging.getLogger("toolgate.console")
 def per_text_rankers(rankers: dict) -> dict[str, dict]:
     """The dense rankers whose encoder caches per text, by name."""
     specs = {n: RankerSpec.of(e) for n, e in rankers.items()}
-    return {n: s.entry for n, s in specs.items() if s.kind == "dense" and s.entry["encoder"]["backend"] in PER_TEXT}
+    return {n: s.entry for n, s in specs.items() if s.encoder_gate and s.entry["encoder"]["backend"] in PER_TEXT}
 
 
 def texts_of(sets: dict, catalog: list[dict], langs, variant: str) -> tuple[list[str], list[str]]:

@@ -23,6 +23,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..core.artifact import EncoderSet
 from ..core.embedding_cache import CachedEncoder
 from ..core.encoders import make_encoder
 from ..core.evidence import Evidence
@@ -90,9 +91,9 @@ def candidate_router(exp, c: Candidate, encoders: Encoders, lexical: dict, evide
     names = a.manifest["encoders"]
     bm25 = lexical.setdefault(repr(a.manifest["lexical"]), Memo(a.lexical))
     examples = ExampleModel.of(a.manifest["examples"], a.arrays) if "examples" in a.manifest else None
-    return Router(a.manifest, a.catalog, bm25, {n: encoders(e["spec"]) for n, e in names.items()},
-                  {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names},
-                  evidence, examples)
+    encoded = EncoderSet({n: encoders(e["spec"]) for n, e in names.items()},
+                         {n: a.arrays[f"catalog__{n}"] for n in names}, {n: a.arrays[f"exemplars__{n}"] for n in names})
+    return Router(a.manifest, a.catalog, bm25, encoded, evidence, examples)
 
 
 def named(c: Candidate) -> dict:

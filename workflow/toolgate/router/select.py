@@ -60,8 +60,9 @@ def exportable(rankers: dict) -> list[str]:
 def model_key(entry) -> str:
     """The kind of model a ranker runs, as the latency table names it: ``bm25:<tokenizer>``, an encoder's backend,
     or ``<backend>:<model>`` for a model other than the backend's bundled one."""
-    spec = RankerSpec.of(entry).entry
-    if spec["type"] == "bm25":
+    r = RankerSpec.of(entry)
+    spec = r.entry
+    if r.lexical:
         return f"bm25:{spec.get('tokenizer', 'char')}"
     enc = spec["encoder"]
     return f"{enc['backend']}:{enc['model']}" if enc.get("model") else enc["backend"]

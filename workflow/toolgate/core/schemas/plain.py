@@ -13,6 +13,10 @@ _SHA256 = re.compile("[0-9a-f]{64}")
 _ID = re.compile("[a-z][a-z0-9]*(_[a-z0-9]+)*")
 _LANG = re.compile("[a-z]{2}")
 _TEXT = re.compile(r"\S")
+# router.schema.yaml's ranker types by the part a router runs them in (the registry's capability); plain cannot
+# import the registry (toolgate.core.rankers imports the schemas), so tests/unit/test_schemas_plain.py holds the
+# two together.
+ROUTER_RANKERS = {"bm25": "lexical", "dense": "encoder_gate"}
 
 
 def _str(x, *allowed) -> bool:
@@ -45,9 +49,9 @@ def _sha(x) -> bool:
 
 def _ranker(r) -> bool:
     """router.schema.yaml's ``$defs.ranker``."""
-    return (_obj(r, "type", "variant") and _str(r["type"], "bm25", "dense") and _str(r["variant"], "E0", "E1")
+    return (_obj(r, "type", "variant") and _str(r["type"], *ROUTER_RANKERS) and _str(r["variant"], "E0", "E1")
             and _opt(r, "tokenizer", _str) and _opt(r, "k1", lambda v: _num(v, 0)) and _opt(r, "b", lambda v: _num(v, 0, 1))
-            and (_encoder(r["encoder"]) if "encoder" in r else r["type"] != "dense"))
+            and (_encoder(r["encoder"]) if "encoder" in r else ROUTER_RANKERS[r["type"]] != "encoder_gate"))
 
 
 def _encoder(e) -> bool:
@@ -86,7 +90,7 @@ def router(m) -> bool:
             and type(m["encoders"]) is dict
             and all(_obj(e, "spec", "key", "texts_sha256", "exemplars") and _ranker(e["spec"]) and _str(e["key"])
                     and _sha(e["texts_sha256"]) and _int(e["exemplars"], 0) for e in m["encoders"].values())
-            and _obj(lex, "name", "spec") and _str(lex["name"]) and _ranker(lex["spec"]) and lex["spec"]["type"] == "bm25"
+            and _obj(lex, "name", "spec") and _str(lex["name"]) and _ranker(lex["spec"]) and ROUTER_RANKERS[lex["spec"]["type"]] == "lexical"
             and _obj(text, "ngram", "pad") and _int(text["ngram"], 1, 8) and type(text["pad"]) is bool
             and _list(m["langs"], lambda v: _str(v, "ko", "en"), 1)
             and _obj(cal, "method", "coef", "intercept") and _str(cal["method"], "platt") and _num(cal["coef"])
