@@ -1,6 +1,6 @@
 """End to end: tool-rows files written for the tests (labelled rows in English and Korean; rows in BFCL live's shape)
 imported with one command each and run with the command the importer prints, the labelled rows through the whole
-workflow but the routers' timing (router_cost), the BFCL-shaped rows up to the selected router and the routing
+workflow but the timing rules (timing: false), the BFCL-shaped rows up to the selected router and the routing
 tables; the written config runs from the project root and from the import folder, wherever that folder is. The
 BFCL-shaped run also covers a catalog without route entries (tests/e2e/test_imported_runs.py runs the docs' example).
 Each router is exported from the written config and evaluated on the rows it was imported from, read with the same
@@ -15,7 +15,7 @@ import pytest
 from test_imported_runs import exported_and_evaluated
 
 from conftest import copy_repo
-from import_fixtures import FASTER, LEAVE_OUT, NON_ROUTINE, TIMED, ran
+from import_fixtures import FASTER, NON_ROUTINE, TIMED, ran
 from smk import UNTIMED, job_counts, snakemake
 from tool_rows_fixtures import bfcl_live_rows, labelled_rows
 
@@ -39,18 +39,18 @@ def _import(repo, cwd, *args) -> list[str]:
 
 
 def _run(repo, folder, command: list[str], *targets: str) -> dict:
-    """The printed command, run from the project root up to ``targets`` (none: the whole workflow) without router_cost
-    (bootstrap resamples and timed queries cut: the numbers are not under test); then, from the import folder, a dry
+    """The printed command, run from the project root up to ``targets`` (none: the whole workflow) without the timing
+    rules (and bootstrap resamples cut: the numbers are not under test); then, from the import folder, a dry
     run naming the project finds nothing left to do."""
     config = folder / "config.yaml"
-    assert "gate:" not in config.read_text()  # the appended settings replace no written one
+    assert not {"gate:", "timing:"} & set(config.read_text().split())  # the appended settings replace no written one
     config.write_text(config.read_text() + FASTER)
     assert command[:2] == ["snakemake", "--configfile"] and (repo / command[2]).resolve() == config.resolve()
     assert not NON_ROUTINE & set(job_counts(snakemake("-n", *command[1:], cwd=repo).stdout))
-    # the targets first: --configfile and --omit-from take every word up to the next option
-    snakemake(*targets, *command[1:], *LEAVE_OUT, *UNTIMED, cwd=repo)
+    # the targets first: --configfile takes every word up to the next option
+    snakemake(*targets, *command[1:], *UNTIMED, cwd=repo)
     again = snakemake("-n", *targets, "-s", str(repo / "Snakefile"), "-d", str(repo), "--configfile", "config.yaml",
-                      *LEAVE_OUT, cwd=folder)
+                      cwd=folder)
     assert "Nothing to be done" in again.stdout + again.stderr
     return json.loads((folder / "import.json").read_text())
 
@@ -68,7 +68,7 @@ def test_labelled_rows_imported_from_outside_the_project_run_through(place):
     command = _import(repo, root, labelled_rows(root / "src"), *reading, "--out", "repo/runs/rows")
     assert command == ["snakemake", "--configfile", "runs/rows/config.yaml", "--cores", "2"]
     info = _run(repo, repo / "runs" / "rows", command)
-    assert TIMED & ran(repo, info["experiment"]) == {"cost", "pipeline_cost"}  # the report reads their tables
+    assert not TIMED & ran(repo, info["experiment"])
     res, n = _selection(repo, info)
     assert n["bm25", "all"] == info["in_catalog"] == 19 and (n["bm25", "ko"], n["bm25", "en"]) == (4, 15)
     assert "Candidates: each request's own list (25 of 26 requests" in (res / "tables" / "selection.md").read_text()

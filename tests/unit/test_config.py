@@ -150,11 +150,15 @@ def test_schemas_read_by_libyaml_equal_the_pure_python_reading():
         assert schemas.schema(name) == yaml.safe_load(path.read_text(encoding="utf-8")), name
 
 
-def test_the_result_hash_leaves_the_bench_switch_out():
-    """`make bench` adds studies and changes no other result: the workflow and `toolgate export` record one hash."""
-    from toolgate.config import load, result_hash, study_on
+def test_the_result_hash_leaves_the_bench_and_timing_switches_out():
+    """`make bench` adds studies and `timing: false` drops the timing rules, changing no other result: the workflow
+    and `toolgate export` record one hash, the one a config from before the timing switch has."""
+    from toolgate.config import config_hash, load, result_hash, study_on
     cfg = load(ROOT / "config.yaml")
     assert result_hash({**cfg, "bench": True}) == result_hash(cfg) != result_hash({**cfg, "seed": cfg["seed"] + 1})
+    before = {k: v for k, v in cfg.items() if k != "timing"}
+    assert cfg["timing"] is True and result_hash({**cfg, "timing": False}) == result_hash(cfg) == config_hash(
+        {**before, "bench": False})
     assert not study_on(cfg, "scaling") and study_on({**cfg, "bench": True}, "scaling") == cfg["scaling"]["enabled"]
 
 

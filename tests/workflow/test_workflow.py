@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from import_fixtures import NON_ROUTINE, bfcl_folder
+from import_fixtures import NON_ROUTINE, TIMED, bfcl_folder
 from smk import job_counts, snakemake, toolgate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,3 +97,10 @@ def test_benchmarks_beyond_the_paper_run_with_make_bench_only(repo_copy):
     assert {j: bench[j] for j in BENCH_JOBS} == dict.fromkeys(BENCH_JOBS, 1)
     assert {j: n for j, n in bench.items() if j not in BENCH_JOBS} == plain
     assert "bench=True" in (ROOT / "Makefile").read_text()
+
+
+def test_timing_off_leaves_out_the_timing_rules_only(repo_copy):
+    # the suite's imported runs (import_fixtures.FASTER): every other job of the run, the report among them, stays
+    plain = job_counts(snakemake("-n", "--configfile", "config.yaml", cwd=repo_copy).stdout)
+    off = job_counts(snakemake("-n", "--configfile", "config.yaml", "--config", "timing=False", cwd=repo_copy).stdout)
+    assert {j: n for j, n in plain.items() if j not in TIMED} == off and TIMED <= set(plain)

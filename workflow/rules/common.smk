@@ -66,6 +66,14 @@ TABLES = ["composition", "jaccard", "selection", "rerank", "cost", "gate_auc", "
           "calibration", "operating_points", "routing_baselines", "pipelines", "pipeline_cost", "signal_diversity",
           "candidate_ablation", "crossover", "gate_by_overlap", "gate_overlap_map", "gate_by_subtype",
           "annotation_agreement", "gate_comparison", "gate_transfer", "gate_loco"]
+TIMED_TABLES = ["cost", "pipeline_cost"]  # the timing rules' tables (config: timing; router_cost's: router_targets)
+
+
+def core_tables():
+    """TABLES, less the timing rules' where `timing` is off."""
+    return [t for t in TABLES if config["timing"] or t not in TIMED_TABLES]
+
+
 FIGURES = ["fig2_operating_points", "fig3_reliability", "fig_candidate_ablation", "fig_gate_by_overlap",
            "fig_gate_overlap_map", "fig_gate_transfer", "fig_gate_loco"]
 
@@ -95,7 +103,8 @@ def router_targets():
         return []
     return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
             + [f"{RES}/tables/{t}.csv"
-               for t in ("router_cost", "router_selection", "router_eval", "router_loco", "router_probes")])
+               for t in ("router_cost", "router_selection", "router_eval", "router_loco", "router_probes")
+               if config["timing"] or t != "router_cost"])
 
 
 def all_figures():
@@ -106,7 +115,7 @@ def all_figures():
 
 def all_targets():
     targets = [f"{RES}/inputs_ok.json", f"{RES}/data_check.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
-    targets += [f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()]
+    targets += [f"{RES}/tables/{t}.csv" for t in core_tables() + optional_tables()]
     targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
     targets += router_targets()
     if checks_this_experiment():
@@ -118,7 +127,7 @@ def checked_tables():
     """The core tables and every table the expected-values file names (the check reads them all)."""
     path = config["report"]["expected"]
     named = [e["table"] for e in load_expected(path)["entries"]] if path else []
-    return [f"{RES}/tables/{t}.csv" for t in dict.fromkeys(TABLES + named)]
+    return [f"{RES}/tables/{t}.csv" for t in dict.fromkeys(core_tables() + named)]
 
 
 def checks_this_experiment():

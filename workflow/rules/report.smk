@@ -7,7 +7,7 @@ PAPER_CONFIG = "config/paper.yaml"  # the paper's models: the report names it as
 
 rule report:
     input:
-        tables=[f"{RES}/tables/{t}.csv" for t in TABLES + optional_tables()],
+        tables=[f"{RES}/tables/{t}.csv" for t in core_tables() + optional_tables()],
         figures=[f"{FIG}/{f}.png" for f in all_figures()],
         reported=config["report"]["reported"],
         catalog=config["catalog"],

@@ -249,9 +249,10 @@ def study_on(cfg: dict, name: str) -> bool:
 
 
 def result_hash(cfg: dict) -> str:
-    """The config hash results and routers record: `bench` left out, since `make bench` adds studies and changes no
-    other result (switching targets re-exports no router, and the workflow and `toolgate export` agree)."""
-    return config_hash({**cfg, "bench": False})
+    """The config hash results and routers record: `bench` and `timing` left out, since each adds or drops timing
+    rules and changes no other result (switching targets re-exports no router, and the workflow and `toolgate export`
+    agree)."""
+    return config_hash({**{k: v for k, v in cfg.items() if k != "timing"}, "bench": False})
 
 
 def load(path) -> dict:
