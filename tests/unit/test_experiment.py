@@ -1,4 +1,5 @@
-"""The experiment object: typed params read as attributes, the catalog and utterances loaded once, the layout."""
+"""The experiment object: typed params read as declared attributes, the inputs loaded once, the layout."""
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,11 +30,23 @@ def test_the_catalog_and_utterances_load_once(tmp_path, monkeypatch):
     assert calls == [("c", "u", ("en",))]
 
 
+def test_every_attribute_the_stages_read_is_declared():
+    """The params are declared attributes (an editor sees them): each ``exp.<name>`` in toolgate and the scripts is
+    one, so none reads a param the class does not type."""
+    sources = [*(ROOT / "workflow" / "toolgate").rglob("*.py"), *(ROOT / "workflow" / "scripts").glob("*.py")]
+    read = {m for p in sources for m in re.findall(r"\bexp\.([a-z_]+)", p.read_text(encoding="utf-8"))}
+    exp = Experiment(SimpleNamespace())
+    assert {"gate", "run", "rankers", "signals"} <= read
+    assert not {n for n in read if not hasattr(Experiment, n) and n not in vars(exp)}
+
+
 def test_the_layout_is_the_workflows():
     lay = Layout("default")
     assert lay.table("gate_loco") == Path("results/default/tables/gate_loco.csv")
     assert (lay.fig, lay.logs, lay.scores("bm25")) == (Path("figures/default"), Path("logs/default"),
                                                       Path("results/default/scores/bm25.npz"))
+    assert (lay.signals, lay.gates, lay.cache) == (
+        Path("results/default/gate/signals.csv"), Path("results/default/gate/gates.json"), Path("results/default/cache"))
 
 
 def test_from_config_names_the_first_missing_output(tmp_path, monkeypatch):

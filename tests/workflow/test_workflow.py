@@ -1,3 +1,5 @@
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,14 @@ def test_every_rule_has_a_log_and_a_benchmark():
     rules = text.split("\nrule ")[1:]
     missing = [b.split(":")[0] for b in rules if "benchmark:" not in b or "log:" not in b]
     assert rules and not missing, missing
+
+
+def test_every_path_is_written_once():
+    # a file two rules name is common.smk's PATHS entry: two literals of it could drift apart and split the DAG
+    text = "\n".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))
+    literals = re.findall(r'f"\{(?:RES|FIG|LOGS)\}/[^"]*"', text)
+    twice = sorted(p for p, n in Counter(literals).items() if n > 1)
+    assert literals and not twice, twice
 
 
 BENCH_JOBS = {"scaling", "fig_scaling", "tokenizer_ablation", "fig_tokenizer_ablation"}

@@ -5,9 +5,9 @@ rule candidate_ablation:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
     output:
-        table=f"{RES}/tables/candidate_ablation.csv",
+        table=PATHS.candidate_ablation,
         md=f"{RES}/tables/candidate_ablation.md",
         crossover=f"{RES}/tables/crossover.csv",
         crossover_md=f"{RES}/tables/crossover.md",
@@ -28,7 +28,7 @@ rule candidate_ablation:
 
 rule fig_candidate_ablation:
     input:
-        table=f"{RES}/tables/candidate_ablation.csv",
+        table=PATHS.candidate_ablation,
     output:
         png=report(f"{FIG}/fig_candidate_ablation.png", caption="../report/ablation.rst", category="Figures"),
         pdf=f"{FIG}/fig_candidate_ablation.pdf",

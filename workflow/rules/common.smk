@@ -1,11 +1,13 @@
 # Helpers and target lists shared by every stage.
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, rebase, resolve, study_on
 from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
+from toolgate.core.artifact import FILES, MANIFEST
 from toolgate.core.rankers import RankerSpec, encoder_rankers
 from toolgate.report.check import load_expected
 from toolgate.core.signals import registry, studied_gates
@@ -25,7 +27,46 @@ LAYOUT = Layout(EXP)  # where the experiment's files live: the stages' and comma
 RES, FIG, LOGS = str(LAYOUT.res), str(LAYOUT.fig), str(LAYOUT.logs)
 ENV = "../../envs/toolgate.yaml"
 # What every stage needs (toolgate.config.Run): rules pass it as `run=RUN`.
-RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": f"{RES}/cache"}
+RUN = {"seed": config["seed"], "langs": config["langs"], "text": config["text"], "cache": str(LAYOUT.cache)}
+
+
+def table(name):
+    """A table's CSV (toolgate.experiment.Layout.table)."""
+    return str(LAYOUT.table(name))
+
+
+def router_files(pipeline):
+    """Every file of a router artifact (toolgate.core.artifact.FILES), the manifest, which other rules read, first."""
+    return [str(LAYOUT.router(pipeline) / f) for f in sorted(FILES, key=lambda f: f != MANIFEST)]
+
+
+# Each file that two or more rules or the targets name, written once (scores, gate files, tables and routers from
+# toolgate.experiment.Layout, which the commands read too). "{ranker}", "{shard}", "{checkpoint}", "{pipeline}":
+# the producing rule's wildcards, filled by expand() where others list them.
+PATHS = SimpleNamespace(
+    utterances_meta=f"{RES}/data/utterances.meta.json",
+    inputs_ok=f"{RES}/inputs_ok.json",
+    data_check=f"{RES}/data_check.json",
+    data_card=f"{RES}/data_card.md",
+    scores=str(LAYOUT.scores("{ranker}")),
+    lexical_scores=str(LAYOUT.scores(config["roles"]["lexical"])),
+    signals=str(LAYOUT.signals),
+    gates=str(LAYOUT.gates),
+    embedded=f"{RES}/external/embedded-{{shard}}.json",
+    external_signals=f"{RES}/external/gate_signals.csv",
+    native_records=f"{RES}/native/{{checkpoint}}.records.csv",
+    native_deployment=f"{RES}/native/{{checkpoint}}.deployment.json",
+    router=router_files("{pipeline}")[0],
+    selected=router_files(SELECTED)[0],
+    report_md=f"{RES}/report.md",
+    report_html=f"{RES}/report.html",
+    check=f"{RES}/check.txt",
+    # the tables named beyond their own rule and the table lists (TABLES, optional_tables)
+    **{t: table(t) for t in ("reliability", "operating_points", "operating_sweep", "gate_by_overlap",
+                             "gate_overlap_map", "gate_transfer", "gate_loco", "candidate_ablation", "scaling",
+                             "tokenizer_ablation", "external_gate", "jaccard_items", "router_loco", "router_selection",
+                             "router_eval", "router_probes", "router_cost")},
+)
 
 
 def utterances_path():
@@ -50,7 +91,7 @@ def rerankers():
 
 def member_scores(wildcards):
     """A hybrid ranker's inputs: its members' score matrices (none for other rankers)."""
-    return [f"{RES}/scores/{m}.npz" for m in RankerSpec.of(config["rankers"][wildcards.ranker]).members]
+    return expand(PATHS.scores, ranker=RankerSpec.of(config["rankers"][wildcards.ranker]).members)
 
 
 # The gate signals' registry (toolgate.core.signals): rules pass it as `signals=SIGNALS`.
@@ -101,10 +142,9 @@ def optional_tables():
 def router_targets():
     if not config["router"]["enabled"]:
         return []
-    return ([f"{RES}/router/{p}/router.json" for p in [*config["router"]["pipelines"], SELECTED]]
-            + [f"{RES}/tables/{t}.csv"
-               for t in ("router_cost", "router_selection", "router_eval", "router_loco", "router_probes")
-               if config["timing"] or t != "router_cost"])
+    return (expand(PATHS.router, pipeline=[*config["router"]["pipelines"], SELECTED])
+            + ([PATHS.router_cost] if config["timing"] else [])
+            + [PATHS.router_selection, PATHS.router_eval, PATHS.router_loco, PATHS.router_probes])
 
 
 def all_figures():
@@ -114,12 +154,12 @@ def all_figures():
 
 
 def all_targets():
-    targets = [f"{RES}/inputs_ok.json", f"{RES}/data_check.json", f"{RES}/data_card.md", f"{RES}/report.md", f"{RES}/report.html"]
-    targets += [f"{RES}/tables/{t}.csv" for t in core_tables() + optional_tables()]
+    targets = [PATHS.inputs_ok, PATHS.data_check, PATHS.data_card, PATHS.report_md, PATHS.report_html]
+    targets += [table(t) for t in core_tables() + optional_tables()]
     targets += [f"{FIG}/{f}.{ext}" for f in all_figures() for ext in ("png", "pdf")]
     targets += router_targets()
     if checks_this_experiment():
-        targets.append(f"{RES}/check.txt")
+        targets.append(PATHS.check)
     return targets
 
 
@@ -127,7 +167,7 @@ def checked_tables():
     """The core tables and every table the expected-values file names (the check reads them all)."""
     path = config["report"]["expected"]
     named = [e["table"] for e in load_expected(path)["entries"]] if path else []
-    return [f"{RES}/tables/{t}.csv" for t in dict.fromkeys(core_tables() + named)]
+    return [table(t) for t in dict.fromkeys(core_tables() + named)]
 
 
 def checks_this_experiment():
@@ -159,16 +199,15 @@ EMBED_SHARDS = 2  # embed_external's jobs side by side: the e5 embedding of the 
 
 def embedded():
     """embed_external's outputs: the held-out sets' texts in the per-text cache (toolgate.router.embedded)."""
-    return [f"{RES}/external/embedded-{k}.json" for k in range(EMBED_SHARDS)]
+    return expand(PATHS.embedded, shard=range(EMBED_SHARDS))
 
 
 def held_out_table():
     """router_loco.csv, the held-out catalogs router.select ranks by, where the external study runs (else none)."""
-    return [f"{RES}/tables/router_loco.csv"] if config["external"]["enabled"] else []
+    return [PATHS.router_loco] if config["external"]["enabled"] else []
 
 
 def router_inputs(wildcards):
     """The inputs of every export (the selection's latencies are declared, never the cost benchmark's timings)."""
-    return {"catalog": config["catalog"], "utterances": utterances_path(), "signals": f"{RES}/gate/signals.csv",
-            "gates": f"{RES}/gate/gates.json",
-            "scores": expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"]))}
+    return {"catalog": config["catalog"], "utterances": utterances_path(), "signals": PATHS.signals,
+            "gates": PATHS.gates, "scores": expand(PATHS.scores, ranker=list(config["rankers"]))}

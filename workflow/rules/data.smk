@@ -8,8 +8,8 @@ if config["utterances"]["source"] == "generate":
             catalog=config["catalog"],
             templates=template_files(),
         output:
-            utterances=f"{RES}/data/utterances.jsonl",
-            meta=f"{RES}/data/utterances.meta.json",
+            utterances=utterances_path(),
+            meta=PATHS.utterances_meta,
         params:
             templates=lambda w, input: Path(input.templates[0]).parent,
             composition=config["utterances"]["composition"],
@@ -29,8 +29,8 @@ if config["utterances"]["source"] == "functionchat":
     rule import_functionchat:
         output:
             catalog=f"{RES}/data/catalog.jsonl",
-            utterances=f"{RES}/data/utterances.jsonl",
-            meta=f"{RES}/data/utterances.meta.json",
+            utterances=utterances_path(),
+            meta=PATHS.utterances_meta,
         params:
             seed=config["seed"],
             external={"mirror": config["external"]["mirror"]},  # where the data lies: the held-out sets rerun nothing here
@@ -69,7 +69,7 @@ rule validate_inputs:
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:
-        marker=f"{RES}/inputs_ok.json",
+        marker=PATHS.inputs_ok,
     params:
         run=RUN,
     benchmark:
@@ -88,7 +88,7 @@ rule data_card:
         utterances=utterances_path(),
         annotations=annotation_files(),
     output:
-        card=f"{RES}/data_card.md",
+        card=PATHS.data_card,
         composition=f"{RES}/tables/composition.csv",
         jaccard=f"{RES}/tables/jaccard.csv",
         agreement=f"{RES}/tables/annotation_agreement.csv",
@@ -114,7 +114,7 @@ rule data_check:
         utterances=utterances_path(),
         annotations=annotation_files(),
     output:
-        report=f"{RES}/data_check.json",
+        report=PATHS.data_check,
     params:
         annotations=lambda w, input: Path(input.annotations[0]).parent if input.annotations else "",
         data_check=config["data_check"],

@@ -8,7 +8,7 @@ rule embed_external:
     input:
         catalog=config["catalog"],
     output:
-        json=f"{RES}/external/embedded-{{shard}}.json",
+        json=PATHS.embedded,
     params:
         rankers=config["rankers"],
         run=RUN,
@@ -32,19 +32,19 @@ rule external:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        gates=f"{RES}/gate/gates.json",
+        gates=PATHS.gates,
         embedded=embedded(),
     output:
         selection=f"{RES}/tables/external_selection.csv",
         selection_md=f"{RES}/tables/external_selection.md",
-        gate=f"{RES}/tables/external_gate.csv",
+        gate=PATHS.external_gate,
         gate_md=f"{RES}/tables/external_gate.md",
         bootstrap=f"{RES}/tables/external_bootstrap.csv",
         bootstrap_md=f"{RES}/tables/external_bootstrap.md",
         jaccard=f"{RES}/tables/jaccard_external.csv",
         jaccard_md=f"{RES}/tables/jaccard_external.md",
-        jaccard_items=f"{RES}/tables/jaccard_items.csv",
-        signals=f"{RES}/external/gate_signals.csv",
+        jaccard_items=PATHS.jaccard_items,
+        signals=PATHS.external_signals,
     params:
         rankers=config["rankers"],
         run=RUN,
@@ -65,7 +65,7 @@ rule external:
 
 rule fig_jaccard:
     input:
-        table=f"{RES}/tables/jaccard_items.csv",
+        table=PATHS.jaccard_items,
     output:
         png=report(f"{FIG}/fig4_jaccard.png", caption="../report/fig4.rst", category="Figures"),
         pdf=f"{FIG}/fig4_jaccard.pdf",

@@ -5,13 +5,13 @@ rule gate_auc:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=[config["roles"]["lexical"]] + encoder_rankers(config["rankers"])),
+        scores=expand(PATHS.scores, ranker=[config["roles"]["lexical"]] + encoder_rankers(config["rankers"])),
     output:
         table=f"{RES}/tables/gate_auc.csv",
         md=f"{RES}/tables/gate_auc.md",
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
         payload=f"{RES}/gate/g3.json",
-        gates=f"{RES}/gate/gates.json",
+        gates=PATHS.gates,
     params:
         rankers=[config["roles"]["lexical"]] + encoder_rankers(config["rankers"]),
         specs={r: config["rankers"][r] for r in encoder_rankers(config["rankers"])},
@@ -31,7 +31,7 @@ rule gate_auc:
 
 rule bootstrap:
     input:
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
     output:
         table=f"{RES}/tables/bootstrap.csv",
         md=f"{RES}/tables/bootstrap.md",
@@ -51,11 +51,11 @@ rule bootstrap:
 
 rule calibration:
     input:
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
     output:
         table=f"{RES}/tables/calibration.csv",
         md=f"{RES}/tables/calibration.md",
-        curves=f"{RES}/tables/reliability.csv",
+        curves=PATHS.reliability,
     params:
         signals=SIGNALS,
         gate=config["gate"],
@@ -74,12 +74,12 @@ rule operating_points:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        signals=f"{RES}/gate/signals.csv",
+        lexical=PATHS.lexical_scores,
+        signals=PATHS.signals,
     output:
-        table=f"{RES}/tables/operating_points.csv",
+        table=PATHS.operating_points,
         md=f"{RES}/tables/operating_points.md",
-        curves=f"{RES}/tables/operating_sweep.csv",
+        curves=PATHS.operating_sweep,
     params:
         signals=SIGNALS,
         gate=config["gate"],
@@ -96,8 +96,8 @@ rule operating_points:
 
 rule fig_operating_points:
     input:
-        curves=f"{RES}/tables/operating_sweep.csv",
-        points=f"{RES}/tables/operating_points.csv",
+        curves=PATHS.operating_sweep,
+        points=PATHS.operating_points,
     output:
         png=report(f"{FIG}/fig2_operating_points.png", caption="../report/fig2.rst", category="Figures"),
         pdf=f"{FIG}/fig2_operating_points.pdf",
@@ -115,7 +115,7 @@ rule fig_operating_points:
 
 rule fig_reliability:
     input:
-        table=f"{RES}/tables/reliability.csv",
+        table=PATHS.reliability,
     output:
         png=report(f"{FIG}/fig3_reliability.png", caption="../report/fig3.rst", category="Figures"),
         pdf=f"{FIG}/fig3_reliability.pdf",
@@ -135,10 +135,10 @@ rule gate_by_overlap:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        signals=f"{RES}/gate/signals.csv",
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        signals=PATHS.signals,
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
     output:
-        table=f"{RES}/tables/gate_by_overlap.csv",
+        table=PATHS.gate_by_overlap,
         md=f"{RES}/tables/gate_by_overlap.md",
     params:
         rankers=list(config["rankers"]),
@@ -157,7 +157,7 @@ rule gate_by_overlap:
 
 rule fig_gate_by_overlap:
     input:
-        table=f"{RES}/tables/gate_by_overlap.csv",
+        table=PATHS.gate_by_overlap,
     output:
         png=report(f"{FIG}/fig_gate_by_overlap.png", caption="../report/fig_overlap.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_by_overlap.pdf",
@@ -177,9 +177,9 @@ rule gate_overlap_map:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
     output:
-        table=f"{RES}/tables/gate_overlap_map.csv",
+        table=PATHS.gate_overlap_map,
         md=f"{RES}/tables/gate_overlap_map.md",
     params:
         signals=SIGNALS,
@@ -197,7 +197,7 @@ rule gate_overlap_map:
 
 rule fig_gate_overlap_map:
     input:
-        table=f"{RES}/tables/gate_overlap_map.csv",
+        table=PATHS.gate_overlap_map,
     output:
         png=report(f"{FIG}/fig_gate_overlap_map.png", caption="../report/fig_overlap_map.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_overlap_map.pdf",
@@ -217,7 +217,7 @@ rule gate_by_subtype:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
     output:
         table=f"{RES}/tables/gate_by_subtype.csv",
         md=f"{RES}/tables/gate_by_subtype.md",
@@ -239,8 +239,8 @@ rule gate_comparison:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        signals=f"{RES}/gate/signals.csv",
+        lexical=PATHS.lexical_scores,
+        signals=PATHS.signals,
     output:
         table=f"{RES}/tables/gate_comparison.csv",
         md=f"{RES}/tables/gate_comparison.md",
@@ -260,10 +260,10 @@ rule gate_comparison:
 
 rule gate_transfer:
     input:
-        signals=f"{RES}/gate/signals.csv",
-        external=[f"{RES}/tables/external_gate.csv"] if config["external"]["enabled"] else [],
+        signals=PATHS.signals,
+        external=[PATHS.external_gate] if config["external"]["enabled"] else [],
     output:
-        table=f"{RES}/tables/gate_transfer.csv",
+        table=PATHS.gate_transfer,
         md=f"{RES}/tables/gate_transfer.md",
     params:
         signals=SIGNALS,
@@ -283,11 +283,11 @@ rule gate_transfer:
 rule gate_loco:
     # leave one catalog out: every gate fitted on one set, applied unchanged to each other (toolgate.gate.loco)
     input:
-        signals=f"{RES}/gate/signals.csv",
+        signals=PATHS.signals,
         catalog=config["catalog"],
-        external=[f"{RES}/external/gate_signals.csv"] if config["external"]["enabled"] else [],
+        external=[PATHS.external_signals] if config["external"]["enabled"] else [],
     output:
-        table=f"{RES}/tables/gate_loco.csv",
+        table=PATHS.gate_loco,
         md=f"{RES}/tables/gate_loco.md",
     params:
         signals=SIGNALS,
@@ -306,7 +306,7 @@ rule gate_loco:
 
 rule fig_gate_loco:
     input:
-        table=f"{RES}/tables/gate_loco.csv",
+        table=PATHS.gate_loco,
     output:
         png=report(f"{FIG}/fig_gate_loco.png", caption="../report/fig_gate_loco.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_loco.pdf",
@@ -324,7 +324,7 @@ rule fig_gate_loco:
 
 rule fig_gate_transfer:
     input:
-        table=f"{RES}/tables/gate_transfer.csv",
+        table=PATHS.gate_transfer,
     output:
         png=report(f"{FIG}/fig_gate_transfer.png", caption="../report/fig_transfer.rst", category="Figures"),
         pdf=f"{FIG}/fig_gate_transfer.pdf",

@@ -9,10 +9,10 @@ rule native_calls:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
+        lexical=PATHS.lexical_scores,
     output:
-        records=f"{RES}/native/{{checkpoint}}.records.csv",
-        deployment=f"{RES}/native/{{checkpoint}}.deployment.json",
+        records=PATHS.native_records,
+        deployment=PATHS.native_deployment,
     params:
         entry=lambda w: config["native"]["roster"][w.checkpoint],
         run=RUN,
@@ -32,9 +32,9 @@ rule native_tables:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        deployments=expand(f"{RES}/native/{{checkpoint}}.deployment.json", checkpoint=list(config["native"]["roster"])),
-        records=expand(f"{RES}/native/{{checkpoint}}.records.csv", checkpoint=list(config["native"]["roster"])),
+        lexical=PATHS.lexical_scores,
+        deployments=expand(PATHS.native_deployment, checkpoint=list(config["native"]["roster"])),
+        records=expand(PATHS.native_records, checkpoint=list(config["native"]["roster"])),
     output:
         deployment=f"{RES}/tables/native_deployment.csv",
         deployment_md=f"{RES}/tables/native_deployment.md",

@@ -5,10 +5,10 @@ rule scores:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        data_check=f"{RES}/data_check.json",
+        data_check=PATHS.data_check,
         members=member_scores,
     output:
-        f"{RES}/scores/{{ranker}}.npz",
+        PATHS.scores,
     params:
         spec=lambda w: config["rankers"][w.ranker],
         run=RUN,
@@ -26,7 +26,7 @@ rule selection:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
     output:
         f"{RES}/tables/selection.csv",
         f"{RES}/tables/selection.md",
@@ -48,8 +48,8 @@ rule rerank:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        rerankers=expand(f"{RES}/scores/{{ranker}}.npz", ranker=rerankers()),
+        lexical=PATHS.lexical_scores,
+        rerankers=expand(PATHS.scores, ranker=rerankers()),
     output:
         f"{RES}/tables/rerank.csv",
         f"{RES}/tables/rerank.md",
@@ -73,7 +73,7 @@ rule cost:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),  # their embedding cache
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),  # their embedding cache
     output:
         table=f"{RES}/tables/cost.csv",
         md=f"{RES}/tables/cost.md",
@@ -100,7 +100,7 @@ rule scaling:
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:
-        table=f"{RES}/tables/scaling.csv",
+        table=PATHS.scaling,
         md=f"{RES}/tables/scaling.md",
     params:
         rankers=config["rankers"],
@@ -120,7 +120,7 @@ rule scaling:
 
 rule fig_scaling:
     input:
-        table=f"{RES}/tables/scaling.csv",
+        table=PATHS.scaling,
     output:
         png=report(f"{FIG}/fig_scaling.png", caption="../report/fig_scaling.rst", category="Figures"),
         pdf=f"{FIG}/fig_scaling.pdf",
@@ -140,9 +140,9 @@ rule tokenizer_ablation:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        data_check=f"{RES}/data_check.json",
+        data_check=PATHS.data_check,
     output:
-        table=f"{RES}/tables/tokenizer_ablation.csv",
+        table=PATHS.tokenizer_ablation,
         md=f"{RES}/tables/tokenizer_ablation.md",
     params:
         spec=config["rankers"][config["roles"]["lexical"]],
@@ -160,7 +160,7 @@ rule tokenizer_ablation:
 
 rule fig_tokenizer_ablation:
     input:
-        table=f"{RES}/tables/tokenizer_ablation.csv",
+        table=PATHS.tokenizer_ablation,
     output:
         png=report(f"{FIG}/fig_tokenizer_ablation.png", caption="../report/fig_tokenizer_ablation.rst",
                    category="Figures"),
@@ -179,7 +179,7 @@ rule quant_retention:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
     output:
         f"{RES}/tables/quant_retention.csv",
         f"{RES}/tables/quant_retention.md",

@@ -7,7 +7,7 @@ PAPER_CONFIG = "config/paper.yaml"  # the paper's models: the report names it as
 
 rule report:
     input:
-        tables=[f"{RES}/tables/{t}.csv" for t in core_tables() + optional_tables()],
+        tables=[table(t) for t in core_tables() + optional_tables()],
         figures=[f"{FIG}/{f}.png" for f in all_figures()],
         reported=config["report"]["reported"],
         catalog=config["catalog"],
@@ -15,13 +15,12 @@ rule report:
         # each report.compare experiment's config and its tables that exist now (toolgate.report.sets.compared_inputs)
         compared=compared_inputs(config["report"]["compare"]),
         # the selected router's manifest (why, passed over) and its tables
-        router=[f"{RES}/router/{SELECTED}/router.json"]
-        + [f"{RES}/tables/{t}.csv" for t in ("router_selection", "router_eval", "router_probes")]
+        router=[PATHS.selected, PATHS.router_selection, PATHS.router_eval, PATHS.router_probes]
         if config["router"]["enabled"] else [],
         paper=[PAPER_CONFIG] if Path(PAPER_CONFIG).exists() else [],
     output:
-        md=f"{RES}/report.md",
-        html=report(f"{RES}/report.html", caption="../report/report.rst", category="Report"),
+        md=PATHS.report_md,
+        html=report(PATHS.report_html, caption="../report/report.rst", category="Report"),
     params:
         experiment=EXP,
         tables=lambda w, input: Path(input.tables[0]).parent,
@@ -42,7 +41,7 @@ rule check:
         tables=checked_tables(),
         expected=config["report"]["expected"] or "tests/expected/default.yaml",
     output:
-        report=f"{RES}/check.txt",
+        report=PATHS.check,
     params:
         tables=lambda w, input: Path(input.tables[0]).parent,
         roles=config["roles"],

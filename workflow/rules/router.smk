@@ -11,9 +11,9 @@ rule router_loco:
         embedded=embedded() if config["external"]["enabled"] else [],
         probes=probe_files(),
     output:
-        table=f"{RES}/tables/router_loco.csv",
+        table=PATHS.router_loco,
         md=f"{RES}/tables/router_loco.md",
-        probes=f"{RES}/tables/router_probes.csv",
+        probes=PATHS.router_probes,
         probes_md=f"{RES}/tables/router_probes.md",
     params:
         settings=ROUTER_PARAMS,
@@ -36,11 +36,8 @@ rule export_selected:
         loco=held_out_table(),
         latency=str(latency_table(config["router"]["latency_table"])),  # an edited table selects again
     output:
-        f"{RES}/router/{SELECTED}/router.json",
-        f"{RES}/router/{SELECTED}/bm25.index",
-        f"{RES}/router/{SELECTED}/catalog.jsonl",
-        f"{RES}/router/{SELECTED}/embeddings.npz",
-        table=f"{RES}/tables/router_selection.csv",
+        router_files(SELECTED),
+        table=PATHS.router_selection,
         md=f"{RES}/tables/router_selection.md",
     params:
         out_dir=lambda w, output: Path(output[0]).parent,
@@ -60,10 +57,7 @@ rule export_router:
         unpack(router_inputs),
     output:
         # every file of the artifact, so snakemake clears them all before a rerun
-        f"{RES}/router/{{pipeline}}/router.json",
-        f"{RES}/router/{{pipeline}}/bm25.index",
-        f"{RES}/router/{{pipeline}}/catalog.jsonl",
-        f"{RES}/router/{{pipeline}}/embeddings.npz",
+        router_files("{pipeline}"),
     wildcard_constraints:
         pipeline="|".join(config["router"]["pipelines"]),
     params:
@@ -82,15 +76,15 @@ rule export_router:
 rule router_eval:
     # the selected router's evaluation card: within (out of fold) and unchanged on every external set
     input:
-        router=f"{RES}/router/{SELECTED}/router.json",
+        router=PATHS.selected,
         catalog=config["catalog"],
         utterances=utterances_path(),
-        signals=f"{RES}/gate/signals.csv",
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
+        signals=PATHS.signals,
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
         probes=probe_files(),
         loco=held_out_table(),
     output:
-        table=f"{RES}/tables/router_eval.csv",
+        table=PATHS.router_eval,
         md=f"{RES}/tables/router_eval.md",
         leakage=f"{RES}/tables/example_leakage.csv",
         leakage_md=f"{RES}/tables/example_leakage.md",
@@ -111,11 +105,11 @@ rule router_cost:
     # Timings need the machine to themselves: hold every core so no other job runs beside.
     threads: 256  # capped by snakemake at --cores
     input:
-        routers=expand(f"{RES}/router/{{pipeline}}/router.json", pipeline=[*config["router"]["pipelines"], SELECTED]),
+        routers=expand(PATHS.router, pipeline=[*config["router"]["pipelines"], SELECTED]),
         catalog=config["catalog"],
         utterances=utterances_path(),
     output:
-        table=f"{RES}/tables/router_cost.csv",
+        table=PATHS.router_cost,
         md=f"{RES}/tables/router_cost.md",
     params:
         router=config["router"],

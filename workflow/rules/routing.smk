@@ -5,8 +5,8 @@ rule routing_baselines:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        lexical=f"{RES}/scores/{config['roles']['lexical']}.npz",
-        signals=f"{RES}/gate/signals.csv",
+        lexical=PATHS.lexical_scores,
+        signals=PATHS.signals,
     output:
         f"{RES}/tables/routing_baselines.csv",
         f"{RES}/tables/routing_baselines.md",
@@ -29,8 +29,8 @@ rule pipelines:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),
-        signals=f"{RES}/gate/signals.csv",
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
+        signals=PATHS.signals,
     output:
         table=f"{RES}/tables/pipelines.csv",
         md=f"{RES}/tables/pipelines.md",
@@ -60,7 +60,7 @@ rule pipeline_cost:
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
-        scores=expand(f"{RES}/scores/{{ranker}}.npz", ranker=list(config["rankers"])),  # their embedding cache
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),  # their embedding cache
     output:
         table=f"{RES}/tables/pipeline_cost.csv",
         md=f"{RES}/tables/pipeline_cost.md",

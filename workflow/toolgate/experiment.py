@@ -13,10 +13,29 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 from .config import SECTIONS, run, section, utterances_path
 from .core.errors import InputError
 from .utterances import load_inputs, main_set
+
+if TYPE_CHECKING:  # the attributes' types only
+    from .config import (
+        Ablation,
+        Cost,
+        DataCheck,
+        External,
+        Gate,
+        Native,
+        Roles,
+        RouterSettings,
+        Routing,
+        Run,
+        Scaling,
+        TokenizerAblation,
+        Tournament,
+    )
+    from .core.signals import Signal
 
 
 @dataclass(frozen=True)
@@ -36,8 +55,26 @@ class Layout:
     def logs(self) -> Path:
         return Path("logs") / self.name
 
+    @property
+    def tables(self) -> Path:
+        return self.res / "tables"
+
+    @property
+    def cache(self) -> Path:
+        return self.res / "cache"
+
+    @property
+    def signals(self) -> Path:
+        """Every request's gate signals and fold (rule gate_auc)."""
+        return self.res / "gate" / "signals.csv"
+
+    @property
+    def gates(self) -> Path:
+        """The fitted gates' payloads (rule gate_auc)."""
+        return self.res / "gate" / "gates.json"
+
     def table(self, name: str) -> Path:
-        return self.res / "tables" / f"{name}.csv"
+        return self.tables / f"{name}.csv"
 
     def scores(self, ranker: str) -> Path:
         return self.res / "scores" / f"{ranker}.npz"
@@ -75,9 +112,74 @@ def provenance(cfg: dict) -> dict:
             "limits": {k: cfg["router"][k] for k in LIMITS}}
 
 
+T = TypeVar("T")
+
+
+class Param(Generic[T]):
+    """An experiment attribute read from its params; a rule that does not pass it gets an AttributeError naming it."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, exp: None, owner=None) -> Param[T]: ...
+
+    @overload
+    def __get__(self, exp: Experiment, owner=None) -> T: ...
+
+    def __get__(self, exp, owner=None):
+        if exp is None:
+            return self
+        try:
+            return getattr(exp.params, self.name)
+        except AttributeError:
+            raise AttributeError(f"the experiment has no '{self.name}' (not a param of this rule)") from None
+
+
 class Experiment:
-    """``params``: typed config sections and settings (``run``, ``gate``, ``rankers``, ``signals``, ...), read as
-    attributes (``exp.gate``); ``input`` / ``output``: named paths."""
+    """``params``: typed config sections and settings, each one of the attributes below (``exp.gate``; a rule passes
+    only those its stage reads); ``input`` / ``output``: named paths."""
+
+    # experiment-wide
+    run: Param[Run] = Param()
+    experiment: Param[str] = Param()  # its name
+    config: Param[dict] = Param()  # the whole resolved config (the report)
+    provenance: Param[dict] = Param()  # what an exported router records (:func:`provenance`)
+    # config sections, typed (:mod:`toolgate.config`)
+    gate: Param[Gate] = Param()
+    routing: Param[Routing] = Param()
+    roles: Param[Roles] = Param()
+    cost: Param[Cost] = Param()
+    scaling: Param[Scaling] = Param()
+    tokenizer_ablation: Param[TokenizerAblation] = Param()
+    ablation: Param[Ablation] = Param()
+    external: Param[External | None] = Param()  # None where a rule passes it for a study that is off
+    native: Param[Native] = Param()
+    tournament: Param[Tournament] = Param()
+    router: Param[RouterSettings] = Param()
+    data_check: Param[DataCheck] = Param()
+    utterances: Param[dict] = Param()  # the utterances section as in the config
+    composition: Param[dict] = Param()  # utterances.composition
+    # rankers and signals
+    rankers: Param[dict[str, dict] | list[str]] = Param()  # {name: spec} or the names, in the config's order
+    rerankers: Param[list[str]] = Param()
+    lexical: Param[str] = Param()  # roles.lexical's name
+    spec: Param[dict] = Param()  # one ranker's spec (rule scores, the tokenizer ablation)
+    specs: Param[dict[str, dict]] = Param()  # {encoder ranker: spec}
+    signals: Param[dict[str, Signal]] = Param()  # the signal registry
+    top_k: Param[int] = Param()
+    # one rule's own settings
+    templates: Param[Path] = Param()  # generate_utterances: the template banks' folder
+    annotations: Param[Path | str] = Param()  # data_check: the annotation passes' folder, or ""
+    examples: Param[int] = Param()  # data_card: examples per slice
+    onnx_model: Param[str] = Param()  # quant_retention
+    shard: Param[int] = Param()  # embed_external: which of ``shards`` shares this job embeds
+    shards: Param[int] = Param()
+    own: Param[dict] = Param()  # gate_loco: the experiment's own set, {name, lexical spec}
+    own_label: Param[str] = Param()  # external: fig4's name of the own set
+    entry: Param[dict] = Param()  # native_calls: the checkpoint's roster entry
+    tables: Param[Path] = Param()  # report: the tables' folder
+    figures: Param[Path] = Param()  # report: the figures' folder
 
     def __init__(self, params: SimpleNamespace, input=None, output=None):
         self.params, self.input, self.output = params, input or SimpleNamespace(), output or SimpleNamespace()
@@ -99,7 +201,7 @@ class Experiment:
 
         lay = Layout(cfg["experiment"])
         inputs = SimpleNamespace(catalog=cfg["catalog"], utterances=utterances_path(cfg),
-                                 signals=lay.res / "gate" / "signals.csv", gates=lay.res / "gate" / "gates.json",
+                                 signals=lay.signals, gates=lay.gates,
                                  scores=[lay.scores(n) for n in cfg["rankers"]],
                                  loco=[lay.table("router_loco")] if cfg["external"]["enabled"] else [])
         missing = [p for p in [*inputs.scores, inputs.signals, inputs.gates, *inputs.loco] if not Path(p).exists()]
@@ -107,23 +209,16 @@ class Experiment:
             raise InputError(missing[0], f"does not exist; run the workflow for {config_path} first (snakemake "
                                          f"--configfile {config_path} {missing[0]})")
         params = {name: section(name, cfg[name]) for name in SECTIONS if name in cfg}
-        params |= {"run": run(cfg["seed"], cfg["langs"], cfg["text"], str(lay.res / "cache")),
+        params |= {"run": run(cfg["seed"], cfg["langs"], cfg["text"], str(lay.cache)),
                    "rankers": cfg["rankers"], "experiment": cfg["experiment"],
                    "signals": registry(cfg["roles"]["lexical"], encoder_rankers(cfg["rankers"])),
                    "provenance": provenance(cfg)}
         return cls(SimpleNamespace(**params), inputs)
 
-    def __getattr__(self, name):
-        try:
-            return getattr(self.__dict__["params"], name)
-        except (KeyError, AttributeError):
-            raise AttributeError(f"the experiment has no '{name}' (not a param of this rule)") from None
-
     @property
     def seed(self) -> int:
         """The run's seed, or the rule's own ``seed`` param where it passes no ``run``."""
-        params = self.__dict__["params"]
-        return params.run.seed if hasattr(params, "run") else params.seed
+        return self.run.seed if hasattr(self.params, "run") else self.params.seed
 
     @cached_property
     def inputs(self) -> tuple[list[dict], list[dict]]:

@@ -19,6 +19,7 @@ import pandas as pd
 from .. import config as cfgmod
 from ..core.rankers import encoder_rankers
 from ..core.signals import Signal, registry
+from ..experiment import Layout
 from .claims import FAMILY, MARK, NOT_TESTABLE, ledger
 from .tables import load_tables
 
@@ -60,7 +61,7 @@ def tested_on(tables: dict, name: str) -> dict:
 
 def compared_folder(path) -> Path:
     """The tables folder of the experiment a ``report.compare`` config names."""
-    return Path("results") / cfgmod.load(path)["experiment"] / "tables"
+    return Layout(cfgmod.load(path)["experiment"]).tables
 
 
 def compared_inputs(paths) -> list[str]:
