@@ -126,16 +126,7 @@ def write_tokenizer_ablation(exp) -> pd.DataFrame:
     rows, run, cfg = exp.rows, exp.run, exp.tokenizer_ablation
     df = tokenizer_frame(exp.catalog, rows, exp.spec, run, cfg)
     write_table(df, exp.output.table, "Korean lexical units: BM25 by tokenizer",
-                "variant: the BM25 tokenizer (toolgate.core.text); Hangul words take its unit, every other word keeps "
-                f"character {run.text.ngram}-grams. k: candidates (gold + k - 1 uniform distractors, "
-                f"{cfg.seeds} seeded draws, the candidate ablation's; k = the action count is the full catalog). "
-                "top1, top5, mrr: of the gold action among the candidates, mean over draws and rows. top1_ci_low/high: "
-                f"{LEVEL:.0%} percentile interval over {cfg.resamples} pair-cluster bootstrap resamples; best: the "
-                "variant with the highest top1 in the group; minus_best: top1 minus the best's, with its paired "
-                "interval on the same resamples. terms: the index's vocabulary. index_bytes: the serialised index "
-                "(BM25.to_bytes: the normalised texts for char and jamo tokenizers, whatever their n, the token lists "
-                "for Kiwi ones). median_ms, p95_ms: "
-                f"single-query latency, scoring + ranking the whole catalog, over {cfg.queries} sampled requests of the "
-                "main set, in one process after warm-up (measurements, not regression targets). "
-                + " ".join(winner_sentences(df)) + " " + mode_note(rows), run.seed)
+                f"k: gold + k - 1 distractors, {cfg.seeds} seeded draws; {LEVEL:.0%} intervals over {cfg.resamples} "
+                "pair-cluster resamples; latencies are measurements. Best units: report.md. docs/metrics.md, 'Korean "
+                "lexical units'. " + mode_note(rows), run.seed)
     return df

@@ -82,8 +82,7 @@ def mode_note(rows) -> str:
     if not n:
         return "Candidates: the whole catalog."
     sizes = [len(r["candidates"]) for r in rows if r.get("candidates")]
-    return (f"Candidates: each request's own list ({n} of {len(rows)} requests, mean {np.mean(sizes):.1f} tools; "
-            "the others see the whole catalog).")
+    return f"Candidates: each request's own list ({n} of {len(rows)}, mean {np.mean(sizes):.1f} tools)."
 
 
 def save_scores(path, s: Scores) -> None:
@@ -195,8 +194,7 @@ def has_routes(tool_ids) -> bool:
     return set(ROUTE_STEP_IDS) <= set(np.asarray(tool_ids).tolist())
 
 
-ROUTE_NOTE = ("Route step skipped: the catalog has no 'chat' and 'delegate' route entries, so every request the "
-              "gate turns away is delegated.")
+ROUTE_NOTE = "No route entries: requests turned away are delegated."
 
 
 def route_choice(matrix: np.ndarray, tool_ids) -> np.ndarray:

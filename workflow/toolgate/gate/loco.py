@@ -160,13 +160,9 @@ def write_gate_loco(exp) -> pd.DataFrame:
     sets |= external_sets(pd.read_csv(external_csv)) if external_csv else {}
     table = loco_frame(sets, exp.signals, gate, run.seed)
     write_table(table, exp.output.table, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
-                f"Sets: {', '.join(sets)}. within: a fitted gate out of fold on the test set; raw: a signal that fits "
-                "nothing; transfer: fitted on all of fit_set, applied unchanged (standardisation and coefficients); "
-                "pooled: fitted on the other sets together. bfcl_2plus is a subset of bfcl: neither is fitted on to "
-                f"test the other. AUC in vs out of catalog, 95% intervals over {gate.resamples} bootstrap resamples of "
-                f"the test set's clusters ({set_name}: {gate.cluster_units[0]}; external sets: their own). g3_rel: G3 "
-                "with top score, raw margin and score per term divided by the catalog's own scale (the median top "
-                "BM25 score of its actions' names and descriptions as queries), fitted like every other gate.",
+                f"Sets: {', '.join(sets)}. transfer: fit_set's gate applied unchanged; {gate.resamples} cluster "
+                "resamples of the test set. g3_rel: G3 on the catalog's own scale. docs/metrics.md, 'Leave one "
+                "catalog out'.",
                 run.seed)
     log.info("gate_loco: %d rows over %d sets", len(table), len(sets))
     return table

@@ -113,8 +113,7 @@ def write_operating_points(exp):
     rows, budget, seed, outputs = exp.main, exp.gate.danger_budget, exp.seed, exp.output  # main: no mismatch_hard
     lexical = load_scores(exp.input.lexical)
     table, curves = operating_frames(rows, lexical, pd.read_csv(exp.input.signals), studied_gates(exp.signals), budget)
-    note = (f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
-            f"danger rate at which G3's best coverage exceeds this gate's (empty: never). {mode_note(rows)} "
+    note = (f"best_coverage under danger <= {budget}. docs/metrics.md, 'Operating points'. {mode_note(rows)} "
             + route_note(lexical))
     write_table(table, outputs.table, "Operating points of each gate (paper Figure 2)", note.rstrip(), seed,
                 paper=("operating.",))

@@ -91,12 +91,9 @@ def write_gate_by_overlap(exp):
     gate, run = exp.gate, exp.run
     table = overlap_frame(exp)
     write_table(table, exp.output.table, "Gates and rankers by overlap with the gold text",
-                "In-catalog items (match, mismatch, mismatch_hard, ask) binned at the quartiles of their character "
-                f"{run.text.ngram}-gram Jaccard with the gold action's name + description (edges: jaccard_low, "
-                "jaccard_high; tied edges merge bins); each bin's items against every out-of-catalog item. "
-                f"auc: each gate; auc difference: encoder gate minus G3, paired; {gate.resamples} utterance-cluster "
-                f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the catalog's actions. "
-                + separation_sentence(table) + " " + mode_note(exp.rows), run.seed)
+                f"In-catalog bins by character {run.text.ngram}-gram Jaccard with the gold text, each against every "
+                f"out item; {gate.resamples} cluster resamples. Where encoders separate from G3: report.md. "
+                "docs/metrics.md, 'Gates and rankers by overlap'. " + mode_note(exp.rows), run.seed)
     return table
 
 
@@ -177,12 +174,7 @@ def write_gate_overlap_map(exp):
     gate, run, rows = exp.gate, exp.run, exp.rows
     table = overlap_map_frame(rows, exp.catalog, pd.read_csv(exp.input.signals), exp.signals, gate, run)
     write_table(table, exp.output.table, "Gates on the overlap map: in-catalog overlap bin x out-of-catalog overlap bin",
-                f"Rows: in-catalog items (all slices) binned at the quartiles of their character {run.text.ngram}-gram "
-                "Jaccard with the gold action's name + description; columns: out-of-catalog items binned at the "
-                "quartiles of their highest Jaccard with any action's name + description (the actions each request "
-                "sees), in its language (edges: *_jaccard_low, *_jaccard_high; tied edges merge bins). Each cell: "
-                "auc of G3 and each encoder gate, the cell's in-catalog items vs its out items; auc difference: "
-                f"encoder gate minus G3, paired; {gate.resamples} utterance-cluster bootstrap resamples, {LEVEL:.0%} "
-                f"intervals. Cells with fewer than {MIN_ITEMS} items on either side are NaN (note). "
-                + map_paragraph(table) + " " + mode_note(rows), run.seed)
+                f"In-catalog bins (rows) x out-of-catalog bins (columns) of character {run.text.ngram}-gram Jaccard; "
+                f"cells under {MIN_ITEMS} items a side are NaN. Cells where an encoder gate beats G3: report.md. "
+                "docs/metrics.md, 'The overlap map'. " + mode_note(rows), run.seed)
     return table

@@ -176,11 +176,7 @@ def write_gate_auc(exp) -> pd.DataFrame:
     df.loc[g3, "parameters"] = len(FEATURES) + 1
     df.loc[g3, "payload_bytes"] = n_bytes
     write_table(df, out.table, "Gate AUC: in-catalog vs out (paper Table 4)",
-                "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
-                "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
-                "length within each language, since length separates the slices partly by construction. "
-                "Fitted models are out of fold (folds grouped by pair); gate study v2's signals follow the paper's. "
-                f"G3 payload: {len(FEATURES) + 1} parameters, "
-                f"{n_bytes} bytes as compact JSON. Score features and encoder gates over the tools each request sees: "
+                "Raw signals are not re-oriented (below 0.5 stays visible); fitted gates out of fold, folds grouped "
+                "by pair. docs/metrics.md, 'Gate signals'. "
                 f"{mode_note(study.rows)}", study.seed, paper=PAPER_KEYS)
     return df

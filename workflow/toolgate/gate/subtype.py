@@ -96,9 +96,7 @@ def write_gate_by_subtype(exp):
                           exp.signals, gate, exp.seed)
     diff = difference_label("<encoder gate>", "g3")
     write_table(table, exp.output.table, "Gates by out-of-catalog subtype: each in-catalog slice vs each out subtype",
-                "Each in-catalog slice (in_slice; every in-catalog item, labelled as such, where the set has no "
-                "mismatch slice) against the out-of-catalog items of one subtype (out_subtype, as the data declares "
-                f"it). auc: every gate signal, as in gate_auc.csv; auc difference ({diff}): paired. {gate.resamples} "
-                f"cluster-bootstrap resamples per cluster_unit, {LEVEL:.0%} percentile intervals. "
-                + deciding_subtype_sentence(table, gate.cluster_units[0]), exp.seed)
+                f"Each in-catalog slice against the out items of one declared subtype; auc difference ({diff}) paired; "
+                f"{gate.resamples} cluster resamples per cluster_unit, {LEVEL:.0%} intervals. The deciding subtype: "
+                "report.md's claims. docs/metrics.md, 'Gates by out-of-catalog subtype'.", exp.seed)
     return table

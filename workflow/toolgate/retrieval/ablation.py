@@ -131,13 +131,12 @@ def write_ablation(exp):
     ks = fit_ks(exp.ablation.ks, len(actions(catalog)))
     abl = ablation_frame(rows, {n: exp.scores(n) for n in exp.score_paths}, ks, seeds, seed)
     write_table(abl, outputs.table, "Candidate-count ablation: top-1 among k candidates",
-                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
-                f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
+                f"Gold + k - 1 uniform distractors, {seeds} seeds (mean, sample std). docs/metrics.md, 'Candidate-count "
+                f"ablation'. {mode_note(rows)}", seed,
                 paper=("language.",))
     cross = crossover_frame(abl, exp.roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
     write_table(cross, outputs.crossover, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
                 "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
-                "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "
-                "both gaps >= -(the larger seed std of the two).", seed,
+                "docs/metrics.md, 'Candidate-count ablation'.", seed,
                 paper=("crossover.",))
     return abl, cross

@@ -241,11 +241,11 @@ def write_baselines(exp):
         table.loc[m, key] = d["difference"]
         table.loc[m, f"{key}_ci_low"] = d["ci_low"]
         table.loc[m, f"{key}_ci_high"] = d["ci_high"]
-    note = (f"Out-of-fold thresholds (folds grouped by pair). Ladder (lo, hi) per fold: "
-            f"{ {k: tuple(round(float(x), 4) for x in v) for k, v in lch.items()} }; gate '{study.routing.gate}' (Platt, out of fold) "
-            f"threshold per fold: { {k: round(float(v), 4) for k, v in gch.items()} }. Danger budget {budget}. "
-            f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile. {mode_note(rows)}")
+    log.info("ladder (lo, hi) per fold: %s; gate '%s' (Platt) threshold per fold: %s",
+             {k: tuple(round(float(x), 4) for x in v) for k, v in lch.items()}, study.routing.gate,
+             {k: round(float(v), 4) for k, v in gch.items()})
+    note = f"Thresholds out of fold, per fold in the log. docs/metrics.md, 'Routing baselines'. {mode_note(rows)}"
     if not has_routes(lexical.tool_ids):
-        note += f" Standalone baseline skipped (it needs the route entries in its pool). {ROUTE_NOTE}"
+        note += f" No standalone column. {ROUTE_NOTE}"
     write_table(table, exp.output[0], "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
     return table
