@@ -1,21 +1,8 @@
 """Scaling benchmark: BM25 (ours, bm25s, rank_bm25) and the dense encoders on catalogs of up to 64,000 tools.
 
-Catalogs. One seeded sequence of tools of which every size takes a prefix, so a
-larger catalog contains each smaller one: the experiment's actions in catalog
-order; then every distinct tool of FunctionChat-Bench and BFCL when a local
-mirror holds them (``external.mirror``, ``$TOOLGATE_EXTERNAL`` or
-``../shared/external``; nothing is downloaded), shuffled with the seed; then
-recombinations of those tools (one tool's names and keywords, a second's
-descriptions, a third's parameters, drawn with the seed). Without a mirror the
-recombinations follow the experiment's actions directly.
-
-Measurements. Every (size, implementation) runs in its own process
-(:func:`toolgate.bench.timing.run_jobs`: forked from an interpreter that has imported this module), so its peak RSS
-is its own; it includes the interpreter and numpy/scipy/pandas (about the same base for every row). Build
-time covers tokenising and indexing (BM25) or encoding the documents, model
-loading excluded (encoders). Latency and throughput are measured as in the cost
-rule (:func:`toolgate.bench.timing.measure`) on a seeded sample of the experiment's
-utterances, the same sample for every row.
+Every size takes a prefix of one seeded sequence (the actions, the local mirror's external tools, then
+recombinations), so a larger catalog contains each smaller one; nothing is downloaded. Each (size,
+implementation) is a process of its own, so its peak RSS is its own. docs/metrics.md, 'Scaling'.
 """
 from __future__ import annotations
 

@@ -1,22 +1,7 @@
 """Korean lexical units: the lexical ranker's BM25 under each tokenizer of ``tokenizer_ablation.variants``.
 
-The variants (:mod:`toolgate.core.text`): Hangul cut into character 2-, 3- or
-4-grams, jamo 3-grams, Kiwi morphemes, or morphemes plus character 3-grams.
-English and every other non-Hangul word keep character ``text.ngram``-grams in
-all of them, so English requests are tokenised alike; the index is shared by
-both languages, though, so English rows still move a little through the
-documents' lengths. ``char3`` at ``text.ngram`` 3 is the paper's tokenizer,
-the configured lexical ranker itself when that ranker uses ``char``. k1, b,
-idf, epsilon and the index text variant are the lexical ranker's.
-
-Per variant, language and slice: top-1, top-5, MRR, nDCG@10 and recall@5 of
-the gold action at the full catalog and among k candidates (gold + k - 1
-uniform distractors, the candidate ablation's seeded draws, so the sets match
-it); top-1 with a 95% pair-cluster bootstrap interval and its paired
-difference from the best variant's, on the same resamples. Cost per variant: the serialised index's
-bytes and the single-query latency of scoring and ranking the whole catalog
-(:func:`toolgate.bench.timing.measure`, in this process, on a seeded sample of the main
-set).
+The candidate ablation's seeded draws, so the candidate sets match it; everything but the tokenizer is the
+lexical ranker's. docs/metrics.md, 'Korean lexical units'.
 """
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""The score matrix: one ranker's scores of every utterance against every catalog entry.
+"""The score matrix: one ranker's scores of every utterance against every catalog entry, and what every stage reads
+from it (gold ranks, shortlists with ties in catalog order, the route step).
 
-Every stage reads rankers through this module: rows aligned to an utterance list,
-gold columns, top-k shortlists (ties in catalog order) and the route step.
-
-Per-request candidates live here too: when an utterance row carries
-``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
-every action outside that list to ``-inf``, so ranking, shortlists, gate
-features (:func:`toolgate.core.inputs.score_columns` drops ``-inf``) and routing see
-only the request's own tools. Route entries stay visible to every request.
-The saved matrix is always the whole catalog.
+A row's own ``candidates`` set every other action to ``-inf`` when rows are aligned (:meth:`Scores.for_rows`), so
+every stage sees only the request's tools; route entries stay visible, and the saved matrix is the whole catalog.
 """
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
 """Gate study v2: every compared gate against G3 and against the best single encoder (gate_comparison.csv).
 
-On every slice of gate_auc.csv, three measures of each gate, each with the
-paired cluster-bootstrap interval (:func:`toolgate.gate.bootstrap.paired_differences`)
-of its difference from G3 and from the best single encoder gate:
-
-* ``auroc``: AUC, in vs out;
-* ``fpr_at_95tpr``: the share of out items admitted at the highest threshold
-  that admits 95% of the in-catalog items (:func:`toolgate.metrics.weighted_fpr_at_tpr`);
-* ``best_coverage``: the highest local coverage with danger rate within
-  ``gate.danger_budget``, over the slice's items (:mod:`toolgate.gate.operating`;
-  on ``overall`` it equals operating_points.csv's best_coverage).
-
-The best single encoder is, per cluster unit, slice and measure, the encoder
-gate with the best point value (highest AUROC or coverage, lowest FPR).
+AUROC, FPR at 95% TPR and best coverage on every slice, each difference with its paired cluster-bootstrap interval
+(docs/metrics.md, 'Gate comparison').
 """
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Operating points of a gate (paper Figure 2).
-
-At threshold t, utterances with gate score >= t go to the lexical top-1 action;
-the rest go to the route step, which answers ``chat`` or ``delegate``, whichever
-route entry the lexical ranker scores higher.
-* danger rate = gold-delegate utterances sent to any local action / all utterances;
-* local coverage = utterances resolved locally and correctly / all utterances:
-  in-catalog utterances (gold action or ask) sent to their gold action, plus
-  gold-chat utterances answered as chat.
-Ceilings: current catalog = 1 - delegate share; extended = also counting
-``multistep`` delegates as locally solvable.
+"""Operating points of a gate (paper Figure 2): coverage against danger rate as its threshold moves
+(docs/metrics.md, 'Operating points').
 """
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Where does abstention stop being retrieval? Gates and rankers by the request's overlap with the catalog's text.
-
-Every in-catalog item (match, mismatch, mismatch_hard, ask included) is binned by
-its character n-gram Jaccard with the gold action's text, at the quartiles of
-that Jaccard over all of them (edges recorded in the table; tied edges merge
-bins). For each bin: each gate's AUC of the bin's items against every
-out-of-catalog item, each encoder gate minus G3 (paired), both with
-utterance-cluster bootstrap 95% intervals, and each ranker's top-1.
-
-The map (gate_overlap_map.csv) adds the second dimension: out-of-catalog items
-are binned too, at the quartiles of their highest Jaccard with any action they
-see, and G3 and each encoder gate are compared per (in-bin, out-bin) cell.
+"""Where does abstention stop being retrieval? Gates and rankers by the request's overlap with the catalog's text:
+in-catalog items binned by their Jaccard with the gold text (gate_by_overlap.csv), and by out-of-catalog overlap
+too (gate_overlap_map.csv). docs/metrics.md, 'Gates and rankers by overlap' and 'The overlap map'.
 """
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """Out of catalog is not one population: every gate against each out-of-catalog subtype (issue 24).
 
-The generated set's out items are external services (delegate), multistep
-requests (delegate) and chat, and gates treat them very differently: a
-multistep request names catalog actions, so a catalog-similarity gate scores it
-as in catalog. Each in-catalog slice (match, mismatch, mismatch_hard; every
-in-catalog item where the set has no mismatch slice) is compared with each out
-subtype the data declares (an imported set's ``holdout:...`` ones included):
-every gate signal's AUC and each encoder gate minus G3, paired, with
-cluster-bootstrap intervals per cluster unit.
+Gates treat the subtypes very differently: a multistep request names catalog actions, so a catalog-similarity gate
+scores it as in catalog. docs/metrics.md, 'Gates by out-of-catalog subtype'.
 """
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Transfer without refit (gate_transfer.csv): every compared gate on the experiment's own set and on external sets.
-
-The experiment's own set (the main set, in vs out): each fitted gate out of
-fold (``within``), each raw gate as computed (``raw``). External sets (from
-external_gate.csv, where the external study runs): FunctionChat CALL/REJECT
-and BFCL's ``bfcl_2plus`` view, each gate refitted out of fold within the set
-(``within``) beside the experiment's fit applied unchanged (``transfer``).
-AUCs with 95% cluster-bootstrap intervals (own set: ``gate.cluster_units``'
-first unit; external sets: their own clusters).
+"""Transfer without refit (gate_transfer.csv): every compared gate on the experiment's own set and on external sets,
+refitted within each set and the experiment's fit applied unchanged (docs/metrics.md, 'Transfer without refit').
 """
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The ``native_tables`` rule: deployment outcomes (paper Table 7) and native-caller accuracy.
-
-Measures per checkpoint and condition: accuracy (first called tool = gold tool,
-over in-catalog utterances; a failed request, or an answer whose prompt lost the
-tools, counts as wrong), no_tool_call_rate and malformed_rate (over the answers
-whose prompt held the tools), and for ``top5`` the recovered_share
-(accuracy - bm25_top1) / (bm25_top5 - bm25_top1), the part of the lexical
-top-1/top-5 gap the native caller closes (as in :mod:`toolgate.retrieval.rerank`). When
-nothing was answered, accuracy and recovered_share are not computable and
-``not_computable`` says why; a ``protocol_check`` entry's are not computed.
+"""The ``native_tables`` rule: deployment outcomes (paper Table 7) and native-caller accuracy, with the share of the
+lexical top-1/top-5 gap the native caller closes (docs/metrics.md, 'Native tool calling').
 """
 from __future__ import annotations
 

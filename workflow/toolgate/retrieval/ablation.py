@@ -1,23 +1,7 @@
 """Candidate-count ablation and the BM25/encoder crossover (paper Table 8, Section 8).
 
-For each k and seed, every in-catalog utterance is ranked against its gold
-action plus k - 1 distractors drawn uniformly from the other actions (k equal
-to the number of actions is the full catalog). Scores come from the rankers'
-full score matrices, so restricting to a candidate set is exact; ties keep
-catalog order.
-
-Crossover: with match share p, weighted selection is
-``W(p) = p * a_match + (1 - p) * a_mismatch``. BM25 and an encoder are equal at
-``p* = g_mm / (g_mm - g_m)``, with g_m and g_mm the BM25-minus-encoder gaps on
-match and mismatch (seed means). A row is flagged unstable when the mismatch
-gap is smaller than the seed standard deviation of either ranker's mismatch
-accuracy; "no crossover in [0,1]" when p* falls outside.
-
-A hybrid of BM25 and the row's encoder (``toolgate.retrieval.hybrid``) gets three columns
-per row: its top-1 minus its best member's on match and on mismatch, and
-whether it is within the seed spread of that member on both slices
-(gap >= -max(std of the hybrid, std of that member)): whether the choice the
-crossover describes needs to be made at all.
+Candidates are restricted on the rankers' full score matrices, so the restriction is exact; ties keep catalog
+order. docs/metrics.md, 'Candidate-count ablation', defines p*, ``unstable`` and the hybrids' columns.
 """
 from __future__ import annotations
 

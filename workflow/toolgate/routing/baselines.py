@@ -1,20 +1,8 @@
-"""Routing pipelines (paper Section 3, Table 1, Appendix G / Table A3).
+"""Routing pipelines (paper Section 3, Table 1, Appendix G / Table A3): decisions, gold and the baselines.
 
-Every router gives each utterance one decision: ``("action", tool)``,
-``("ask", tool)`` (confirm ``tool``; the ladder's middle band), ``("chat", None)``
-or ``("delegate", None)``. Nothing is executed.
-
-A decision is **correct** when it routes the request where its gold label says:
-an in-catalog utterance (gold action or ask) to its gold tool, a gold-chat
-utterance to chat, a gold-delegate utterance to delegate. Slot questions and
-argument values are out of scope (the paper scores tool-name routing), so an
-in-catalog decision with the gold tool counts whether it executes or asks.
-
-Thresholds are chosen out of fold with the gate study's folds (grouped by
-pair): on the other folds, among a grid of quantiles of the score, the
-thresholds with the best objective that satisfy the product rules; then applied
-to the held-out fold. Constraints are re-checked on the pooled out-of-fold
-decisions and flagged when violated.
+A decision is ``("action", tool)``, ``("ask", tool)``, ``("chat", None)`` or ``("delegate", None)``; nothing is
+executed. Tool-name routing is scored, not slots or arguments (as the paper), so the gold tool counts executed or
+asked. docs/metrics.md, 'Routing baselines'.
 """
 from __future__ import annotations
 
