@@ -1,9 +1,12 @@
 """The tree is pyflakes-clean under the project's ruff settings (pyproject.toml, [tool.ruff]), no function of the
-package takes more than ``MAX_PARAMS`` parameters, and pytest collects every folder of tests."""
+package takes more than ``MAX_PARAMS`` parameters, comments stay under ``MAX_COMMENT_SHARE`` of the code, and
+pytest collects every folder of tests."""
 import ast
+import io
 import shutil
 import subprocess
 import sys
+import tokenize
 import tomllib
 
 import pytest
@@ -65,3 +68,44 @@ def test_no_function_takes_more_than_six_parameters():
     found = [hit for path in sorted(package.rglob("*.py"))
              for hit in too_many(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
     assert not found, f"more than {MAX_PARAMS} parameters (group them): " + "; ".join(found)
+
+
+MAX_COMMENT_SHARE = 0.20  # comment lines per code line: comments say why; what a table means is in docs/metrics.md
+
+
+def comment_and_code_lines(source: str) -> tuple[int, int]:
+    """(comment lines, code lines) of ``source``: a comment line is a whole-line ``#`` comment or a line of a
+    module, class or function docstring; blank lines count as neither."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docs = {line for n in ast.walk(ast.parse(source)) if isinstance(n, kinds) and ast.get_docstring(n, clean=False)
+            is not None for line in range(n.body[0].lineno, n.body[0].end_lineno + 1)}
+    comments = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.COMMENT and not t.line[:t.start[1]].strip()}
+    lines = source.splitlines()
+    blank = {i for i, line in enumerate(lines, 1) if not line.strip()}
+    comment = (docs | comments) - blank
+    return len(comment), len(lines) - len(blank) - len(comment)
+
+
+def test_the_comment_count_reads_docstrings_and_whole_line_comments_only():
+    planted = (
+        '"""Module.\n\nTwo lines."""\n'
+        "# a comment\n"
+        "x = 1  # a trailing comment: a code line\n"
+        "s = \'\'\'# a string, not a comment\n\'\'\'\n"
+        "\n"
+        "def f():\n"
+        "    \'\'\'Doc.\'\'\'\n"
+        "    return '# no'\n"
+    )
+    assert comment_and_code_lines(planted) == (4, 5)
+
+
+def test_comments_are_at_most_a_fifth_of_the_code():
+    counts = {str(p.relative_to(ROOT)): comment_and_code_lines(p.read_text(encoding="utf-8"))
+              for p in sorted((ROOT / "workflow" / "toolgate").rglob("*.py"))}
+    comment, code = (sum(c[i] for c in counts.values()) for i in (0, 1))
+    most = sorted(counts, key=lambda p: -counts[p][0])[:5]
+    assert comment <= MAX_COMMENT_SHARE * code, (
+        f"{comment} comment lines for {code} code lines ({comment / code:.3f} > {MAX_COMMENT_SHARE}); the most: "
+        + ", ".join(f"{p} ({counts[p][0]})" for p in most))

@@ -1,32 +1,7 @@
 """Folders a command writes (``export --out``, ``import --out``): never destroy, never overwrite silently.
 
-Every artifact folder holds the fixed file names of its format (:data:`toolgate.core.artifact.FILES`,
-:data:`toolgate.importers.build.FILES`), the last its marker (``router.json``, ``import.json``), and, hidden beside
-them, toolgate's record of what it wrote there (``.toolgate-owned.json``: the marker's name and the sha256 of each
-file it wrote, the marker included). The record lives apart so that the marker stays as the command wrote it (an
-exported router.json is deterministic and readable). A new folder is written whole into a temporary sibling
-(``.<name>.XXXXXXXX.partial``) and renamed into place; where a rename cannot cross (a mount point: EXDEV, EBUSY),
-each file is copied beside its place and renamed onto it.
-
-An existing folder is refused unless it is empty. ``force`` replaces a previous artifact of the same kind only
-when its record verifies: each recorded name one of the format's fixed names, the marker giving recorded files
-only, each with a digest the record holds for it (``{name: {"sha256": ...}}``, as toolgate's markers do), and each such file still in the folder a regular file (never a symlink) with a recorded digest (a file already
-gone is fine: snakemake clears an export's declared outputs before a rerun). The record carries no secret, so it is
-believed for the fixed names alone: a forged one never gets another file removed, and a user's own file of a
-fixed name is replaced only beside a marker in toolgate's form (one written to imitate it is not caught). Then only those files are replaced
-or removed, one by one under an
-interim record that accepts each file's old or new content (a kill midway leaves a record that verifies); the
-user's other files stay. A record that does not verify (unreadable, not toolgate's, of another kind, a file changed since) is
-refused with the reason and nothing is touched. Without a record, ``force`` writes beside the folder's files
-when no name clashes (a foreign marker clashes, so it and what it lists are never touched).
-
-A temporary folder is locked (``flock``) while its command runs. One left by a killed command (its name in the
-pattern above, unlocked, untouched for ``STALE_AFTER`` seconds) is removed by the next command writing the same
-folder (beside it, or inside it for its sub-folders); such folders are never named in messages.
-
-Some places are never written: a git work tree's root or anything inside a git folder (``.git``, a bare
-repository), the current folder or one above it, and a workflow's ``results/`` or ``figures/`` (outputs only;
-an exported router may live under ``results/<experiment>/router/``, where the workflow puts it).
+A folder is written whole into a locked temporary sibling and renamed into place; ``force`` replaces only the files
+toolgate's record (``.toolgate-owned.json``) says it wrote. docs/router.md, 'The artifact', gives the rules.
 """
 from __future__ import annotations
 

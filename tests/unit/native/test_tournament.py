@@ -204,7 +204,7 @@ def test_write_tournament_with_a_launched_standin(small_catalog, tmp_path):
     assert json.loads(out.deployment.read_text())["server_alive_after_run"]
     assert df.set_index(["lang", "slice"]).loc[("all", "all"), "top1"] == 1.0
     md = (tmp_path / "t" / "tournament.md").read_text()
-    assert "ties (same round) in catalog order" in md and "Candidates: the whole catalog." in md
+    assert "docs/metrics.md, 'Multiple-choice tournament'" in md and "Candidates: the whole catalog." in md
     assert pd.read_csv(out.table)["status"].eq("ok").all()
 
 

@@ -98,7 +98,7 @@ def test_candidates_hide_other_actions_and_keep_routes():
     # b's gold t2 is 3rd of the catalog but 2nd of its own list; c's gold t1 is 1st of its list of one
     assert gold_ranks(s, rows).tolist() == [1, 2, 1]
     assert top_actions(s, rows[1:2], 2).tolist() == [["t1", "t2"]]
-    assert mode_note(rows).startswith("Candidates: each request's own list (2 of 3 requests, mean 1.5 tools")
+    assert mode_note(rows) == "Candidates: each request's own list (2 of 3, mean 1.5 tools)."
     assert mode_note(ROWS) == "Candidates: the whole catalog." and candidate_mask(ROWS, s.tool_ids, s.kinds) is None
 
 

@@ -82,9 +82,8 @@ def write_pipeline_cost(exp):
     console.info("timing %d pipelines", len(exp.routing.pipelines))
     costs = pipeline_cost_frame(exp.catalog, exp.main, exp.routing.pipelines, exp.rankers, exp.run, exp.cost)
     write_table(costs, exp.output.table, "CPU cost per request of each pipeline",
-                "The whole decision (rank + gate; one encoding when ranker and gate share a model), models loaded, "
-                "after warm-up; batch_qps: the timed requests in one batch per model; peak RSS of the benchmark process. "
-                "A measurement: it varies run to run.", exp.seed,
+                "The whole decision (rank + gate; one encoding when ranker and gate share a model), after warm-up. A "
+                "measurement. docs/metrics.md, 'Pipelines with a confirmation band'.", exp.seed,
                 paper=("cost.p3", "intro.neural_ranker"))
     return costs
 
@@ -111,8 +110,7 @@ def write_cost(exp):
     console.info("timing %d rankers and two reference BM25s, one process each", len(exp.rankers))
     df = cost_frame(bench_base(exp.catalog, rows, exp.run, exp.cost), exp.rankers, exp.lexical, exp.output.index)
     write_table(df, exp.output.table, "Cost per ranker (one query, whole catalog, CPU)",
-                "median/p95: single-query latency in ms (scoring + the top-10 shortlist, model loaded, after warm-up). "
-                "median_ratio_to_ours: this row's median over our BM25's (rank_bm25 and bm25s on the same tokens). "
-                "peak_rss_mb includes the interpreter. Timings vary run to run; they are measurements, not regression "
-                "targets.", exp.seed, paper=("intro.index", "cost."))
+                "median/p95: one query's scoring + top-10 shortlist, after warm-up; median_ratio_to_ours: over our "
+                "BM25's (the references on the same tokens). Measurements, not targets. docs/metrics.md, 'Cost'.",
+                exp.seed, paper=("intro.index", "cost."))
     return df

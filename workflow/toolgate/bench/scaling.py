@@ -1,21 +1,8 @@
 """Scaling benchmark: BM25 (ours, bm25s, rank_bm25) and the dense encoders on catalogs of up to 64,000 tools.
 
-Catalogs. One seeded sequence of tools of which every size takes a prefix, so a
-larger catalog contains each smaller one: the experiment's actions in catalog
-order; then every distinct tool of FunctionChat-Bench and BFCL when a local
-mirror holds them (``external.mirror``, ``$TOOLGATE_EXTERNAL`` or
-``../shared/external``; nothing is downloaded), shuffled with the seed; then
-recombinations of those tools (one tool's names and keywords, a second's
-descriptions, a third's parameters, drawn with the seed). Without a mirror the
-recombinations follow the experiment's actions directly.
-
-Measurements. Every (size, implementation) runs in its own process
-(:func:`toolgate.bench.timing.run_jobs`: forked from an interpreter that has imported this module), so its peak RSS
-is its own; it includes the interpreter and numpy/scipy/pandas (about the same base for every row). Build
-time covers tokenising and indexing (BM25) or encoding the documents, model
-loading excluded (encoders). Latency and throughput are measured as in the cost
-rule (:func:`toolgate.bench.timing.measure`) on a seeded sample of the experiment's
-utterances, the same sample for every row.
+Every size takes a prefix of one seeded sequence (the actions, the local mirror's external tools, then
+recombinations), so a larger catalog contains each smaller one; nothing is downloaded. Each (size,
+implementation) is a process of its own, so its peak RSS is its own. docs/metrics.md, 'Scaling'.
 """
 from __future__ import annotations
 
@@ -168,30 +155,10 @@ def write_scaling(exp) -> pd.DataFrame:
     df.insert(1, "recombined", (df["size"] - real).clip(lower=0))
     dense = encoder_rankers(rankers)
     write_table(df, exp.output.table, "Scaling: BM25 implementations and encoders against catalog size (CPU)",
-                f"Catalog of `size` tools: the experiment's {len(base)} actions, then "
-                + (f"{len(pool)} distinct FunctionChat-Bench/BFCL tools from the local mirror (shuffled, seeded), "
-                   "then " if pool else "")
-                + "`recombined` tools (names, descriptions and parameters of three different tools, seeded)"
-                + ("" if pool else "; no local mirror of the external sets was found") + ". "
-                "Each row is one process of its own; the BM25 rows of one size run side by side on one core and take "
-                "turns of ten timed queries (one runs at a time; a turn starts warm with the query before it, "
-                "untimed), so a change in the machine's speed falls on each alike. "
-                "build_s: tokenising + indexing (BM25) or encoding the documents, model loading excluded "
-                "(encoders). index_bytes: our serialised index, bm25s' saved folder, rank_bm25's pickle, the "
-                "document embedding matrix (encoders). median (p50) and p95: single-query latency in ms, scoring the "
-                "whole catalog + its top-10 shortlist (ties in catalog order, toolgate.core.scores.top_order), "
-                "after warm-up; batch_qps: the same queries as one batch, the fastest of up to three runs within a second (our BM25: "
-                "score_many, query by query on the sparse layout, one matrix product on the dense one; the "
-                "encoders: one matrix product; bm25s and rank_bm25: their get_scores per query). "
-                "peak_rss_mb includes the interpreter. ours_over_bm25s / ours_over_rank_bm25: median over the timed "
-                "queries of our latency over theirs on the same query, same run (below 1: ours is faster). "
-                "Compare implementations by these ratios, not by medians of different rows: from 1000 tools on, "
-                "per-query latencies spread over more than 10x (a query of common n-grams touches nearly every "
-                "document, and the shortlist then has a whole catalog to choose from), so a row's median can land in either "
-                "mode. "
-                f"Encoder rows time {scaling.encoder_queries} of the queries. rank_bm25 runs up to {scaling.rank_bm25_max} tools "
-                "(its pure-Python scoring grows with the catalog); the encoders "
-                f"({', '.join(dense) or 'none'}) up to {scaling.encoder_max} tools (embedding more takes minutes "
-                "on 2 cores). Timings vary run to run; they are measurements, not regression targets.",
+                f"Catalog of `size` tools: {len(base)} actions, then "
+                + (f"{len(pool)} external tools, then " if pool else "")
+                + "`recombined` tools (seeded)" + ("" if pool else "; no local mirror of the external sets") + ". "
+                f"rank_bm25 runs to {scaling.rank_bm25_max} tools, the encoders ({', '.join(dense) or 'none'}) to "
+                f"{scaling.encoder_max}. Compare by ours_over_*, not medians. docs/metrics.md, 'Scaling'.",
                 run.seed)
     return df

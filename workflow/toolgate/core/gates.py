@@ -1,12 +1,8 @@
-"""A router's gate: any gate of the signal registry, computed from what the artifact carries.
+"""A router's gate: any gate of the signal registry, computed from what the artifact carries (the catalog's embeddings
+per encoder and, for exemplar kNN, the exemplar index), with the gate study's own formulas.
 
-The artifact holds, per encoder the ranker or the gate reads, the catalog's embeddings (keyed by the encoder's id
-and revision and by the sha256 of the index texts they embed, so loading never re-encodes the catalog) and, for a
-gate that reads exemplar kNN, the exemplar index: the experiment's in-catalog requests of the main set embedded by
-that encoder. Signals come from :func:`toolgate.core.inputs.request_signals`, the gate study's own formulas; a
-fitted gate applies its payload (:func:`toolgate.core.models.payload_scores`). The one difference from the study is
-exemplar kNN: a deployed router compares a request with every exemplar (:func:`toolgate.core.inputs.exemplar_max`),
-the study only with the training folds' ones outside the request's own pair.
+The one difference from the study: a deployed router compares a request with every exemplar, the study only with
+the training folds' ones outside the request's own pair.
 """
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""Gate study v2's raw signals from score matrices and request embeddings.
+"""Gate study v2's raw signals (encoder features, rank agreement, exemplar kNN) from score matrices and embeddings.
 
-* encoder features (G3+enc's inputs): over a request's candidates, sorted
-  c1 >= c2 >= ...: max cosine c1, margin c1 - c2, mean of the top k cosines;
-* rank agreement: whether the lexical ranker's top-1 is the encoder's top-1,
-  and the reciprocal rank of the lexical top-1 in the encoder's order (ties in
-  column order, as everywhere);
-* exemplar kNN: the max cosine between a request and the in-catalog requests
-  of the training part of its fold, never its own cluster (its pair partner),
-  and, where rows have their own candidates, only requests whose gold tool is
-  one of them; ``EMPTY`` (-1, the lowest cosine) when none is left.
-
-A matrix has one row per request and one column per candidate; sets whose rows
-have their own candidate lists go through :func:`columns_by_size` (lists of per-row
-scores) or :func:`columns_by_visible` (a catalog-wide matrix where ``-inf`` marks a tool
-the request does not see, :mod:`toolgate.core.scores`).
-
-Every signal is computed on numpy alone, as named columns (:class:`Columns`): a
-deployed router reads them so. The study's callers take DataFrames
-(:func:`raw_signals`, :func:`score_features`, the ``*_frame`` functions), made
-from those columns; pandas is imported only there.
+Every signal is computed on numpy alone, as named columns (:class:`Columns`), as a deployed router reads them; the
+study's DataFrames are made from those, and pandas is imported only there. docs/metrics.md, 'Gate signals'.
 """
 from __future__ import annotations
 

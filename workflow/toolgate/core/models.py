@@ -1,12 +1,7 @@
-"""The fitted gates' protocol: balanced logistic regression, out of fold, folds grouped by pair.
+"""The fitted gates' protocol: standardised inputs, class-balanced logistic regression, out-of-fold log-odds with folds
+stratified by label and grouped by ``pair_id`` (a request and its translation never sit on both sides).
 
-Every fitted signal of the registry (:mod:`toolgate.core.signals`, a signal with
-``inputs``) is fitted the same way: standardised inputs, class-balanced
-logistic regression, out-of-fold log-odds with folds stratified by label and
-grouped by ``pair_id`` (a request and its translation never sit on both
-sides). A deployable fit (``payload``) folds the standardisation into the
-coefficients; the external study applies it unchanged to another set
-(transfer).
+A deployable fit (``payload``) folds the standardisation into the coefficients, so it applies unchanged elsewhere.
 """
 from __future__ import annotations
 

@@ -1,19 +1,10 @@
-"""Rankers behind one interface: ``fit(documents)`` then ``score_many(queries)``.
+"""Rankers behind one interface: ``fit(documents)`` then ``score_many(queries)``; kinds ``bm25``, ``dense``,
+``hybrid`` and ``maxsim`` (ColBERT-style late interaction; the bundled MiniLM is not ColBERT-trained, so its MaxSim
+numbers show the code path, not ColBERT quality).
 
-* ``bm25``: Okapi BM25 over character n-grams (:mod:`toolgate.core.bm25`).
-* ``dense``: cosine between query and document embeddings of an encoder.
-* ``hybrid``: other rankers fused (:mod:`toolgate.retrieval.hybrid`); built from the
-  spec :func:`with_members` resolves.
-* ``maxsim``: ColBERT-style late interaction: for each query token, the best
-  cosine with any document token, summed over query tokens. Works with any
-  sentence-transformers checkpoint; the bundled all-MiniLM-L6-v2 is not
-  ColBERT-trained, so its MaxSim numbers demonstrate the code path, not ColBERT
-  quality. A ColBERT checkpoint goes in the same ``encoder.model`` field.
-
-A ranker's config entry is ``{type, variant, ...}``; see the config schema. :data:`RANKERS` is the one place
-that knows the kinds: each type's builder and capabilities. Every other stage asks a :class:`RankerSpec` what
-a ranker is (lexical, embeds, an encoder gate, a hybrid and its members) and never compares ``type`` strings;
-a new kind is a :class:`Ranker` class, one line in :data:`RANKERS` and its entry in the config schema.
+:data:`RANKERS` is the one place that knows the kinds (builder and capabilities); other stages ask a
+:class:`RankerSpec` and never compare ``type`` strings. A new kind is a :class:`Ranker` class, one registry line and
+its schema entry.
 """
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""The score matrix: one ranker's scores of every utterance against every catalog entry.
+"""The score matrix: one ranker's scores of every utterance against every catalog entry, and what every stage reads
+from it (gold ranks, shortlists with ties in catalog order, the route step).
 
-Every stage reads rankers through this module: rows aligned to an utterance list,
-gold columns, top-k shortlists (ties in catalog order) and the route step.
-
-Per-request candidates live here too: when an utterance row carries
-``candidates`` (tool ids), aligning rows to it (:meth:`Scores.for_rows`) sets
-every action outside that list to ``-inf``, so ranking, shortlists, gate
-features (:func:`toolgate.core.inputs.score_columns` drops ``-inf``) and routing see
-only the request's own tools. Route entries stay visible to every request.
-The saved matrix is always the whole catalog.
+A row's own ``candidates`` set every other action to ``-inf`` when rows are aligned (:meth:`Scores.for_rows`), so
+every stage sees only the request's tools; route entries stay visible, and the saved matrix is the whole catalog.
 """
 from __future__ import annotations
 
@@ -82,8 +76,7 @@ def mode_note(rows) -> str:
     if not n:
         return "Candidates: the whole catalog."
     sizes = [len(r["candidates"]) for r in rows if r.get("candidates")]
-    return (f"Candidates: each request's own list ({n} of {len(rows)} requests, mean {np.mean(sizes):.1f} tools; "
-            "the others see the whole catalog).")
+    return f"Candidates: each request's own list ({n} of {len(rows)}, mean {np.mean(sizes):.1f} tools)."
 
 
 def save_scores(path, s: Scores) -> None:
@@ -195,8 +188,7 @@ def has_routes(tool_ids) -> bool:
     return set(ROUTE_STEP_IDS) <= set(np.asarray(tool_ids).tolist())
 
 
-ROUTE_NOTE = ("Route step skipped: the catalog has no 'chat' and 'delegate' route entries, so every request the "
-              "gate turns away is delegated.")
+ROUTE_NOTE = "No route entries: requests turned away are delegated."
 
 
 def route_choice(matrix: np.ndarray, tool_ids) -> np.ndarray:

@@ -1,31 +1,9 @@
 """Text normalisation and character n-grams shared by every lexical component.
 
-Choices, each deliberate:
-
-* Unicode NFKC: folds full-width Latin and digits to ASCII and composes
-  conjoining Hangul jamo into precomposed syllables, so the same request typed
-  on different keyboards gives the same n-grams. Normalised Hangul is
-  syllables: one syllable block is one character, because a 3-gram of
-  syllables is the unit the paper's index counts (only the ``jamo`` tokenizer
-  decomposes, when it cuts terms).
-* Case folding (``str.casefold``) rather than ``lower``: it also folds German
-  sharp s and similar, and leaves Hangul unchanged.
-* Whitespace collapsing: any run of Unicode whitespace becomes one space and the
-  ends are stripped, so padding and n-gram boundaries do not depend on typing.
-* Padding: with ``pad=True`` one space is added at both ends of the normalised
-  text, so word-initial and word-final grams (" se", "rm ") exist and a query
-  shorter than ``n`` still yields at least one gram.
-
-Tokenizers (:func:`term_function`, the BM25 ``tokenizer`` option) name the unit
-Korean text is cut into: ``char`` (the paper's character n-grams over the whole
-text), ``jamo`` (n-grams over Hangul syllables decomposed into conjoining jamo,
-so 알람을 and 알람 share units), ``kiwi`` (Kiwi morphemes) and ``kiwi+char``
-(morphemes plus character n-grams). Every tokenizer but plain ``char`` applies
-its unit to the runs of Hangul words only and keeps character n-grams for the
-other runs, so an English text is tokenised the same under all of them. A
-trailing digit sets the Hangul n-gram size apart from ``n`` (``char2``,
-``jamo3``, ``kiwi+char3``); ``char`` at ``n`` itself is the paper's tokenizer.
-"""
+NFKC folds full-width forms and composes jamo into syllables (one syllable is one character: the paper's 3-grams
+count syllables); casefold also folds sharp s; whitespace runs become one space; ``pad`` adds a space at both ends
+so word-edge grams exist and a short query still yields one. Tokenizers (:func:`term_function`) cut Hangul words
+into their unit and keep character n-grams elsewhere (docs/metrics.md, 'Korean lexical units')."""
 from __future__ import annotations
 
 import re

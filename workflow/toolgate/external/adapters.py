@@ -1,27 +1,9 @@
 """FunctionChat-Bench (Korean), BFCL v4 and CLINC150 (English) in the project's own formats (docs/formats.md).
 
-Each set becomes one catalog of every distinct tool definition of the set
-(the schema :func:`toolgate.core.catalog.load_catalog` checks) and utterance rows that pass
-:func:`toolgate.utterances.check_utterances`, plus, per utterance, the ids of that row's
-own candidate tools (in source order), a bootstrap cluster id and a condition.
-Conventions:
-
-* Request text = the last ``user`` message of the conversation.
-* In-catalog rows have ``gold_outcome: action``; out-of-catalog rows (FunctionChat
-  REJECT, BFCL irrelevance) have ``gold_outcome: delegate`` and ``slice: out``.
-  Whether an external in-catalog request reuses the tool's wording is unknown,
-  so its ``slice`` is ``match`` only because the schema needs a value; nothing
-  reads it. ``subtype`` names the source subset (``singlecall:4_close``,
-  ``call``, ``reject``, ``multiple``, ...).
-* Tool ids come from :func:`toolgate.core.catalog.tool_id` (BFCL's dotted names become
-  snake_case). Two different definitions under one name (FunctionChat has two
-  ``convert_currency``; BFCL reuses many names) get distinct ids (``_2``,
-  ``_3`` ... in order of first appearance); ``ExternalSet.names`` maps every id
-  back to the original function name. A row's gold is resolved among that row's
-  own candidates.
-
-:func:`toolgate.external.experiment.functionchat_experiment` turns CallDecision
-into a main-pipeline experiment (catalog + utterances) for the data stage.
+Each set becomes one catalog of its distinct tool definitions and utterance rows with their own candidate ids,
+a bootstrap cluster and a condition. The request is the last user message; out-of-catalog rows (REJECT,
+irrelevance) are ``delegate``; ``slice: match`` on in-catalog rows only fills the schema (nothing reads it). Two
+definitions under one name get distinct ids (``_2`` ...), and ``ExternalSet.names`` maps them back.
 """
 from __future__ import annotations
 

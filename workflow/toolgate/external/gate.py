@@ -1,14 +1,7 @@
 """The external gate study: every gate of the registry over each row's own candidates, within and transferred.
 
-For each set, every raw signal of the registry (BM25 score features and
-length, each encoder's features, rank agreement, exemplar kNN) is computed over
-the row's own candidates; every fitted gate is fitted out of fold within the
-set (``within``, folds grouped by cluster) and, where the experiment's fits
-are given (``gates.json``), applied unchanged (``transfer``). Exemplar kNN
-always reads the scored set's own in-catalog requests of the training folds
-whose gold tool is among the row's candidates: the exemplars belong to a
-catalog, so transfer carries a kNN gate's combination weights, not its
-exemplars.
+Exemplar kNN always reads the scored set's own exemplars: they belong to a catalog, so transfer carries a kNN
+gate's weights, not its exemplars.
 """
 from __future__ import annotations
 
@@ -98,20 +91,9 @@ def external_gate(rankers: dict[str, dict], lexical: str, sets: dict[str, Extern
     ``compare`` (:class:`Comparisons`): the gates fitted on the experiment to apply unchanged (the default, none: no
     transfer rows), the paired differences and whether BFCL 2+ is a set of its own.
 
-    FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple +
-    live_multiple vs irrelevance + live_irrelevance (clusters: row). Signals:
-    every raw signal of the registry (raw; score features from the ``lexical`` ranker), every fitted gate fitted out of
-    fold within the set (within), and the experiment's fits applied unchanged
-    (transfer; ``compare.fits`` = the payloads by gate, or the path of
-    ``results/{exp}/gate/gates.json``; None: no transfer rows). Raw signals
-    are not flipped, so values below 0.5 stay visible.
-
-    In BFCL every single-candidate row is irrelevant (all of ``irrelevance``,
-    most of ``live_irrelevance``), so candidate count alone separates much of
-    in from out (a single candidate fixes entropy 0, score over mean 1, and a
-    max cosine over one tool). With ``compare.bfcl_2plus`` the table adds dataset
-    ``bfcl_2plus``: the same analysis on rows with at least two candidates
-    (within-set gates refitted on it).
+    FunctionChat: CALL vs REJECT (clusters: request text). BFCL: multiple + live_multiple vs irrelevance +
+    live_irrelevance (clusters: row). Raw signals are not flipped. Every single-candidate BFCL row is irrelevant, so
+    candidate count alone separates much of in from out: ``compare.bfcl_2plus`` adds the rows with two or more.
 
     ``compare.differences``: (a, b) signal pairs whose paired AUC differences each set also gets, from the set's own
     clusters (the second frame, shaped like bootstrap.csv with a ``dataset`` column; empty without pairs).

@@ -138,27 +138,19 @@ def write_external(exp) -> None:
     _, items = jaccard_external(sets, run.text.ngram)
     items = pd.concat([_own_items(exp), items], ignore_index=True)
     write_table(sel, outputs.selection, "External selection: top-1 among each row's own candidates",
-                "FunctionChat-Bench Singlecall (Korean) per candidate condition; BFCL multiple / live_multiple "
-                "(English). chance = mean 1 / candidates. Ties keep candidate order. The paper's external check "
-                "used Mobile Actions, which is not obtainable offline and is not rerun here.", run.seed,
-                paper=("external.mobile_actions.bm25_top1", "external.mobile_actions.candidates_per_record"))
+                "chance = mean 1 / candidates; ties keep candidate order. Mobile Actions, the paper's external set, is "
+                "not obtainable offline: not rerun. docs/metrics.md, 'External cross-checks'.", run.seed,
+                paper=("external.mobile_actions.",))
     write_table(gates, outputs.gate, "External gate AUC: in vs out over each row's own candidates",
-                "FunctionChat CallDecision CALL vs REJECT (REJECT = the same request with the correct tool removed; "
-                "clusters = request text); BFCL relevant vs irrelevant (clusters = row). mode raw: the signal as "
-                "computed; within: the gate fitted out of fold on this set; transfer: the experiment's fit applied "
-                "unchanged (gate names the registry's gate; exemplar kNN reads this set's own training-fold requests "
-                f"in both modes). {gate.resamples} cluster-bootstrap resamples, 95% intervals. bfcl_2plus keeps rows with "
-                "at least two candidates (single-candidate rows are all irrelevant, which leaks the label).", run.seed)
+                "FunctionChat CallDecision CALL vs REJECT, BFCL relevant vs irrelevant; modes raw, within, transfer; "
+                f"{gate.resamples} cluster resamples. bfcl_2plus: rows with two or more candidates. docs/metrics.md, "
+                "'External cross-checks'.", run.seed)
     write_table(diffs, outputs.bootstrap, "External gate differences: paired AUC differences, in vs out",
-                "The bootstrap table's differences on each external set (signals as in external_gate: raw, or fitted "
-                f"out of fold within the set), {gate.resamples} resamples of the set's own clusters (FunctionChat: "
-                "request text; BFCL: row), 95% percentile intervals. Read by the claims-by-set matrix.", run.seed)
+                f"bootstrap.csv's differences on each external set, {gate.resamples} resamples of its own clusters. "
+                "docs/metrics.md, 'External cross-checks'.", run.seed)
     write_table(quartiles(items), outputs.jaccard, "Character 3-gram Jaccard of requests with their gold tool",
-                f"The experiment's own slices ({exp.own_label}) beside the external sets studied ("
-                f"{', '.join(sets)}: FunctionChat Korean, BFCL English). Mobile Actions, the paper's "
-                "external set, is not obtainable offline and is not rerun here.", run.seed,
-                paper=("jaccard.english_match.median", "jaccard.english_mismatch.median",
-                       "jaccard.korean_match.median", "jaccard.korean_mismatch.median",
-                       "jaccard.mobile_actions.median"))
+                f"The experiment's own slices ({exp.own_label}) beside the external sets. Mobile Actions, the paper's "
+                "external set, is not obtainable offline: not rerun. docs/metrics.md, 'External cross-checks'.",
+                run.seed, paper=("jaccard.",))
     io.write_atomic(outputs.jaccard_items, items.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
     io.write_atomic(outputs.signals, signals.to_csv(index=False, float_format="%.10g", lineterminator="\n"))

@@ -1,13 +1,8 @@
-"""Cluster bootstrap of paired AUC differences on mismatch-in vs out (paper Section 5).
+"""Cluster bootstrap of paired AUC differences on mismatch-in vs out (paper Section 5; a set without a mismatch
+slice: all in vs out).
 
-A set without a mismatch slice (an external catalog) is compared on all in vs out instead; its rows say so.
-
-Each resample draws clusters with replacement (``utterance``: each utterance is
-its own cluster, as in the paper; ``pair``: a Korean request and its English
-translation are drawn together) and weights every item by how often its cluster
-was drawn. All signals are evaluated on the same resamples, so differences are
-paired. The 2000 resamples are evaluated at once by
-:func:`toolgate.metrics.weighted_auc`; there is no loop over resamples.
+Clusters are utterances (as the paper) or pairs (a request and its translation drawn together); every signal is read
+on the same resamples, so differences are paired, and all resamples are one vectorised call, no loop.
 """
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
 """Gate study v2: every compared gate against G3 and against the best single encoder (gate_comparison.csv).
 
-On every slice of gate_auc.csv, three measures of each gate, each with the
-paired cluster-bootstrap interval (:func:`toolgate.gate.bootstrap.paired_differences`)
-of its difference from G3 and from the best single encoder gate:
-
-* ``auroc``: AUC, in vs out;
-* ``fpr_at_95tpr``: the share of out items admitted at the highest threshold
-  that admits 95% of the in-catalog items (:func:`toolgate.metrics.weighted_fpr_at_tpr`);
-* ``best_coverage``: the highest local coverage with danger rate within
-  ``gate.danger_budget``, over the slice's items (:mod:`toolgate.gate.operating`;
-  on ``overall`` it equals operating_points.csv's best_coverage).
-
-The best single encoder is, per cluster unit, slice and measure, the encoder
-gate with the best point value (highest AUROC or coverage, lowest FPR).
+AUROC, FPR at 95% TPR and best coverage on every slice, each difference with its paired cluster-bootstrap interval
+(docs/metrics.md, 'Gate comparison').
 """
 from __future__ import annotations
 
@@ -107,11 +96,7 @@ def write_gate_comparison(exp) -> pd.DataFrame:
     table = comparison_frame(exp.rows, load_scores(exp.input.lexical), pd.read_csv(exp.input.signals), exp.signals,
                              gate, exp.run)
     write_table(table, exp.output.table, "Gate study v2: each gate against G3 and the best single encoder",
-                "Slices as in gate_auc.csv (fitted gates out of fold; mismatch_hard predicted only). auroc: AUC in vs "
-                "out; fpr_at_95tpr: share of out items admitted at the highest threshold admitting 95% of in-catalog "
-                f"items (lower is better); best_coverage: highest local coverage with danger <= {gate.danger_budget} "
-                "over the slice's items. minus_*: gate minus G3 / minus the best encoder gate on the same measure "
-                "(chosen per unit, slice and measure by its point value), with 95% percentile intervals over "
-                f"{gate.resamples} paired cluster-bootstrap resamples; *_verdict: better / worse when the interval "
-                "excludes 0 on that side (the measure's direction), within when it contains 0.", exp.seed)
+                f"Slices as in gate_auc.csv; best_coverage under danger <= {gate.danger_budget}. minus_*: against G3 "
+                f"and the best encoder gate, {gate.resamples} paired cluster resamples; *_verdict: better / worse when "
+                "the interval excludes 0. docs/metrics.md, 'Gate comparison'.", exp.seed)
     return table

@@ -1,24 +1,7 @@
 """Leave one catalog out (gate_loco.csv): every compared gate fitted on one set and applied unchanged to each other.
 
-The sets are the experiment's own main set (signals.csv, mismatch_hard left out as in gate_transfer) and every
-external set the external study scored over each row's own candidates (external/gate_signals.csv: FunctionChat
-CallDecision, BFCL, BFCL 2+). Per gate and test set:
-
-* ``within``: a fitted gate out of fold on the test set itself (the study's own out-of-fold values);
-* ``raw``: a raw signal as computed (it fits nothing, so within and transfer are the same number);
-* ``transfer``: the gate fitted on all of another set (``fit_set``) and applied unchanged, standardisation and
-  coefficients included (:func:`toolgate.core.models.payload`);
-* ``pooled``: fitted on every other set pooled, applied to the one left out.
-
-Beside the registry's gates, one gate built to transfer: **G3-rel**, G3 with its scale-bearing score features
-(top score, raw margin, score per term) divided by the catalog's own scale (:func:`catalog_scale`: the median top
-BM25 score its actions' names and descriptions reach as queries against it), which needs no label of the new
-catalog, only its tool texts.
-
-The question it answers is the paper's argument for spending the encoder on abstention: does a gate of BM25 score
-features keep its separation on a catalog it was not fitted on, and does a frozen encoder's similarity? AUCs (in vs
-out of catalog) with 95% cluster-bootstrap intervals over the test set's own clusters. ``bfcl_2plus`` is a subset of
-``bfcl``: neither is fitted on to test the other.
+The paper's argument for spending the encoder on abstention: does a gate of BM25 score features keep its separation
+on a catalog it was not fitted on, and does a frozen encoder's similarity? docs/metrics.md, 'Leave one catalog out'.
 """
 from __future__ import annotations
 
@@ -160,13 +143,9 @@ def write_gate_loco(exp) -> pd.DataFrame:
     sets |= external_sets(pd.read_csv(external_csv)) if external_csv else {}
     table = loco_frame(sets, exp.signals, gate, run.seed)
     write_table(table, exp.output.table, "Leave one catalog out: gates fitted on one set, applied unchanged to another",
-                f"Sets: {', '.join(sets)}. within: a fitted gate out of fold on the test set; raw: a signal that fits "
-                "nothing; transfer: fitted on all of fit_set, applied unchanged (standardisation and coefficients); "
-                "pooled: fitted on the other sets together. bfcl_2plus is a subset of bfcl: neither is fitted on to "
-                f"test the other. AUC in vs out of catalog, 95% intervals over {gate.resamples} bootstrap resamples of "
-                f"the test set's clusters ({set_name}: {gate.cluster_units[0]}; external sets: their own). g3_rel: G3 "
-                "with top score, raw margin and score per term divided by the catalog's own scale (the median top "
-                "BM25 score of its actions' names and descriptions as queries), fitted like every other gate.",
+                f"Sets: {', '.join(sets)}. transfer: fit_set's gate applied unchanged; {gate.resamples} cluster "
+                "resamples of the test set. g3_rel: G3 on the catalog's own scale. docs/metrics.md, 'Leave one "
+                "catalog out'.",
                 run.seed)
     log.info("gate_loco: %d rows over %d sets", len(table), len(sets))
     return table

@@ -1,14 +1,5 @@
-"""Operating points of a gate (paper Figure 2).
-
-At threshold t, utterances with gate score >= t go to the lexical top-1 action;
-the rest go to the route step, which answers ``chat`` or ``delegate``, whichever
-route entry the lexical ranker scores higher.
-* danger rate = gold-delegate utterances sent to any local action / all utterances;
-* local coverage = utterances resolved locally and correctly / all utterances:
-  in-catalog utterances (gold action or ask) sent to their gold action, plus
-  gold-chat utterances answered as chat.
-Ceilings: current catalog = 1 - delegate share; extended = also counting
-``multistep`` delegates as locally solvable.
+"""Operating points of a gate (paper Figure 2): coverage against danger rate as its threshold moves
+(docs/metrics.md, 'Operating points').
 """
 from __future__ import annotations
 
@@ -113,8 +104,7 @@ def write_operating_points(exp):
     rows, budget, seed, outputs = exp.main, exp.gate.danger_budget, exp.seed, exp.output  # main: no mismatch_hard
     lexical = load_scores(exp.input.lexical)
     table, curves = operating_frames(rows, lexical, pd.read_csv(exp.input.signals), studied_gates(exp.signals), budget)
-    note = (f"best_coverage: highest local coverage with danger rate <= {budget}. reference_overtakes_at: the lowest "
-            f"danger rate at which G3's best coverage exceeds this gate's (empty: never). {mode_note(rows)} "
+    note = (f"best_coverage under danger <= {budget}. docs/metrics.md, 'Operating points'. {mode_note(rows)} "
             + route_note(lexical))
     write_table(table, outputs.table, "Operating points of each gate (paper Figure 2)", note.rstrip(), seed,
                 paper=("operating.",))

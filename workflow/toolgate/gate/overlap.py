@@ -1,15 +1,6 @@
-"""Where does abstention stop being retrieval? Gates and rankers by the request's overlap with the catalog's text.
-
-Every in-catalog item (match, mismatch, mismatch_hard, ask included) is binned by
-its character n-gram Jaccard with the gold action's text, at the quartiles of
-that Jaccard over all of them (edges recorded in the table; tied edges merge
-bins). For each bin: each gate's AUC of the bin's items against every
-out-of-catalog item, each encoder gate minus G3 (paired), both with
-utterance-cluster bootstrap 95% intervals, and each ranker's top-1.
-
-The map (gate_overlap_map.csv) adds the second dimension: out-of-catalog items
-are binned too, at the quartiles of their highest Jaccard with any action they
-see, and G3 and each encoder gate are compared per (in-bin, out-bin) cell.
+"""Where does abstention stop being retrieval? Gates and rankers by the request's overlap with the catalog's text:
+in-catalog items binned by their Jaccard with the gold text (gate_by_overlap.csv), and by out-of-catalog overlap
+too (gate_overlap_map.csv). docs/metrics.md, 'Gates and rankers by overlap' and 'The overlap map'.
 """
 from __future__ import annotations
 
@@ -91,12 +82,9 @@ def write_gate_by_overlap(exp):
     gate, run = exp.gate, exp.run
     table = overlap_frame(exp)
     write_table(table, exp.output.table, "Gates and rankers by overlap with the gold text",
-                "In-catalog items (match, mismatch, mismatch_hard, ask) binned at the quartiles of their character "
-                f"{run.text.ngram}-gram Jaccard with the gold action's name + description (edges: jaccard_low, "
-                "jaccard_high; tied edges merge bins); each bin's items against every out-of-catalog item. "
-                f"auc: each gate; auc difference: encoder gate minus G3, paired; {gate.resamples} utterance-cluster "
-                f"bootstrap resamples, {LEVEL:.0%} intervals. top1: each ranker over the catalog's actions. "
-                + separation_sentence(table) + " " + mode_note(exp.rows), run.seed)
+                f"In-catalog bins by character {run.text.ngram}-gram Jaccard with the gold text, each against every "
+                f"out item; {gate.resamples} cluster resamples. Where encoders separate from G3: report.md. "
+                "docs/metrics.md, 'Gates and rankers by overlap'. " + mode_note(exp.rows), run.seed)
     return table
 
 
@@ -177,12 +165,7 @@ def write_gate_overlap_map(exp):
     gate, run, rows = exp.gate, exp.run, exp.rows
     table = overlap_map_frame(rows, exp.catalog, pd.read_csv(exp.input.signals), exp.signals, gate, run)
     write_table(table, exp.output.table, "Gates on the overlap map: in-catalog overlap bin x out-of-catalog overlap bin",
-                f"Rows: in-catalog items (all slices) binned at the quartiles of their character {run.text.ngram}-gram "
-                "Jaccard with the gold action's name + description; columns: out-of-catalog items binned at the "
-                "quartiles of their highest Jaccard with any action's name + description (the actions each request "
-                "sees), in its language (edges: *_jaccard_low, *_jaccard_high; tied edges merge bins). Each cell: "
-                "auc of G3 and each encoder gate, the cell's in-catalog items vs its out items; auc difference: "
-                f"encoder gate minus G3, paired; {gate.resamples} utterance-cluster bootstrap resamples, {LEVEL:.0%} "
-                f"intervals. Cells with fewer than {MIN_ITEMS} items on either side are NaN (note). "
-                + map_paragraph(table) + " " + mode_note(rows), run.seed)
+                f"In-catalog bins (rows) x out-of-catalog bins (columns) of character {run.text.ngram}-gram Jaccard; "
+                f"cells under {MIN_ITEMS} items a side are NaN. Cells where an encoder gate beats G3: report.md. "
+                "docs/metrics.md, 'The overlap map'. " + mode_note(rows), run.seed)
     return table

@@ -1,30 +1,7 @@
-"""The abstention gate study (paper Sections 4-5, Table 4).
+"""The abstention gate study (paper Sections 4-5, Table 4): in-catalog against out-of-catalog requests by slice.
 
-Positives are in-catalog utterances (gold action or ask), negatives are
-``slice: out`` (delegate and chat). Three evaluation slices: ``overall`` (all
-in vs out), ``match`` (match-in vs out) and ``mismatch`` (mismatch-in vs out);
-a fourth, ``mismatch_hard`` (circumlocutions vs out), where the set has that
-extra slice. Models are fitted on the main set only; mismatch_hard rows are
-only ever predicted, out of fold.
-
-Signals:
-* six BM25 score features from the query's scores over the actions, sorted
-  descending s1 >= s2 >= ...: ``top_score`` s1; ``raw_margin`` s1 - s2;
-  ``norm_margin`` (s1 - s2) / s1; ``score_over_mean`` s1 / mean(top k);
-  ``topk_entropy`` entropy of softmax(top k); ``score_per_term`` s1 / query
-  n-gram count; plus the seventh, ``length``, the query's n-gram count;
-* ``length_fitted``: logistic regression on length alone, out of fold;
-* ``g3``: balanced logistic regression on standardised features, all seven;
-  ``g3_no_length``: the same on the six score features (the paper's
-  "G3 without length", also "the six-feature model");
-* encoder gates: maximum cosine between the query and the actions;
-* gate study v2 (:mod:`toolgate.core.inputs`): each encoder's cosine margin
-  and top-k mean, rank agreement with BM25 and exemplar kNN, and the gates
-  fitted on them (G3+enc, kNN + catalog cosine, rank agreement).
-Every fitted signal follows one protocol (:mod:`toolgate.core.models`): out
-of fold, five folds stratified by label and grouped by ``pair_id``, so a
-request and its translation never sit on both sides.
-"""
+Every fitted signal is out of fold, folds grouped by ``pair_id`` so a request and its translation never sit on both
+sides; mismatch_hard rows are only predicted. docs/metrics.md, 'Gate signals', defines each signal."""
 from __future__ import annotations
 
 import json
@@ -176,11 +153,7 @@ def write_gate_auc(exp) -> pd.DataFrame:
     df.loc[g3, "parameters"] = len(FEATURES) + 1
     df.loc[g3, "payload_bytes"] = n_bytes
     write_table(df, out.table, "Gate AUC: in-catalog vs out (paper Table 4)",
-                "Raw signals are scored as computed (no orientation flip), so values below 0.5 are visible. "
-                "auc_mismatch_length_matched (length-controlled): mismatch items and out items paired one to one by "
-                "length within each language, since length separates the slices partly by construction. "
-                "Fitted models are out of fold (folds grouped by pair); gate study v2's signals follow the paper's. "
-                f"G3 payload: {len(FEATURES) + 1} parameters, "
-                f"{n_bytes} bytes as compact JSON. Score features and encoder gates over the tools each request sees: "
+                "Raw signals are not re-oriented (below 0.5 stays visible); fitted gates out of fold, folds grouped "
+                "by pair. docs/metrics.md, 'Gate signals'. "
                 f"{mode_note(study.rows)}", study.seed, paper=PAPER_KEYS)
     return df

@@ -1,13 +1,7 @@
 """Out of catalog is not one population: every gate against each out-of-catalog subtype (issue 24).
 
-The generated set's out items are external services (delegate), multistep
-requests (delegate) and chat, and gates treat them very differently: a
-multistep request names catalog actions, so a catalog-similarity gate scores it
-as in catalog. Each in-catalog slice (match, mismatch, mismatch_hard; every
-in-catalog item where the set has no mismatch slice) is compared with each out
-subtype the data declares (an imported set's ``holdout:...`` ones included):
-every gate signal's AUC and each encoder gate minus G3, paired, with
-cluster-bootstrap intervals per cluster unit.
+Gates treat the subtypes very differently: a multistep request names catalog actions, so a catalog-similarity gate
+scores it as in catalog. docs/metrics.md, 'Gates by out-of-catalog subtype'.
 """
 from __future__ import annotations
 
@@ -96,9 +90,7 @@ def write_gate_by_subtype(exp):
                           exp.signals, gate, exp.seed)
     diff = difference_label("<encoder gate>", "g3")
     write_table(table, exp.output.table, "Gates by out-of-catalog subtype: each in-catalog slice vs each out subtype",
-                "Each in-catalog slice (in_slice; every in-catalog item, labelled as such, where the set has no "
-                "mismatch slice) against the out-of-catalog items of one subtype (out_subtype, as the data declares "
-                f"it). auc: every gate signal, as in gate_auc.csv; auc difference ({diff}): paired. {gate.resamples} "
-                f"cluster-bootstrap resamples per cluster_unit, {LEVEL:.0%} percentile intervals. "
-                + deciding_subtype_sentence(table, gate.cluster_units[0]), exp.seed)
+                f"Each in-catalog slice against the out items of one declared subtype; auc difference ({diff}) paired; "
+                f"{gate.resamples} cluster resamples per cluster_unit, {LEVEL:.0%} intervals. The deciding subtype: "
+                "report.md's claims. docs/metrics.md, 'Gates by out-of-catalog subtype'.", exp.seed)
     return table

@@ -1,12 +1,5 @@
-"""Transfer without refit (gate_transfer.csv): every compared gate on the experiment's own set and on external sets.
-
-The experiment's own set (the main set, in vs out): each fitted gate out of
-fold (``within``), each raw gate as computed (``raw``). External sets (from
-external_gate.csv, where the external study runs): FunctionChat CALL/REJECT
-and BFCL's ``bfcl_2plus`` view, each gate refitted out of fold within the set
-(``within``) beside the experiment's fit applied unchanged (``transfer``).
-AUCs with 95% cluster-bootstrap intervals (own set: ``gate.cluster_units``'
-first unit; external sets: their own clusters).
+"""Transfer without refit (gate_transfer.csv): every compared gate on the experiment's own set and on external sets,
+refitted within each set and the experiment's fit applied unchanged (docs/metrics.md, 'Transfer without refit').
 """
 from __future__ import annotations
 
@@ -60,12 +53,10 @@ def write_gate_transfer(exp) -> pd.DataFrame:
     table = transfer_frame(pd.read_csv(exp.input.signals), external, reg, set_name, gate, exp.seed)
     sets = ", ".join(dict.fromkeys(table["set"]))
     write_table(table, exp.output.table, "Transfer without refit: gates on this experiment's set and on external sets",
-                f"Sets: {sets}. {set_name}: the main set, fitted gates out of fold (within), raw gates as computed, "
-                f"{gate.resamples} {gate.cluster_units[0]}-cluster bootstrap resamples. External sets (where the "
-                "external study runs): within = refitted out of fold on the set; transfer = this experiment's fit "
-                "applied unchanged; exemplar kNN reads the set's own training-fold requests in both modes "
-                "(exemplars belong to a catalog). 95% percentile intervals."
-                + ("" if external is not None else " The external study is off for this experiment: within only."),
+                f"Sets: {sets}. {set_name}: out of fold, {gate.resamples} {gate.cluster_units[0]}-cluster resamples; "
+                "external sets: refitted (within) or this fit unchanged (transfer). docs/metrics.md, 'Transfer "
+                "without refit'."
+                + ("" if external is not None else " No external study: own set, within only."),
                 exp.seed)
     return table
 

@@ -1,15 +1,8 @@
 """From an imported set to an experiment folder: options, then catalog.jsonl, utterances.jsonl, config.yaml.
 
-Requests whose text the router would refuse (a control character; more characters than its default
-``router.max_chars``) are dropped first, and counted. Order of the options: keep the chosen subsets, drop
-repeated requests (``--duplicates drop``; counted either way), cap each gold tool's requests (``--per-tool``),
-draw the sample, split the tools (``--holdout-tools``: the removed tools leave the catalog and every candidate
-list, and their requests become out-of-catalog items, as in the FunctionChat
-experiment), then pool or keep each request's own candidates, and add the route
-entries (in every language of the rows and tools). The config names its files relative to itself
-(``relative_to: config``). Everything is written to a temporary folder, validated as any input
-(catalog, utterances, config against both), and only then moved into ``DIR``
-(:mod:`toolgate.outdir`: an existing folder is never overwritten silently).
+Requests the router would refuse are dropped first, and counted; then the options apply in a fixed order (subsets,
+duplicates, ``--per-tool``, the sample, ``--holdout-tools``, candidates, route entries). Everything is validated
+as any input in a temporary folder before it moves into ``DIR`` (:mod:`toolgate.outdir`).
 """
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
 """``pairs``: (request, tool) rows in CSV or JSONL beside a file of tool descriptions, the shape most tool
 retrieval sets ship (ToolBench-style query -> API pairs, MetaTool's query -> tool rows).
 
-* ``TOOLS``: any shape :func:`~.readers.tool_objects` reads (a JSON list of tool objects or OpenAI schemas,
-  ``{"tools": [...]}``, a name -> description map, JSON Lines);
-* ``PAIRS``: ``.csv`` / ``.tsv`` with a header row, or JSONL; one row per (request, tool) pair, an empty tool
-  cell: a request no tool answers (gold delegate), unless an outcome cell says otherwise (:data:`OUTCOMES`).
-  Columns (``--text-column``, ``--tool-column``, ``--id-column``, ``--outcome-column``, ``--lang-column``; default:
-  the first of :data:`COMMON` the file has, in any case, the choice counted);
-* rows of one request (the same id, else the same text) are one request: a repeated pair is counted, a second
-  tool counted too (the first row's tool is the gold one); every other column is kept in ``meta``.
-
-One pooled catalog (every tool of the tools file): ``--holdout-tools`` makes out-of-catalog requests,
-``--per-tool K`` and ``--sample N`` balance and cut the draw (:mod:`.build`).
+Rows of one request are one request (the first row's tool is gold; repeats and second tools are counted); one
+pooled catalog. Columns and options: docs/formats.md, 'pairs'.
 """
 from __future__ import annotations
 

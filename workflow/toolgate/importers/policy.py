@@ -1,15 +1,7 @@
 """What an importer decides where its source leaves a question open: each decision counted, none silent.
 
-* language: each row's from the script of its text (Hangul: ``ko``; Latin letters: ``en``) unless ``--lang``
-  forces one (the rows it overrides counted); a row in another script by ``--other-langs`` (left out by default);
-  a tool's from its name and description the same way;
-* fields a reader does not know: kept in the row's ``meta``, each field counted;
-* the conversation before the request: kept in the row's ``context``;
-* an empty candidate list: an error unless ``--empty-candidates`` says what it means (``delegate``: the request
-  sees no tool, its gold is delegate; ``catalog``: it sees every tool, and a gold delegate becomes ambiguous);
-* tool definitions: identical ones merged, another definition under a known name renamed ``_2``, ``_3`` ...
-
-:class:`Decisions` counts them; ``import.json`` and the printed summary list every count.
+Language, unknown fields, earlier turns, empty candidate lists, tools sharing a name (docs/formats.md, 'Import
+formats'); :class:`Decisions` counts them for ``import.json`` and the printed summary.
 """
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Readers of the importable formats; each returns an :class:`~toolgate.external.adapters.ExternalSet`.
-
-* ``openai-tools``: a tools JSON (a list of OpenAI tool schemas, or ``{"tools": [...]}``) and a JSONL of
-  requests (``docs/formats.md``, "Import formats"); a request may carry its own ``candidates``.
-* ``tool-rows``: JSONL rows each holding its own tools and conversation (:mod:`.toolrows`).
-* ``pairs``: a tools file and (request, tool) rows in CSV or JSONL (:mod:`.pairs`); one pooled catalog.
-* ``bfcl``: BFCL v4 question files with their ``function`` lists and ``possible_answer`` files
-  (:func:`toolgate.external.adapters.bfcl`); every row keeps its own function list as candidates.
-* ``functionchat``: FunctionChat-Bench Singlecall and CallDecision (:mod:`toolgate.external.adapters`);
-  every row keeps its own tool list as candidates.
-* ``clinc150``: CLINC150's ``data_full.json`` (:func:`toolgate.external.adapters.clinc150_set`): intents as
-  tools with their training requests as examples, validation and test as the requests; one pooled catalog.
-* ``beir``: ``corpus.jsonl`` of tools (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
-  and ``qrels.tsv`` (``query-id``, ``corpus-id``, ``score``); one pooled catalog.
+"""Readers of the importable formats (docs/formats.md, 'Import formats'); each returns an
+:class:`~toolgate.external.adapters.ExternalSet`.
 
 A row without its own list has an empty ``candidates`` entry (it sees the whole catalog). Where a source leaves
 a question open (language, unknown fields, an empty list), :mod:`.policy` decides and counts.

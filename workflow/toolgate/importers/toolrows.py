@@ -1,21 +1,8 @@
 """``tool-rows``: one JSON object per line holding a request's own tools and its conversation, with the expected
-call or a label (BFCL live and the many function-calling evaluation and fine-tuning sets built the same way).
+call or a label (BFCL live and the many function-calling sets built the same way).
 
-A row's fields, each named by a flag (``docs/formats.md``, "Import formats"):
-
-* ``--tools-field`` (``tools``): the row's tools, OpenAI tool schemas or bare functions (or JSON strings of
-  them), kept as the request's ``candidates``; identical definitions across rows are one catalog tool;
-* ``--text-field`` (``messages``): a chat message list (the last user message is the request, earlier messages
-  its ``context``; BFCL's list of turns is flattened) or a plain string;
-* ``--call-field`` (default: ``tool_calls``, else ``answers``, else an assistant message after the request
-  with ``tool_calls``): the expected call, OpenAI ``tool_calls``, ``{name, arguments}`` objects, BFCL's
-  ``{name: {args}}``, a tool name, or a JSON string of any of these; the first call names the gold tool;
-* ``--label-field`` (none: a row's label is ``call`` when it has a call, else ``no_call``) and ``--label-map``
-  (``call=action``): label -> gold outcome (``action``, ``ask``, ``delegate``, ``chat``, or ``skip``);
-* ``--slots-field`` (``missing_slots``): the required parameters an ``ask`` row leaves out;
-* ``--id-field`` (``id``): the utterance id (default ``r<line>``).
-
-Any other field is kept in the row's ``meta``. Presets name the fields of two shapes (:data:`PRESETS`).
+Each field is named by a flag (docs/formats.md, 'tool-rows'); any other field is kept in the row's ``meta``, and
+presets name the fields of two shapes (:data:`PRESETS`).
 """
 from __future__ import annotations
 

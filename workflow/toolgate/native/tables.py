@@ -1,13 +1,5 @@
-"""The ``native_tables`` rule: deployment outcomes (paper Table 7) and native-caller accuracy.
-
-Measures per checkpoint and condition: accuracy (first called tool = gold tool,
-over in-catalog utterances; a failed request, or an answer whose prompt lost the
-tools, counts as wrong), no_tool_call_rate and malformed_rate (over the answers
-whose prompt held the tools), and for ``top5`` the recovered_share
-(accuracy - bm25_top1) / (bm25_top5 - bm25_top1), the part of the lexical
-top-1/top-5 gap the native caller closes (as in :mod:`toolgate.retrieval.rerank`). When
-nothing was answered, accuracy and recovered_share are not computable and
-``not_computable`` says why; a ``protocol_check`` entry's are not computed.
+"""The ``native_tables`` rule: deployment outcomes (paper Table 7) and native-caller accuracy, with the share of the
+lexical top-1/top-5 gap the native caller closes (docs/metrics.md, 'Native tool calling').
 """
 from __future__ import annotations
 
@@ -64,11 +56,6 @@ def deployment_frame(deployments: list[dict]) -> pd.DataFrame:
                      "deployed": bool(d.get("deployed")), "stage": d.get("stage", ""), "error": _error_line(d),
                      **{k: env.get(k, "") for k in ("vllm", "llama_cpp_python", "gpu", "gpu_memory", "driver")}})
     return pd.DataFrame(recs, columns=DEPLOYMENT_COLUMNS)
-
-
-def servers(deployments: list[dict]) -> str:
-    """The servers that answered (or were tried), each once, for a table note."""
-    return "; ".join(dict.fromkeys(d.get("server", "") for d in deployments if d.get("server"))) or "no server"
 
 
 def lexical_gap(rows: list[dict], lexical: Scores, k: int = SHORTLIST_K) -> tuple[float, float]:
@@ -146,26 +133,14 @@ def write_native_tables(exp: Experiment):
     records = [read_records(p) for p in exp.input.records]
     dep_df, calls_df = native_tables(deployments, records, rows, load_scores(exp.input.lexical))
     run = exp.run
-    served, check = servers(deployments), any(d.get("protocol_check") for d in deployments)
+    check = any(d.get("protocol_check") for d in deployments)
     label = f" ({PROTOCOL_CHECK})" if check else ""
     write_table(dep_df, exp.output.deployment, "Native tool calling: deployment outcomes (paper Table 7)" + label,
-                f"One row per roster checkpoint, served by {served}; tool_choice is the value the requests were sent "
-                "with (the entry's, or auto when the server rejected it and the entry allows the fallback). A row "
-                "with deployed false is a deployment outcome, not an accuracy result: stage names where it failed "
-                "(server not installed, no CUDA device, weights not admitted, parser unavailable, out of memory, "
-                "readiness timeout, tool_choice rejected, ...) and error is the shortened captured text (full text "
-                "in results/*/native/<checkpoint>.deployment.json). A server that came up can still end with stage "
-                "tools_dropped (its chat template left the tools out of every prompt) or all_requests_failed. vllm, "
-                "llama_cpp_python, gpu, gpu_memory and driver describe the machine that ran it.",
+                "A row with deployed false is a deployment outcome, not an accuracy result; stage says where it failed. "
+                "docs/metrics.md, 'Native tool calling'.",
                 run.seed, paper=DEPLOYMENT_PAPER)
     write_table(calls_df, exp.output.calls, "Native tool calling: accuracy with the full catalog and the BM25 top-5" + label,
-                f"Only checkpoints that deployed, served by {served}. accuracy: first called tool = gold tool over "
-                "in-catalog utterances (failed requests and answers whose prompt lost the tools count as wrong); "
-                "n_tools_dropped: answers with fewer prompt tokens than the tools block needs (the server's template "
-                "dropped the tools), which are not declines; no_tool_call_rate and malformed_rate over the other "
-                "answers; recovered_share (top5) = (accuracy - bm25_top1) / (bm25_top5 - bm25_top1). not_computable "
-                "says why accuracy and recovered_share are empty (nothing answered, tools dropped, or a protocol "
-                "check, whose toy model's accuracy is not a result). Token counts are the server's usage. Non-deployed "
-                "checkpoints appear in native_deployment as deployment outcomes, not here as accuracy results.",
+                "Checkpoints that deployed; accuracy over in-catalog requests, failures and dropped tools wrong. "
+                "docs/metrics.md, 'Native tool calling'.",
                 run.seed, paper=CALLS_PAPER)
     return dep_df, calls_df

@@ -1,25 +1,8 @@
 """The multiple-choice tournament ranker: the second seed's "Laya" backend, ported to a chat model.
 
-A request's candidates (catalog order) are split into groups of ``group_size``
-and each group is shown to the model as lettered options ("A) tool_id:
-description", in the request's language); the model answers one letter. Group
-winners advance, in catalog order, to the next round until one remains. A
-group of one (the remainder of a round) advances without a prompt.
-
-The ranking is by the round in which a tool was eliminated, later first, the
-last one standing at the top; tools eliminated in the same round keep catalog
-order, since a letter says nothing about the order of a group's losers. The
-top-5 is the first five.
-
-An answer that is not one of the group's letters counts as invalid and the
-group's first option (catalog order) advances: the same tie rule as everywhere
-else, and one bad answer then costs one group, not the whole request. So does
-an answer whose option text names another option than its letter ("A)
-list_alarms" when list_alarms is C): which of the two the model meant is unknown.
-
-A prompt longer than the limit raises :class:`PromptTooLong` before it is sent,
-and so does a server that says the prompt exceeds its context: a prompt is never
-truncated, since a shortened option list would rank tools the model never saw.
+Groups of lettered options, winners advancing until one remains (docs/metrics.md, 'Multiple-choice tournament').
+An invalid answer advances the group's first option, so it costs one group, not the request; a prompt over the
+limit is an error, never truncated, since a shortened list would rank tools the model never saw.
 """
 from __future__ import annotations
 

@@ -161,16 +161,8 @@ def write_tournament(exp, server_log):
     entry = {**native.roster[tournament.checkpoint], "name": tournament.checkpoint}
     dep, records = run_tournament(catalog, rows, entry, outputs, native, tournament)
     df = tournament_frame(dep, records, rows)
-    check = f" {PROTOCOL_CHECK.capitalize()}: the rank metrics are not computed." if entry.get("protocol_check") else ""
+    check = " Rank metrics not computed (protocol check)." if entry.get("protocol_check") else ""
     write_table(df, outputs.table, "Multiple-choice tournament ranker" + (f" ({PROTOCOL_CHECK})" if check else ""),
-                f"Checkpoint {tournament.checkpoint}, served by {dep['server']}, picks one of "
-                f"{tournament.group_size} lettered options per prompt; group winners advance until one remains.{check} "
-                "Ranking: by elimination round, later first, ties (same round) in catalog order; top5 is recall at 5, "
-                "mrr uses the full ranking. In-catalog requests; failed requests (n_errors: overlong prompts, which "
-                "are never truncated, and server errors) count as wrong. An invalid answer (invalid_rate, per prompt "
-                "of the requests that did not fail: no letter of the group, or option text naming another option) "
-                "advances the group's first option. prompts, tokens (the server's usage) and latency_s are means per "
-                "request. status 'not run': no model could be served (reason: the stage and captured error, as in "
-                "native_deployment); 'all requests failed': the server came up and answered no request, so nothing "
-                f"is computed. {mode_note(rows)}", run.seed)
+                f"{tournament.group_size} lettered options per prompt; group winners advance.{check} "
+                f"docs/metrics.md, 'Multiple-choice tournament'. {mode_note(rows)}", run.seed)
     return df

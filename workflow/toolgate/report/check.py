@@ -1,14 +1,8 @@
 """Regression check of headline numbers (Pyserini-style expected-scores YAML).
 
-``tests/expected/<experiment>.yaml`` lists entries ``{name, table, where, column,
-value, tol}``; each is looked up in ``results/<experiment>/tables/`` with the
-report's lookup and must lie within ``tol`` of ``value`` (``tol: 0`` for the
-deterministic lexical quantities). The check prints a readable diff.
-
-The paper's values (``data/paper/reported.yaml``, a list of entries with
-``ours``) are an expected file too: each entry that names its table cell must
-lie within the paper value's tolerance (:func:`.tables.bounds`), the count the
-report's side-by-side table calls reproduced.
+Each entry ``{name, table, where, column, value, tol}`` of ``tests/expected/<experiment>.yaml`` is looked up with
+the report's lookup and must lie within ``tol``; ``data/paper/reported.yaml`` is an expected file too, each value
+within its tolerance (:func:`.tables.bounds`).
 """
 from __future__ import annotations
 

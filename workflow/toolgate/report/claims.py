@@ -1,18 +1,8 @@
 """The paper's claims as checkable statements over result tables.
 
-Each test takes the tables and the experiment's context (signal registry,
-roles) and returns (verdict, deciding, evidence): verdict is "holds" or "does
-not hold"; deciding is the number that decides it, with its interval where the
-table has one, set against the claim's threshold ("gap +0.122 < 0.15");
-evidence is every number the test read. A test whose inputs are absent raises
-:class:`Missing` naming the table, column, row or slice, and the ledger says
-"not testable" with that reason. Each claim belongs to a family (selection,
-abstention, routing), which the claims-by-set matrix (:mod:`.sets`)
-summarises in one sentence, and names the paper's models it runs on (USES),
-so the report can name the substitutions that could make it fail.
-The thresholds that turn a qualitative claim ("several-fold", "far better")
-into a test are fixed here, before looking at any result, and stated once in
-words with the claim ("far better: gap >= 0.15").
+A test returns (verdict, the deciding number against its threshold, every number it read), or raises
+:class:`Missing` and the ledger says "not testable" and why. The thresholds that make "several-fold" or "far better"
+a test are fixed here, before any result is read, and stated once with the claim.
 """
 from __future__ import annotations
 

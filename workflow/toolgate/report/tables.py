@@ -1,25 +1,8 @@
 """Paper values beside reproduced ones.
 
-Paper values live in ``data/paper/reported.yaml``. An entry that this pipeline
-reproduces names where its value is, with ``ours: {table, where, column}``:
-the CSV ``results/{experiment}/tables/<table>.csv``, the row whose columns
-equal ``where``, and the column; ``scale`` multiplies (e.g. 100 for percent,
-N for counts) and ``complement: true`` reads 1 - the value (an AUC whose
-table orients the other class as positive). Entries without ``ours`` carry
-``why`` (not computable here). The same lookup serves the regression check
-(``tests/expected/*.yaml``).
-
-A reproduced value counts as reproduced when it lies within the paper value's
-tolerance (:func:`bounds`): the entry's own ``tol`` if it has one; else, for
-a difference the paper gives with its bootstrap interval (``ci`` of an
-``auc_difference`` or ``mcc_difference``; a Jaccard entry's ``ci`` is its
-interquartile range, no interval of the estimate), inside that interval; else
-by unit: 0.03 on
-probability-like scales (AUCs, fractions, their differences, crossover shares;
-the tolerance the data check holds the set's design targets to), 3 points in
-percent, 3% of the denominator for counts "of" a total, the count itself for
-other counts, and 25% of the value for sizes and timings of another machine.
-``toolgate check --expected data/paper/reported.yaml`` applies the same bounds.
+An entry of ``data/paper/reported.yaml`` that this pipeline reproduces names its cell with ``ours: {table, where,
+column}`` (``scale`` multiplies, ``complement: true`` reads 1 - the value); one without ``ours`` says ``why``. The
+same lookup serves the regression check; :func:`bounds` is the tolerance (docs/metrics.md, 'Claims by data set').
 """
 from __future__ import annotations
 

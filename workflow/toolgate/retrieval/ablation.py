@@ -1,23 +1,7 @@
 """Candidate-count ablation and the BM25/encoder crossover (paper Table 8, Section 8).
 
-For each k and seed, every in-catalog utterance is ranked against its gold
-action plus k - 1 distractors drawn uniformly from the other actions (k equal
-to the number of actions is the full catalog). Scores come from the rankers'
-full score matrices, so restricting to a candidate set is exact; ties keep
-catalog order.
-
-Crossover: with match share p, weighted selection is
-``W(p) = p * a_match + (1 - p) * a_mismatch``. BM25 and an encoder are equal at
-``p* = g_mm / (g_mm - g_m)``, with g_m and g_mm the BM25-minus-encoder gaps on
-match and mismatch (seed means). A row is flagged unstable when the mismatch
-gap is smaller than the seed standard deviation of either ranker's mismatch
-accuracy; "no crossover in [0,1]" when p* falls outside.
-
-A hybrid of BM25 and the row's encoder (``toolgate.retrieval.hybrid``) gets three columns
-per row: its top-1 minus its best member's on match and on mismatch, and
-whether it is within the seed spread of that member on both slices
-(gap >= -max(std of the hybrid, std of that member)): whether the choice the
-crossover describes needs to be made at all.
+Candidates are restricted on the rankers' full score matrices, so the restriction is exact; ties keep catalog
+order. docs/metrics.md, 'Candidate-count ablation', defines p*, ``unstable`` and the hybrids' columns.
 """
 from __future__ import annotations
 
@@ -131,13 +115,12 @@ def write_ablation(exp):
     ks = fit_ks(exp.ablation.ks, len(actions(catalog)))
     abl = ablation_frame(rows, {n: exp.scores(n) for n in exp.score_paths}, ks, seeds, seed)
     write_table(abl, outputs.table, "Candidate-count ablation: top-1 among k candidates",
-                f"Gold action + k - 1 uniform distractors, {seeds} seeds (mean and sample std over seeds). A request "
-                f"with its own candidates keeps only the distractors among them. {mode_note(rows)}", seed,
+                f"Gold + k - 1 uniform distractors, {seeds} seeds (mean, sample std). docs/metrics.md, 'Candidate-count "
+                f"ablation'. {mode_note(rows)}", seed,
                 paper=("language.",))
     cross = crossover_frame(abl, exp.roles.lexical, encoder_rankers(rankers), hybrid_rankers(rankers))
     write_table(cross, outputs.crossover, "Crossover match share p* between BM25 and each encoder (paper Table 8)",
                 "p* = mismatch_gap / (mismatch_gap - match_gap); unstable when |mismatch_gap| < the seed std. "
-                "<hybrid>_vs_best_<slice>: the hybrid's top-1 minus the better member's; <hybrid>_within_spread: "
-                "both gaps >= -(the larger seed std of the two).", seed,
+                "docs/metrics.md, 'Candidate-count ablation'.", seed,
                 paper=("crossover.",))
     return abl, cross

@@ -1,25 +1,7 @@
-"""Hybrid rankers: two or more rankers' score matrices fused into one, per request.
+"""Hybrid rankers: convex weights fitted out of fold and score files fused, per request (``rrf`` or ``convex``).
 
-* ``rrf``: reciprocal-rank fusion, ``sum_m 1 / (rrf_k + rank_m)`` with each
-  member's 1-based rank among the request's candidates; tied scores share the
-  best rank of the tie (BM25 gives many tools exactly 0, and catalog position
-  must not become a signal); ties of the fused score keep catalog order, as
-  everywhere.
-* ``convex``: ``w * a + (1 - w) * b`` over the two members' per-request
-  min-max-normalised scores (a request whose member scores are all equal gets
-  0 from that member). ``w`` is chosen out of fold: folds grouped by pair
-  (:func:`toolgate.stats.main_folds`, mismatch_hard rows only ever
-  predicted), and on each fold's training part the grid value with the best
-  top-1 over in-catalog requests (then MRR, then the smaller w) is applied to
-  its test part.
-
-Fusion runs over each request's visible actions (``-inf`` marks a tool outside
-its own candidates, :mod:`toolgate.core.scores`); route entries are not ranked by a
-hybrid and score ``-inf``. The candidate ablation and the rerank restrict the
-fused whole-list scores, as they restrict BM25's whole-catalog scores. The
-fusion arithmetic and the in-memory ranker live in :mod:`toolgate.core.fusion`
-(numpy only, so :mod:`toolgate.core.rankers` can build a hybrid without reading
-score matrices); this module fits convex weights and fuses score files.
+The arithmetic and the in-memory ranker are :mod:`toolgate.core.fusion` (numpy only, for the router);
+docs/metrics.md, 'Hybrid rankers', defines both.
 """
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Quantization retention on the routing task (the second seed's lesson).
-
-Reduced-precision variants are compared with their full-precision reference on
-the task metric (top-1, top-5, NDCG@10 of the gold action), not only on cosine:
-* ``int8-vectors``: each embedding scaled by its max |x| to int8 and back;
-* ``binary-vectors``: sign bits, scored by the dot product of +-1 vectors;
-* ``onnx-int8``: a sentence-transformers model run as dynamic-int8 ONNX against
-  the same model's fp32 ONNX export.
-Retention = variant metric / reference metric.
+"""Quantization retention on the routing task (the second seed's lesson): reduced-precision variants against their
+full-precision reference on top-1, top-5 and NDCG@10 of the gold action, not only on cosine (docs/metrics.md,
+'Quantization retention').
 """
 from __future__ import annotations
 

@@ -101,18 +101,9 @@ def write_router_cost(exp) -> pd.DataFrame:
     df = router_cost_frame([Path(m).parent for m in exp.input.routers], rows, settings, run)
     refused = len(rows) - len(accepted([r["text"] for r in rows], settings.max_chars))
     write_table(df, exp.output.table, "Cost of the exported routers (one request at a time, CPU)",
-                "load_s: Router.load (the catalog's embeddings are the artifact's: nothing is re-encoded; an "
-                "encoder's model is loaded). p50/p95: one decide() call (rank + gate + band + evidence rules) after "
-                "warm-up; lexical_ms: BM25 alone; encode_ms: every encoder of the router on the request; scores_ms: "
-                "every score and gate signal. batch_qps: decide_many over the timed requests in one call. peak_rss_mb "
-                "includes the interpreter. artifact_kb: every file of the artifact (BM25 index, catalog, embeddings, "
-                "manifest); encoder weights are referenced by id, not shipped. encoder_threads: the encoders' thread "
-                "count (1: Router.load's default, one request on one core; backend: the encoder backend's own). Goals (issue 25, for the selected router on 2 cores): "
-                f"load <= {GOALS['load_s']} s, p50 <= {GOALS['p50_ms']} ms, p95 <= {GOALS['p95_ms']} ms, peak RSS <= "
-                f"{GOALS['peak_rss_mb']} MB. import_load_s and fresh_rss_mb: a fresh interpreter importing toolgate, loading the "
-                "router and deciding once, as an application embedding it starts; goals (issue 37, a router without an "
-                f"encoder): import + load <= {LIGHT['import_load_s']} s, peak RSS <= {LIGHT['fresh_rss_mb']} MB, p50 <= "
-                "0.5 ms. A measurement: it varies run to run and with the machine's load."
-                + (f" {refused} requests the router refuses (control characters, over router.max_chars) are not "
-                   "timed." if refused else ""), run.seed)
+                f"Goals, selected router on 2 cores: load <= {GOALS['load_s']} s, p50 <= {GOALS['p50_ms']} ms, p95 <= "
+                f"{GOALS['p95_ms']} ms, RSS <= {GOALS['peak_rss_mb']} MB; without an encoder: import + load <= "
+                f"{LIGHT['import_load_s']} s, RSS <= {LIGHT['fresh_rss_mb']} MB. A measurement. "
+                + (f"{refused} refused requests not timed. " if refused else "") + "docs/metrics.md, 'Router cost'.",
+                run.seed)
     return df

@@ -1,13 +1,8 @@
 """Embed once what the external study and router_loco read (rule ``embed_external``, external/embedded-{shard}.json).
 
-Both stages run each held-out set through the experiment's encoders, and router_loco's label-free anchors embed
-each catalog's own texts and the generic bank as well. An encoder whose vectors do not depend on the batch is
-cached per text (:data:`toolgate.core.embedding_cache.PER_TEXT`): this rule encodes each distinct text of
-those once, in jobs that need neither the gate study nor the other stage (each a share of the texts, side by
-side: this is the head of the workflow's longest path), so they run beside the scores while those wait for theirs,
-and neither stage encodes afterwards. Any other encoder is keyed by its whole list and stays with
-the stage that asks for it (USE embeds these sets in seconds). Encoding is all it does: the vectors are the same
-bits whichever stage asks first.
+An encoder cached per text (:data:`toolgate.core.embedding_cache.PER_TEXT`) encodes each distinct text once here,
+in shards beside the scores (this is the head of the workflow's longest path), so neither stage encodes
+afterwards; any other encoder stays with the stage that asks. The vectors are the same bits whichever asks first.
 """
 from __future__ import annotations
 

@@ -55,21 +55,9 @@ FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experime
 REFERENCE_FOLDS = 5    # decide --eval's ladder: thresholds chosen out of fold over the file's pairs
 REFERENCE_GRID = schemas.schema("config")["properties"]["routing"]["properties"]["grid"]["default"]
 BUDGET = schemas.schema("config")["properties"]["gate"]["properties"]["danger_budget"]["default"]  # a manifest without its own
-NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
-        "exported artifact unchanged (ranker, gate, calibrator, thresholds, evidence rules), its BM25 index and "
-        "catalog embeddings made for the set's tools, each request over its own candidates; re-targeted: the same "
-        "with the gate's scale moved by label-free anchors (toolgate adapt --calibrate anchors); ladder: the "
-        "single-pool ladder fitted on the same experiment, applied unchanged (router_loco.csv's row). accuracy: an "
-        "in-catalog request routed to its gold tool (executed or asked), an out-of-catalog one to its gold route "
-        "(external: delegate). auc: P(in catalog) (within: the gate's out-of-fold value), in- against "
-        "out-of-catalog requests; empty when a set has only one kind. danger_rate: share of all requests that are "
-        "gold-delegate and executed; ask_rate: share asked. low/high: 95% percentile intervals over cluster-bootstrap "
-        "resamples. refused: requests over router.max_chars, counted as delegated. probes: the artifact on each file "
-        "of router.probes (requests with the decision they need: an action as act or ask with its tool, ask with it, "
-        "a route, or not_act: anything but act); right / wrong / wrong_act (wrong and executed) count its requests, "
-        "accuracy = right / n. ece: expected calibration error of the router's P against whether acting on its top tool "
-        "is right (an in-catalog request whose gold is that tool), over 10 equal-width bins; within: the gate's "
-        "out-of-fold value through the exported calibrator; empty where the P is no probability (reference rows).")
+NOTE = ("within: out of fold; external: the artifact unchanged on each set's own candidates; re-targeted: moved by "
+        "label-free anchors; ladder: the reference. refused: over router.max_chars, delegated. docs/metrics.md, "
+        "'Router evaluation card'.")
 COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
            "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
            "relevance_detection", "irrelevance_detection", "right", "wrong", "wrong_act", "ece"]
@@ -379,10 +367,9 @@ def write_router_eval(exp):
     router = Router.load(Path(inputs.router).parent)
     near = leakage(exp)
     write_table(near[near["leaked"]], exp.output.leakage, "Evaluation requests near a catalog example",
-                f"Every request of the main set whose highest character-3-gram Jaccard to an example of the catalog is "
-                f">= {LEAK_JACCARD} or whose cosine (first dense ranker) is >= {LEAK_COSINE}; router_eval.csv's clean "
-                f"row leaves them out. Of {len(near)} requests: median Jaccard {near['jaccard'].median():.3f}, "
-                f"median cosine {near['cosine'].median():.3f}.", study.run.seed)
+                f"Main-set requests with Jaccard to a catalog example >= {LEAK_JACCARD} or cosine >= {LEAK_COSINE}, left "
+                f"out of router_eval.csv's clean row. Of {len(near)}: median Jaccard {near['jaccard'].median():.3f}, "
+                f"cosine {near['cosine'].median():.3f}. docs/metrics.md, 'Router evaluation card'.", study.run.seed)
     recs = within_rows(router, exp, near["leaked"].to_numpy())
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []

@@ -162,24 +162,13 @@ def write_router_loco(exp) -> pd.DataFrame:
     sets = load_all(exp.external, study.run.seed) if exp.external is not None else {}
     table, probed = loco_frame(exp, sets, read_probes(getattr(exp.input, "probes", []), exp.catalog))
     write_table(probed, exp.output.probes, "Probes: every router candidate on each probe file, over the experiment's "
-                "own catalog", "Each candidate built as router_loco builds it (an export of the experiment; the "
-                "shipped runtime, evidence rules included) decides each request of each file of router.probes "
-                "(router-<name>.jsonl: requests with the decision they need, router_eval.csv's probe rows for the "
-                "selected router). right / wrong / wrong_act (wrong and executed) count its requests; accuracy = "
-                "right / n. No rows where no catalog is held out (candidates are built for router_loco) or where a "
-                "probe names a tool outside the catalog (probes written for another catalog). Not read by "
-                "router.select: the probes are a check, not a fitting set.", study.run.seed)
+                "own catalog", "Each candidate as router_loco builds it, on each file of router.probes. A check, not a "
+                "fitting set: router.select does not read it. docs/metrics.md, 'Router probes'.", study.run.seed)
     write_table(table, exp.output.table, "Leave one catalog out: every router candidate fitted on the experiment, applied to "
-                "each external set", f"Fit set: {provenance['experiment']} (calibrator and thresholds on every request "
-                "of the main set, as an export fits them); test sets: " + (", ".join(sets) or "none (the external "
-                "study is off)") + ". The shipped runtime, evidence rules included, each request over its own "
-                "candidates. unchanged: BM25 index and catalog embeddings made for the set's tools, nothing else "
-                "changed; re-targeted: the gate's scale moved by label-free anchors (the catalog's own action texts "
-                "and the shipped bank of generic out-of-catalog requests as queries; note: why a set has no values). "
-                "accuracy, auc, danger_rate, ask_rate as in router_eval.csv, with 95% intervals over "
-                f"{study.gate.resamples} cluster-bootstrap resamples of the set's clusters; accuracy_minus_ladder "
-                "against the single-pool ladder applied the same way to the same requests (ci_low, ci_high: the "
-                "paired interval). router.select ranks candidates by their worst unchanged row.", study.run.seed)
+                "each external set", f"Fit set: {provenance['experiment']}; test sets: "
+                + (", ".join(sets) or "none (the external study is off)") + ". Modes unchanged and re-targeted "
+                "(label-free anchors); router.select ranks by the worst unchanged row. docs/metrics.md, 'Router leave "
+                "one catalog out'.", study.run.seed)
     log.info("router_loco: %d rows, %d candidates x %d sets x %d modes", len(table),
              table["candidate"].nunique() if len(table) else 0, len(sets), len(MODES))
     return table

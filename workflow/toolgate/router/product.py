@@ -38,22 +38,10 @@ def write_router_selection(sel: Selection, exp, out_csv) -> None:
     """tables/router_selection.csv of ``sel``, measured on the experiment's main set."""
     study, settings = exp.study, exp.router
     write_table(sel.table, out_csv, "Router selection: every candidate and the nested selection against the ladder",
-                f"Candidates: bands of router.rankers x router.gates and the examples model of router.examples' "
-                "rankers (thresholds for the utility of router.utility, through the shipped evidence rules, under "
-                f"danger <= {study.gate.danger_budget} and ask rate <= {study.routing.ask_cap}, out of fold over the "
-                "gate study's folds) and the single-pool ladder. p50_ms: the models' "
-                "declared median latencies summed (router.latency_ms, else the latency table of router.latency_table; "
-                "never this run's timings, which tables/cost.csv holds); within_latency: p50_ms <= "
-                f"router.latency_budget_ms ({settings.latency_budget_ms}). accuracy_minus_ladder with its 95% interval "
-                f"(ci_low, ci_high) over {study.gate.resamples} utterance-cluster bootstrap resamples (routing_"
-                "baselines' machinery). chosen: the router results/<experiment>/router/selected ships: "
-                + ("the candidate within the three budgets, none of its held-out intervals against the ladder below "
-                   "0, with the best worst held-out catalog (held_out_worst, tables/router_loco.csv), then the highest "
-                   "utility, then the cheaper" if "held_out_worst" in sel.table else "the candidate of the highest "
-                   "utility within the three budgets, ties to the cheaper") + ". 'nested selection': that rule "
-                "applied inside each outer fold on the other four alone (inner out-of-fold utility), its pick "
-                "deciding the held-out fold (chosen_by_fold); the gates' out-of-fold values are not refit inside the "
-                f"nest. Why: {sel.why}. " + "".join(f"{line[0].upper()}{line[1:]}. " for line in sel.passed_over)
+                f"Bands of router.rankers x router.gates, examples models and the ladder, out of fold under danger <= "
+                f"{study.gate.danger_budget}, ask rate <= {study.routing.ask_cap} and declared p50_ms <= "
+                f"{settings.latency_budget_ms}. Reasons: router.json's selection. "
+                "docs/metrics.md, 'Router selection'. "
                 + mode_note(exp.main), study.run.seed)
 
 

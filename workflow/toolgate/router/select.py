@@ -1,19 +1,8 @@
-"""Which router to ship (``router.select``): bands of every configured (ranker, gate), the examples model of each
-dense ranker (:mod:`.examples`) and the single-pool ladder, ranked by their worst held-out catalog
-(tables/router_loco.csv, where the external study runs) and by utility out of fold on the experiment's own set
-(router.utility: what each decision is worth to the user), the choice measured nested (tables/router_selection.csv).
+"""Which router to ship (``router.select``): bands of every configured (ranker, gate), the examples models and the
+single-pool ladder, ranked by their worst held-out catalog and by utility out of fold, the choice measured nested.
 
-A band candidate acts on the ranker's top-1 when its gate's value (a registered gate's out-of-fold value from
-gate/signals.csv, or the examples model's log-odds of its top action) is at least the execute threshold, asks
-between confirm and execute, and takes the route step below; its thresholds maximise utility under the danger
-budget and ask cap. The ladder is routing_baselines' own (:func:`toolgate.routing.baselines.ladder_setting`). A
-candidate's latency is the sum of the declared median latencies (:func:`declared_latency`, never this run's
-timings) of the models a request runs.
-
-Each candidate's figures are out of fold over the gate study's folds (thresholds chosen on four folds, applied to
-the fifth). The selection is measured nested: in each outer fold, the rule of :func:`_best` on the other four folds
-alone (thresholds chosen on three, applied to the fourth) picks the candidate whose thresholds then decide the
-held-out fold. Not refit inside the nest: the gates' out-of-fold values themselves.
+docs/metrics.md, 'Router selection', defines the candidates, the rule and the nest; a candidate's latency is
+declared (:func:`declared_latency`), never this run's timings.
 """
 from __future__ import annotations
 

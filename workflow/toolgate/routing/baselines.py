@@ -1,20 +1,8 @@
-"""Routing pipelines (paper Section 3, Table 1, Appendix G / Table A3).
+"""Routing pipelines (paper Section 3, Table 1, Appendix G / Table A3): decisions, gold and the baselines.
 
-Every router gives each utterance one decision: ``("action", tool)``,
-``("ask", tool)`` (confirm ``tool``; the ladder's middle band), ``("chat", None)``
-or ``("delegate", None)``. Nothing is executed.
-
-A decision is **correct** when it routes the request where its gold label says:
-an in-catalog utterance (gold action or ask) to its gold tool, a gold-chat
-utterance to chat, a gold-delegate utterance to delegate. Slot questions and
-argument values are out of scope (the paper scores tool-name routing), so an
-in-catalog decision with the gold tool counts whether it executes or asks.
-
-Thresholds are chosen out of fold with the gate study's folds (grouped by
-pair): on the other folds, among a grid of quantiles of the score, the
-thresholds with the best objective that satisfy the product rules; then applied
-to the held-out fold. Constraints are re-checked on the pooled out-of-fold
-decisions and flagged when violated.
+A decision is ``("action", tool)``, ``("ask", tool)``, ``("chat", None)`` or ``("delegate", None)``; nothing is
+executed. Tool-name routing is scored, not slots or arguments (as the paper), so the gold tool counts executed or
+asked. docs/metrics.md, 'Routing baselines'.
 """
 from __future__ import annotations
 
@@ -241,11 +229,11 @@ def write_baselines(exp):
         table.loc[m, key] = d["difference"]
         table.loc[m, f"{key}_ci_low"] = d["ci_low"]
         table.loc[m, f"{key}_ci_high"] = d["ci_high"]
-    note = (f"Out-of-fold thresholds (folds grouped by pair). Ladder (lo, hi) per fold: "
-            f"{ {k: tuple(round(float(x), 4) for x in v) for k, v in lch.items()} }; gate '{study.routing.gate}' (Platt, out of fold) "
-            f"threshold per fold: { {k: round(float(v), 4) for k, v in gch.items()} }. Danger budget {budget}. "
-            f"Intervals: {resamples} utterance-cluster bootstrap resamples, 95% percentile. {mode_note(rows)}")
+    log.info("ladder (lo, hi) per fold: %s; gate '%s' (Platt) threshold per fold: %s",
+             {k: tuple(round(float(x), 4) for x in v) for k, v in lch.items()}, study.routing.gate,
+             {k: round(float(v), 4) for k, v in gch.items()})
+    note = f"Thresholds out of fold, per fold in the log. docs/metrics.md, 'Routing baselines'. {mode_note(rows)}"
     if not has_routes(lexical.tool_ids):
-        note += f" Standalone baseline skipped (it needs the route entries in its pool). {ROUTE_NOTE}"
+        note += f" No standalone column. {ROUTE_NOTE}"
     write_table(table, exp.output[0], "Routing baselines and the split gate (paper Table 1)", note, seed, paper=("routing.",))
     return table

@@ -128,7 +128,7 @@ def write_pipelines(exp):
     (:func:`toolgate.bench.cost.write_pipeline_cost`): only the timing holds the machine."""
     study, outputs, lexical = exp.study, exp.output, exp.lexical
     run, rt = study.run, study.routing
-    budget, ask_cap, u, resamples, seed = study.gate.danger_budget, rt.ask_cap, rt.band_top, study.gate.resamples, run.seed
+    budget, ask_cap, resamples, seed = study.gate.danger_budget, rt.ask_cap, study.gate.resamples, run.seed
     catalog = exp.catalog
     rows = exp.main  # the mismatch_hard slice stays out of this study
     g, signals = Gold(rows, catalog), pd.read_csv(exp.input.signals)
@@ -153,13 +153,7 @@ def write_pipelines(exp):
                          "thresholds_by_fold": "; ".join(f"{k}:{lo:.4f}/{hi:.4f}" for k, (lo, hi) in chosen.items())})
     table = pd.DataFrame(recs)
     write_table(table, outputs.table, "Pipelines with a confirmation band (paper Appendix G, Table A3)",
-                f"Thresholds (t_low/t_high on the Platt-calibrated gate probability) chosen out of fold to maximise "
-                f"coverage subject to danger <= {budget} and ask rate <= {ask_cap}; band confirms the top-{u}. "
-                "Simulated user: approves the gold candidate with probability = fidelity, rejects others; a rejection "
-                "delegates; metrics are expectations. danger_ok/ask_ok re-check the rules on the pooled out-of-fold "
-                "decisions. Routing guard: ladder_accuracy is routing_baselines' single-pool ladder (same folds and "
-                "out-of-fold thresholds); accuracy_minus_ladder has its 95% interval (ci_low, ci_high) over the same "
-                f"{resamples} utterance-cluster bootstrap resamples. "
+                "docs/metrics.md, 'Pipelines with a confirmation band'. "
                 f"{mode_note(rows)} {route_note(scores[lexical])}".rstrip(), seed, paper=("pipelines.coverage", "pipelines.confirmation_band"))
     console.info("signal diversity (%d resamples)", resamples)
     div = signal_diversity(decisions, g, resamples, seed, clusters)
