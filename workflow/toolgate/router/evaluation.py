@@ -2,7 +2,8 @@
 labelled requests, within the experiment and on every external set.
 
 * **within**: the selection's own out-of-fold figures of the chosen candidate (thresholds chosen on four folds of
-  the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports.
+  the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports;
+  ``decide --eval`` on the main set runs the thresholds fitted on all of it instead (in sample).
 * **external**: the exported artifact applied unchanged (:meth:`toolgate.core.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
   set's tools, nothing refitted), each request over its own candidate tools.
@@ -55,7 +56,9 @@ FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experime
 REFERENCE_FOLDS = 5    # decide --eval's ladder: thresholds chosen out of fold over the file's pairs
 REFERENCE_GRID = schemas.schema("config")["properties"]["routing"]["properties"]["grid"]["default"]
 BUDGET = schemas.schema("config")["properties"]["gate"]["properties"]["danger_budget"]["default"]  # a manifest without its own
-NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures). external: the "
+NOTE = ("within: the chosen candidate's out-of-fold decisions (router_selection.csv's figures: each fold's thresholds "
+        "chosen on the other folds); toolgate decide --eval on the same requests runs the thresholds and gate the "
+        "export fitted on all of them, so its figures are in sample and differ from this row. external: the "
         "exported artifact unchanged (ranker, gate, calibrator, thresholds, evidence rules), its BM25 index and "
         "catalog embeddings made for the set's tools, each request over its own candidates; re-targeted: the same "
         "with the gate's scale moved by label-free anchors (toolgate adapt --calibrate anchors); ladder: the "
