@@ -35,7 +35,7 @@ def test_the_nested_selection_refuses_two_folds_in_one_line(tmp_path):
     signals = pd.read_csv(exp.input.signals)
     signals.assign(fold=signals["fold"] % 2).to_csv(exp.input.signals, index=False)
     with pytest.raises(InputError, match="field 'fold': the nested selection needs 3 folds or more, the main set "
-                                         "has 2: raise gate.folds"):
+                                         "has 2 \\(gate.folds"):
         selection_of(exp)
 
 

@@ -301,7 +301,8 @@ def select(exp, held: dict | None = None) -> Selection:
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
     if len(np.unique(fold)) < NESTED_FOLDS:  # inner thresholds are chosen out of fold within the outer training folds
         raise InputError(exp.input.signals, f"the nested selection needs {NESTED_FOLDS} folds or more, the main set "
-                         f"has {len(np.unique(fold))}: raise gate.folds", field="fold")
+                         f"has {len(np.unique(fold))} (gate.folds; each needs an in- and an out-of-catalog request group)",
+                         field="fold")
     cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
     missing = [c.name for c in cands if held and c.name not in held and settings.select != "fixed"]
     if missing:
