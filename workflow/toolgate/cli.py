@@ -172,8 +172,10 @@ def _adapt(args) -> int:
     if p.get("fallback_of"):
         print("the catalog carries no examples: the examples router runs its fallback, the ladder fitted with it")
     if "retarget" in m:
-        print("warning: re-targeting by anchors routed worse than the unchanged router on every external set it was "
-              "measured on (tables/router_eval.csv, re-targeted rows); check it on labelled requests before use",
+        print("warning: re-targeting without labels (--calibrate anchors) routed worse than the unchanged router on "
+              "every external set it was measured on (tables/router_eval.csv and router_loco.csv, re-targeted rows "
+              "against unchanged ones); the recommended path is the router as exported (adapt without --calibrate), "
+              "checked with `toolgate decide --router DIR --eval FILE --catalog CATALOG` on labelled requests",
               file=sys.stderr)
     gate = p["gate"] or ("examples" if p["kind"] == "examples" else "ladder")
     print(f"adapted {p['name']} ({p['ranker']} + {gate}) to {args.catalog}: {m['catalog']['actions']} "

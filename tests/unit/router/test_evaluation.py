@@ -1,12 +1,13 @@
 """The router's evaluation card: its metrics by hand, a router over another catalog with per-request candidates,
 and ``decide --eval``."""
 import json
+import warnings
 
 import numpy as np
 import pytest
 
 from conftest import tool, utterance, write_jsonl
-from router_fixtures import artifact, catalog, rows  # noqa: F401 (a fixture)
+from router_fixtures import artifact, catalog, rows, tiny_experiment  # noqa: F401 (a fixture)
 from toolgate.cli import main
 from toolgate.core.runtime import Router, RouterError
 from toolgate.router.evaluation import (
@@ -18,7 +19,10 @@ from toolgate.router.evaluation import (
     on_catalog,
     reference_rows,
     routed,
+    within_rows,
 )
+from toolgate.router.export import Route, export_router
+from toolgate.router.select import Candidate, outcomes
 from toolgate.routing.baselines import Gold, correct
 
 
@@ -260,3 +264,47 @@ def test_decide_eval_leaves_out_requests_in_a_language_the_router_does_not_read(
     assert len(eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False, other_langs="keep"))[0]) == 2
     with pytest.raises(InputError, match="request 'b' is in 'ko'; the router reads en"):
         eval_rows(english, [tools, reqs], "openai-tools", Options(routes=False, other_langs="error"))
+
+
+# requests whose words sit on a tool, in and out of the catalog: the band's thresholds decide them (with the tiny
+# router's own rows alone, every request is decided by its evidence and any thresholds do)
+NEAR = [("alarm please for the morning", "set_alarm"), ("wake me with an alarm at six", "set_alarm"),
+        ("call dad", "make_call"), ("phone mom", "make_call"), ("is my battery low", "check_battery"),
+        ("battery", "check_battery"), ("wifi off please", "set_wifi"), ("turn wifi on", "set_wifi"),
+        ("buy a new battery charger", None), ("wifi router reviews online", None), ("alarm clock shop nearby", None),
+        ("call center hours of the bank", None), ("order pizza tonight", None), ("who won the game", None)]
+
+
+def test_the_card_and_decide_eval_agree_at_the_exported_thresholds(tmp_path, capsys):
+    """Issue 53, item 7. The card's within row is out of fold (each fold's thresholds chosen on the other two
+    folds); decide --eval on the same requests runs the thresholds an export fits on all of them. At those
+    thresholds the card's decision code (the selection's outcomes, evidence rules included) is the router's, row by
+    row, and its routed accuracy, ask and danger rates are decide --eval's; the gate's values are the same on both
+    sides here (in sample), so AUC and ECE agree as well, and router.json's in-sample rates are decide --eval's."""
+    near = [{**utterance(20 + i, gold, "action" if gold else "delegate", "in" if gold else "out"), "text": text}
+            for i, (text, gold) in enumerate(NEAR)]
+    exp, _ = tiny_experiment(tmp_path, real_gate=False, rs=rows() + near)
+    export_router(exp, Route("selected", "bm25", "g3", "utility"), tmp_path / "router")
+    router, g, n = Router.load(tmp_path / "router"), Gold(exp.main, exp.catalog), len(exp.main)
+    fold = exp.signal_table.set_index("utterance_id").loc[[r["utterance_id"] for r in exp.main], "fold"].to_numpy()
+    o = outcomes(exp, Candidate("bm25", "g3", (), 0.0), g)
+    exported, oof = o.pick(np.ones(n, bool)), o.oof(fold, np.ones(n, bool))
+    assert len(set(fold)) == 3 and set(oof) != {exported}  # folds whose own thresholds differ from the export's
+    kind, tool = o.pair(exported)
+    words = {v: k for k, v in PIPELINE_KINDS.items()}
+    assert [(words[k], t or None) for k, t in zip(kind, tool)] == \
+           [(d.kind, d.tool) for d in router.decide_many([r["text"] for r in exp.main])]
+    card = card_row((kind, tool, np.zeros(n)), g, [r["utterance_id"] for r in exp.main], 200, 0)
+    path = write_jsonl(tmp_path / "main.jsonl", exp.main)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fold is empty: no divide warning, no NaN
+        within, _ = within_rows(router, exp, np.zeros(n, bool))
+        assert main(["decide", "--router", str(tmp_path / "router"), "--eval", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    for name in ("accuracy", "ask_rate", "danger_rate"):
+        assert got[name] == card[name]
+    assert router.manifest["thresholds"]["in_sample"] == {k: got[k] for k in ("danger_rate", "ask_rate")}
+    assert (got["ask_rate"], got["danger_rate"]) != (within["ask_rate"], within["danger_rate"])  # out of fold
+    assert got["auc"] == pytest.approx(within["auc"]) and got["ece"] == pytest.approx(within["ece"])
+    with pytest.raises(ValueError, match="no rows to choose thresholds on"):
+        o.pick(np.zeros(n, bool))

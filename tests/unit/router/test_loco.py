@@ -106,6 +106,26 @@ def test_adapt_with_anchors_records_them_and_loads(tmp_path):
     assert Router.load(tmp_path / "out").manifest["retarget"] == m["retarget"]
 
 
+def test_adapt_warns_that_anchors_routed_worse_and_names_the_recommended_path(tmp_path, capsys):
+    """Issue 53, item 8: re-targeting without labels lowered routed accuracy on every external set measured, so
+    the command says so and points at the router as exported; adapt without it says nothing of the kind."""
+    from conftest import write_jsonl
+    from router_fixtures import catalog, make_artifact
+    from toolgate.cli import main
+
+    (tmp_path / "src").mkdir()
+    src = make_artifact(tmp_path / "src", real_gate=False)
+    path = write_jsonl(tmp_path / "small.jsonl", [t for t in catalog() if t["id"] != "make_call"])
+    argv = ["adapt", str(src), "--catalog", str(path), "--out"]
+    assert main([*argv, str(tmp_path / "moved"), "--calibrate", "anchors"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: re-targeting without labels (--calibrate anchors) routed worse than the unchanged "
+                          "router on every external set it was measured on (tables/router_eval.csv")
+    assert "the recommended path is the router as exported (adapt without --calibrate)" in err
+    assert main([*argv, str(tmp_path / "plain")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_memo_scores_as_the_ranker_and_hands_out_read_only_arrays(small_catalog):
     """router_loco's shared BM25 scores: the ranker's own, kept per text, and no caller can change them."""
     from toolgate.core.rankers import fit_ranker

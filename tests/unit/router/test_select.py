@@ -26,6 +26,19 @@ def test_counting_picks_the_thresholds_choose_picks():
         assert cands[o.pick(train)] == choose(lambda c: table[c], cands, train, 0.08, 0.3, "utility")
 
 
+def test_the_nested_selection_refuses_two_folds_in_one_line(tmp_path):
+    """With two folds, an outer fold's training rows are one fold: no inner thresholds out of fold (an empty
+    mask, which gave a divide warning and a NaN rate, silently)."""
+    from toolgate.core.errors import InputError
+
+    exp = experiment(tmp_path, gates=["clean"])
+    signals = pd.read_csv(exp.input.signals)
+    signals.assign(fold=signals["fold"] % 2).to_csv(exp.input.signals, index=False)
+    with pytest.raises(InputError, match="field 'fold': the nested selection needs 3 folds or more, the main set "
+                                         "has 2 \\(gate.folds"):
+        selection_of(exp)
+
+
 def test_a_clean_gate_is_chosen_and_its_nested_accuracy_reported(tmp_path):
     sel = selection_of(experiment(tmp_path, gates=["clean", "noise"]))
     t = sel.table.set_index("candidate")

@@ -2,7 +2,8 @@
 labelled requests, within the experiment and on every external set.
 
 * **within**: the selection's own out-of-fold figures of the chosen candidate (thresholds chosen on four folds of
-  the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports.
+  the gate study, applied to the fifth; the gate's out-of-fold values), the numbers router_selection.csv reports;
+  ``decide --eval`` on the main set runs the thresholds fitted on all of it instead (in sample).
 * **external**: the exported artifact applied unchanged (:meth:`toolgate.core.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
   set's tools, nothing refitted), each request over its own candidate tools.
@@ -55,9 +56,9 @@ FILE_RESAMPLES = 2000  # decide --eval: an artifact does not record the experime
 REFERENCE_FOLDS = 5    # decide --eval's ladder: thresholds chosen out of fold over the file's pairs
 REFERENCE_GRID = schemas.schema("config")["properties"]["routing"]["properties"]["grid"]["default"]
 BUDGET = schemas.schema("config")["properties"]["gate"]["properties"]["danger_budget"]["default"]  # a manifest without its own
-NOTE = ("within: out of fold; external: the artifact unchanged on each set's own candidates; re-targeted: moved by "
-        "label-free anchors; ladder: the reference. refused: over router.max_chars, delegated. docs/metrics.md, "
-        "'Router evaluation card'.")
+NOTE = ("within: out of fold (decide --eval runs the export's in-sample thresholds, hence differs); external: the "
+        "artifact unchanged on each set's own candidates; re-targeted: label-free anchors; ladder: the reference. "
+        "refused: over router.max_chars. docs/metrics.md, 'Router evaluation card'.")
 COLUMNS = ["set", "mode", "router", "n", "n_in", "n_out", "refused", "accuracy", "accuracy_low", "accuracy_high",
            "auc", "auc_low", "auc_high", "danger_rate", "danger_low", "danger_high", "ask_rate", "ask_low", "ask_high",
            "relevance_detection", "irrelevance_detection", "right", "wrong", "wrong_act", "ece"]

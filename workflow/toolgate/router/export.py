@@ -79,7 +79,9 @@ def scored(exp, route: Route, ranker, evaluate, g: Gold):
 
 def fitted_router(exp, route: Route):
     """(calibrator and thresholds of ``route`` fitted on the experiment's main set with their in-sample rates, the
-    decision kind per row, the ranker's scores the decisions read)."""
+    band's decision kind per row, the ranker's scores the decisions read). The rates are of the decisions as the
+    router makes them, after the evidence rules (:func:`toolgate.router.select.shipped`; the near-tie rule, whose
+    margin :func:`limits` fits, aside)."""
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
     objective = route.objective
@@ -91,7 +93,7 @@ def fitted_router(exp, route: Route):
         lo, hi = choose(scored(exp, route, lex, evaluate, g), cands, np.ones(len(rows), bool), budget,
                         1.0, "accuracy" if objective == "coverage" else objective)
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
-        ranker = exp.scores(route.ranker)
+        ranker, read = exp.scores(route.ranker), lex
     else:
         score, ranker = gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))
         scale = "probability"
@@ -105,12 +107,14 @@ def fitted_router(exp, route: Route):
         lo, hi = choose(scored(exp, route, ranker, evaluate, g), cands, np.ones(len(rows), bool), budget,
                         rt.ask_cap, objective)
         kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(exp.scores(lexical), rows))
+        read = ranker
+    shipped_kind = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), read, evaluate, g)((lo, hi))[0]
     on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
                            "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
-                           "in_sample": {"danger_rate": float((g.delegate & (kind == "action")).mean()),
-                                         "ask_rate": float((kind == "ask").mean())}}}, kind, ranker
+                           "in_sample": {"danger_rate": float((g.delegate & (shipped_kind == "action")).mean()),
+                                         "ask_rate": float((shipped_kind == "ask").mean())}}}, kind, ranker
 
 
 def limits(exp, ranker, kind: np.ndarray) -> dict:

@@ -26,6 +26,7 @@ from ..routing.pipelines import band_setting, versus_ladder
 from . import LATENCY_TABLE
 
 TOL = 1e-12
+NESTED_FOLDS = 3  # an outer fold held out, thresholds chosen out of fold on the other two or more
 EXAMPLES = "examples"  # the gate of a candidate that decides by its encoder's examples model (toolgate.core.examples)
 
 
@@ -123,8 +124,11 @@ class Outcomes:
         self.utility = np.array([value(k, t) for k, t, _ in res], float)
 
     def pick(self, mask: np.ndarray) -> int:
+        """The threshold pair chosen on the rows of ``mask``; ValueError when it holds none (no rates to compare)."""
         m = mask.astype(np.int64)
         n = m.sum()
+        if not n:
+            raise ValueError("no rows to choose thresholds on: out-of-fold thresholds need two folds or more")
         d, a, v = self.danger @ m / n, self.ask @ m / n, self.utility @ m / n
         ok = (d <= self.budget + TOL) & (a <= self.ask_cap + TOL)
         return int(np.argmax(np.where(ok, v, -np.inf))) if ok.any() else int(np.argmin(d))
@@ -285,6 +289,10 @@ def select(exp, held: dict | None = None) -> Selection:
     rows, catalog, signals, study, settings = exp.main, exp.catalog, exp.signal_table, exp.study, exp.router
     rankers, lexical, held = exp.rankers, exp.provenance["lexical"], held or None
     g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    if len(np.unique(fold)) < NESTED_FOLDS:  # inner thresholds are chosen out of fold within the outer training folds
+        raise InputError(exp.input.signals, f"the nested selection needs {NESTED_FOLDS} folds or more, the main set "
+                         f"has {len(np.unique(fold))} (gate.folds; each needs an in- and an out-of-catalog request group)",
+                         field="fold")
     cands = candidates(rankers, study, lexical, settings, declared_latency(rankers, settings))
     missing = [c.name for c in cands if held and c.name not in held and settings.select != "fixed"]
     if missing:
