@@ -13,17 +13,45 @@ from toolgate.routing.baselines import choose
 
 
 def test_counting_picks_the_thresholds_choose_picks():
+    """Outcomes evaluates three outcomes per row (below both thresholds, between, above both); every pair's
+    decisions, counts and choice are those of evaluating each pair as choose does, ties and scale ties included."""
     rng = np.random.default_rng(3)
-    n, cands = 50, [(a, b) for a in range(6) for b in range(a, 6)]
-    table = {}
-    for c in cands:
-        kind = rng.choice(["action", "ask", "delegate"], n)
-        table[c] = (kind, np.array(["t"] * n), {"accuracy": rng.random(n) < 0.5, "danger": rng.random(n) < 0.1,
-                                                "utility": np.where(kind == "action", 1.0, 0.25)})
-    o = Outcomes(lambda c: table[c], cands, (0.3, 0.08), lambda kind, tool: np.where(kind == "action", 1.0, 0.25))
-    for k in range(20):
+    n = 50
+    scale = rng.integers(0, 6, n).astype(float)  # repeated values: rows exactly at a threshold
+    cands = [(a, b) for a in range(7) for b in range(a, 7)]
+    kinds = rng.choice(["action", "ask", "delegate"], (3, n))
+    tools = rng.choice(["t", "u"], (3, n))
+    right, risky = rng.random((3, n)) < 0.5, rng.random((3, n)) < 0.1
+    value = lambda kind, tool: np.where(kind == "action", 1.0, 0.25) - 3.0 * (tool == "u")  # noqa: E731
+
+    def evaluate(pair):
+        level = (scale >= pair[0]).astype(int) + (scale >= pair[1])
+        at = np.arange(n)
+        return kinds[level, at], tools[level, at], {"accuracy": right[level, at], "danger": risky[level, at],
+                                                    "utility": value(kinds[level, at], tools[level, at])}
+    o = Outcomes(evaluate, cands, (0.3, 0.08), value, scale)
+    for t, pair in enumerate(cands):
+        kind, tool, met = evaluate(pair)
+        assert (o.correct[t] == met["accuracy"]).all() and (o.danger[t] == met["danger"]).all()
+        assert (o.ask[t] == (kind == "ask")).all() and (o.utility[t] == value(kind, tool)).all()
+    for _ in range(20):
         train = rng.random(n) < 0.7
-        assert cands[o.pick(train)] == choose(lambda c: table[c], cands, train, 0.08, 0.3, "utility")
+        assert cands[o.pick(train)] == choose(evaluate, cands, train, 0.08, 0.3, "utility")
+
+
+def test_the_selection_counts_each_candidate_as_evaluating_every_pair(tmp_path):
+    """The ladder's and a band's shipped decisions (evidence rules included) depend on each row's scale alone."""
+    from toolgate.router.select import outcomes
+    from toolgate.routing.baselines import Gold
+
+    exp = experiment(tmp_path, gates=["clean", "noise"])
+    g = Gold(exp.main, exp.catalog)
+    for c in candidates(RANKERS, exp.study, "bm25", settings(gates=["clean", "noise"]), {"bm25": 0.05}):
+        o = outcomes(exp, c, g)
+        for t, pair in enumerate(o.cands):
+            kind, tool, met = o.evaluate(pair)
+            assert (o.correct[t] == met["accuracy"]).all() and (o.ask[t] == (kind == "ask")).all(), (c.name, pair)
+            assert (o.danger[t] == met["danger"]).all(), (c.name, pair)
 
 
 def test_the_nested_selection_refuses_two_folds_in_one_line(tmp_path):

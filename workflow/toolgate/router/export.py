@@ -30,10 +30,10 @@ from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..core.scores import mode_note, route_step, top_actions
 from ..core.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
-from ..routing.baselines import Gold, Study, choose, ladder_setting, utility
+from ..routing.baselines import Gold, Study, choose, ladder_setting
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .select import EXAMPLES, Candidate, examples_of, gate_values, shipped
+from .select import EXAMPLES, Candidate, Outcomes, examples_of, gate_values, shipped, valued
 
 KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
 
@@ -63,18 +63,17 @@ def in_gap(values: np.ndarray, t: float) -> float:
     return float((below.max() + t) / 2) if len(below) else min(float(t), 0.0)
 
 
-def scored(exp, route: Route, ranker, evaluate, g: Gold):
-    """``evaluate`` (threshold pair -> kind, tool, metrics) as the selection scores it when the thresholds maximise
-    the utility (a selected router): after the evidence rules (:func:`toolgate.router.select.shipped`), each
-    request's utility among its metrics; the paper's pipelines (coverage) as they are."""
-    if route.objective != "utility":
-        return evaluate
-    ruled = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), ranker, evaluate, g)
-
-    def with_utility(c):
-        kind, tool, met = ruled(c)
-        return kind, tool, {**met, "utility": utility(kind, tool, g, exp.router.utility)}
-    return with_utility
+def fit_pair(exp, route: Route, ranker, setting: tuple, g: Gold, limits: tuple[float, float]):
+    """(lo, hi) of ``setting`` (evaluate, threshold pairs, the value per request they compare) fitted on every
+    request of the main set within ``limits`` (ask cap, danger budget): a selected router's for the utility after
+    the evidence rules, counted as the selection counts it (:class:`~toolgate.router.select.Outcomes`); a paper
+    pipeline's for coverage (the ladder's: accuracy)."""
+    evaluate, cands, scale = setting
+    if route.objective == "utility":
+        ruled = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), ranker, evaluate, g)
+        return cands[Outcomes(ruled, cands, limits, valued(g, exp.router.utility), scale).pick(np.ones(g.n, bool))]
+    objective = "accuracy" if route.gate is None else route.objective
+    return choose(evaluate, cands, np.ones(g.n, bool), limits[1], limits[0], objective)
 
 
 def fitted_router(exp, route: Route):
@@ -84,14 +83,12 @@ def fitted_router(exp, route: Route):
     margin :func:`limits` fits, aside)."""
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
-    objective = route.objective
     if route.gate is None:
         lex = exp.scores(lexical)
         pool = lex.for_rows(rows).matrix
         score, scale = pool.max(1), "pool_score"
         evaluate, cands = ladder_setting(lex, rows, g, rt.grid)
-        lo, hi = choose(scored(exp, route, lex, evaluate, g), cands, np.ones(len(rows), bool), budget,
-                        1.0, "accuracy" if objective == "coverage" else objective)
+        lo, hi = fit_pair(exp, route, lex, (evaluate, cands, score), g, (1.0, budget))
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
         ranker, read = exp.scores(route.ranker), lex
     else:
@@ -104,8 +101,7 @@ def fitted_router(exp, route: Route):
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
         evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, prob, rt)
-        lo, hi = choose(scored(exp, route, ranker, evaluate, g), cands, np.ones(len(rows), bool), budget,
-                        rt.ask_cap, objective)
+        lo, hi = fit_pair(exp, route, ranker, (evaluate, cands, prob), g, (rt.ask_cap, budget))
         kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(exp.scores(lexical), rows))
         read = ranker
     shipped_kind = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), read, evaluate, g)((lo, hi))[0]

@@ -114,14 +114,20 @@ class Outcomes:
     chosen pair are evaluated again when asked for (kept as strings for every pair, the 40 candidates of the
     default selection held about 1 GB)."""
 
-    def __init__(self, evaluate, cands, limits: tuple[float, float], value):
-        """``limits``: (ask cap, danger budget); ``value(kind, tool)``: each request's utility."""
-        res = [evaluate(c) for c in cands]
+    def __init__(self, evaluate, cands, limits: tuple[float, float], value, scale: np.ndarray):
+        """``limits``: (ask cap, danger budget); ``value(kind, tool)``: each request's utility; ``scale``: per request
+        the value a pair (lo, hi) compares, whose decision ``evaluate`` makes row by row from ``scale >= lo`` and
+        ``scale >= hi`` alone (the ladder's and the band's). So a row has three outcomes, evaluated once each (below
+        both thresholds, between, above both), and a pair's are read off them: as if every pair were evaluated."""
         self.evaluate, self.cands, (self.ask_cap, self.budget) = evaluate, cands, limits
-        self.correct = np.array([m["accuracy"] for _, _, m in res], np.int64)
-        self.danger = np.array([m["danger"] for _, _, m in res], np.int64)
-        self.ask = np.array([k == "ask" for k, _, _ in res], np.int64)
-        self.utility = np.array([value(k, t) for k, t, _ in res], float)
+        res = [evaluate(pair) for pair in ((np.inf, np.inf), (-np.inf, np.inf), (-np.inf, -np.inf))]
+        lo, hi = (np.array([c[j] for c in cands], float)[:, None] for j in (0, 1))
+        level = (scale >= lo).astype(np.intp) + (scale >= hi)
+        at = lambda per_level: np.stack(per_level)[level, np.arange(len(scale))]  # noqa: E731
+        self.correct = at([np.asarray(m["accuracy"], np.int64) for _, _, m in res])
+        self.danger = at([np.asarray(m["danger"], np.int64) for _, _, m in res])
+        self.ask = at([(np.asarray(k) == "ask").astype(np.int64) for k, _, _ in res])
+        self.utility = at([np.asarray(value(k, t), float) for k, t, _ in res])
 
     def pick(self, mask: np.ndarray) -> int:
         """The threshold pair chosen on the rows of ``mask``; ValueError when it holds none (no rates to compare)."""
@@ -233,18 +239,23 @@ def shipped(exp, c: Candidate, ranker: Scores, evaluate, g: Gold):
     return ruled
 
 
+def valued(g: Gold, costs: dict):
+    """Each request's utility of (kind, tool) arrays under ``costs`` (router.utility)."""
+    return lambda kind, tool: utility(np.asarray(kind), np.asarray(tool), g, costs)
+
+
 def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
     """Candidate ``c``'s decisions on the experiment's main set (``g``: its gold) under each threshold pair, after
     the shipped router's evidence rules (:func:`shipped`)."""
     study, rows, lexical = exp.study, exp.main, exp.provenance["lexical"]
-    budget, costs = study.gate.danger_budget, exp.router.utility
-    value = lambda kind, tool: utility(np.asarray(kind), np.asarray(tool), g, costs)  # noqa: E731
+    budget, value = study.gate.danger_budget, valued(g, exp.router.utility)
     if c.gate is None:
-        evaluate, cands = ladder_setting(exp.scores(lexical), rows, g, study.routing.grid)
-        return Outcomes(shipped(exp, c, exp.scores(lexical), evaluate, g), cands, (1.0, budget), value)
+        lex = exp.scores(lexical)
+        evaluate, cands = ladder_setting(lex, rows, g, study.routing.grid)
+        return Outcomes(shipped(exp, c, lex, evaluate, g), cands, (1.0, budget), value, lex.for_rows(rows).matrix.max(1))
     gate, ranker = gate_values(exp, c)
     evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, gate, study.routing)
-    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (study.routing.ask_cap, budget), value)
+    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (study.routing.ask_cap, budget), value, gate)
 
 
 def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
