@@ -18,6 +18,7 @@ from conftest import copy_repo
 from import_fixtures import FASTER, NON_ROUTINE, TIMED, ran
 from smk import UNTIMED, job_counts, snakemake
 from tool_rows_fixtures import bfcl_live_rows, labelled_rows
+from toolgate.core.scores import ROUTE_NOTE
 
 pytestmark = pytest.mark.slow
 
@@ -105,8 +106,8 @@ def test_bfcl_live_rows_without_routes_in_a_folder_outside_the_project_run_throu
     routing = routing.set_index("metric")
     assert routing.loc["mutating_false_positive", "note"].startswith("not available")
     assert pd.isna(routing.loc["mutating_false_positive", "gated"])  # never a silent 0
-    assert "Standalone baseline skipped" in (res / "tables" / "routing_baselines.md").read_text()
-    assert "Route step skipped" in (res / "tables" / "pipelines.md").read_text()
+    assert "No standalone column. " + ROUTE_NOTE in (res / "tables" / "routing_baselines.md").read_text()
+    assert ROUTE_NOTE in (res / "tables" / "pipelines.md").read_text()
     assert not (repo / "results" / "cache" / "external").exists()  # nothing downloaded
     exported_and_evaluated(repo, root / "elsewhere" / "live" / "config.yaml", src, "--eval-format", "tool-rows",
                            *reading)

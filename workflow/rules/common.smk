@@ -45,6 +45,7 @@ def router_files(pipeline):
 # the producing rule's wildcards, filled by expand() where others list them.
 PATHS = SimpleNamespace(
     utterances_meta=f"{RES}/data/utterances.meta.json",
+    imported_catalog=f"{RES}/data/catalog.jsonl",  # an importing source's catalog (utterances.source)
     inputs_ok=f"{RES}/inputs_ok.json",
     data_check=f"{RES}/data_check.json",
     data_card=f"{RES}/data_card.md",

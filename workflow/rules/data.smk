@@ -28,7 +28,7 @@ if config["utterances"]["source"] == "functionchat":
 
     rule import_functionchat:
         output:
-            catalog=f"{RES}/data/catalog.jsonl",
+            catalog=PATHS.imported_catalog,
             utterances=utterances_path(),
             meta=PATHS.utterances_meta,
         params:
@@ -48,9 +48,9 @@ if config["utterances"]["source"] == "clinc150":
 
     rule import_clinc150:
         output:
-            catalog=f"{RES}/data/catalog.jsonl",
-            utterances=f"{RES}/data/utterances.jsonl",
-            meta=f"{RES}/data/utterances.meta.json",
+            catalog=PATHS.imported_catalog,
+            utterances=utterances_path(),
+            meta=PATHS.utterances_meta,
         params:
             seed=config["seed"],
             external={"mirror": config["external"]["mirror"]},
