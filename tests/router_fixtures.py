@@ -99,13 +99,13 @@ def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None):
     inputs = SimpleNamespace(catalog=cat_path, utterances=utt_path, signals=tmp_path / "signals.csv",
                              gates=tmp_path / "gates.json",
                              scores=[tmp_path / "bm25.npz", *([tmp_path / "use.npz"] if real_gate else [])])
-    route = pipeline_route("P1", study) if real_gate else Route("P1", "bm25", gate, "coverage")
-    if gate == "examples":
-        route = Route("selected", "use", "examples", "utility")
     provenance = {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
                   "limits": {"max_chars": 1000, "top_k": 3}}
     exp = Experiment(SimpleNamespace(run=study.run, gate=study.gate, routing=study.routing, signals=study.signals,
                                      rankers=RANKERS, provenance=provenance, router=section("router")), inputs)
+    route = pipeline_route("P1", exp) if real_gate else Route("P1", "bm25", gate, "coverage")
+    if gate == "examples":
+        route = Route("selected", "use", "examples", "utility")
     return exp, route
 
 

@@ -185,7 +185,9 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     delegated = [d for d, r in zip(decided, main) if r["subtype"] == "multistep"]
     assert sum(d.reason == "multistep" for d in delegated) >= 0.5 * len(delegated)
     cost = (res / "tables" / "router_cost.csv").read_text().splitlines()
-    assert cost[0].startswith("pipeline,") and len(cost) == 5  # P1 and the selected router, default and one thread
+    assert cost[0].startswith("pipeline,") and len(cost) == 7  # P1, the ladder and the selected router, two ways each
+    ladder = [line.split(",") for line in cost if line.startswith("ladder,ladder,")]
+    assert len(ladder) == 2 and all(row[cost[0].split(",").index("encoders")] == "0" for row in ladder)
 
 
 def test_the_evaluation_card_restates_the_selection_and_covers_every_external_set(project):

@@ -4,5 +4,5 @@ from toolgate.smk import logged
 
 with logged(snakemake):
     exp = Experiment.from_snakemake(snakemake, snakemake.params.settings)
-    export_router(exp, pipeline_route(snakemake.wildcards.pipeline, exp.study), snakemake.params.out_dir,
+    export_router(exp, pipeline_route(snakemake.wildcards.pipeline, exp), snakemake.params.out_dir,
                   force=True)  # snakemake removed the declared outputs; anything else left there is kept, never overwritten

@@ -342,8 +342,8 @@ def _check_args(p) -> None:
 
 def _export_args(p) -> None:
     p.add_argument("--config", default="config.yaml", help="experiment config whose results to export (default: config.yaml)")
-    p.add_argument("--pipeline", help="a pipeline under routing.pipelines, e.g. P1 (default: the router router.select "
-                   "chooses, to results/<experiment>/router/selected)")
+    p.add_argument("--pipeline", help="a pipeline under routing.pipelines, e.g. P1, or ladder (the single-pool ladder, no "
+                   "encoder) (default: the router router.select chooses, to results/<experiment>/router/selected)")
     p.add_argument("--allow-regret", action="store_true", help="write the selected router even when it routes worse "
                    "than the single-pool ladder (router.json records the warning); without it, the ladder ships in "
                    "its place")

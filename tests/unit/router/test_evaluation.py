@@ -21,7 +21,7 @@ from toolgate.router.evaluation import (
     routed,
     within_rows,
 )
-from toolgate.router.export import Route, export_router
+from toolgate.router.export import Route, export_router, pipeline_route
 from toolgate.router.select import Candidate, outcomes
 from toolgate.routing.baselines import Gold, correct
 
@@ -308,3 +308,14 @@ def test_the_card_and_decide_eval_agree_at_the_exported_thresholds(tmp_path, cap
     assert got["auc"] == pytest.approx(within["auc"]) and got["ece"] == pytest.approx(within["ece"])
     with pytest.raises(ValueError, match="no rows to choose thresholds on"):
         o.pick(np.zeros(n, bool))
+
+
+def test_the_ladder_exports_as_a_router_without_an_encoder(tmp_path):
+    """router.pipelines' ``ladder``: the selection's ladder candidate (thresholds for router.utility) as an artifact
+    of its own, which loads no encoder, so router_cost times a router against the goals for one without."""
+    exp, _ = tiny_experiment(tmp_path, real_gate=False)
+    m, _ = export_router(exp, pipeline_route("ladder", exp), tmp_path / "ladder")
+    router = Router.load(tmp_path / "ladder")
+    assert (m["pipeline"]["kind"], m["pipeline"]["ranker"], m["encoders"]) == ("ladder", "bm25", {})
+    assert m["thresholds"]["objective"] == "utility" and not router.encoders
+    assert router.decide("set an alarm for 7").kind in ("act", "ask", "delegate", "chat")

@@ -30,7 +30,7 @@ from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..core.scores import mode_note, route_step, top_actions
 from ..core.signals import gate_encoders, gate_signal, signal_rows
 from ..outdir import write_folder
-from ..routing.baselines import Gold, Study, choose, ladder_setting
+from ..routing.baselines import Gold, choose, ladder_setting
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
 from .select import EXAMPLES, Candidate, Outcomes, examples_of, gate_values, shipped, valued
@@ -50,9 +50,16 @@ class Route:
     objective: str
 
 
-def pipeline_route(name: str, study: Study) -> Route:
-    p = study.routing.pipelines[name]
-    return Route(name, p["ranker"], gate_signal(study.signals, p["gate"]).name, "coverage")
+LADDER = "ladder"  # router.pipelines / --pipeline: the selection's ladder candidate, a router without an encoder
+
+
+def pipeline_route(name: str, exp) -> Route:
+    """A paper pipeline of routing.pipelines (thresholds for coverage), or ``ladder``: the single-pool ladder on the
+    lexical ranker with thresholds for router.utility, as the selection fits its ladder candidate."""
+    if name == LADDER:
+        return Route(LADDER, exp.provenance["lexical"], None, "utility")
+    p = exp.study.routing.pipelines[name]
+    return Route(name, p["ranker"], gate_signal(exp.study.signals, p["gate"]).name, "coverage")
 
 
 def in_gap(values: np.ndarray, t: float) -> float:

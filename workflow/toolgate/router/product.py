@@ -20,7 +20,7 @@ from ..experiment import Experiment, Layout
 from ..tables import write_table
 from . import SELECTED
 from .evaluation import loco_path
-from .export import Route, export_router, pipeline_route
+from .export import LADDER, Route, export_router, pipeline_route
 from .loco import held_out
 from .select import Selection, select
 
@@ -92,16 +92,17 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
                       allow_regret: bool = False):
     """(folder, manifest, how written): ``toolgate export`` of a resolved config whose workflow has run.
 
-    ``pipeline``: a name under routing.pipelines, or None: the router router.select chooses (folder ``selected``);
+    ``pipeline``: a name under routing.pipelines or ``ladder``, or None: the router router.select chooses (folder
+    ``selected``);
     ``out_dir``: default ``results/<experiment>/router/<pipeline or selected>``.
     """
-    if pipeline is not None and pipeline not in cfg["routing"]["pipelines"]:
-        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join(cfg['routing']['pipelines'])})",
+    if pipeline is not None and pipeline not in [*cfg["routing"]["pipelines"], LADDER]:
+        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join([*cfg['routing']['pipelines'], LADDER])})",
                          field="routing.pipelines")
     exp = Experiment.from_config(cfg, config_path)
     out = Path(out_dir or Layout(cfg["experiment"]).router(pipeline or SELECTED))
     if pipeline is None:
         m, written = export_selected(exp, out, None, force, allow_regret)
     else:
-        m, written = export_router(exp, pipeline_route(pipeline, exp.study), out, force)
+        m, written = export_router(exp, pipeline_route(pipeline, exp), out, force)
     return out, m, written
