@@ -33,7 +33,7 @@ from ..outdir import write_folder
 from ..routing.baselines import Gold, choose, ladder_setting
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .select import EXAMPLES, Candidate, Outcomes, examples_of, gate_values, shipped, valued
+from .select import EXAMPLES, LADDER, Candidate, Outcomes, examples_of, gate_values, shipped, valued
 
 KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
 
@@ -48,9 +48,6 @@ class Route:
     ranker: str
     gate: str | None
     objective: str
-
-
-LADDER = "ladder"  # router.pipelines / --pipeline: the selection's ladder candidate, a router without an encoder
 
 
 def pipeline_route(name: str, exp) -> Route:
@@ -206,7 +203,7 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
                                     "examples": sum(len(t.get("examples", [])) for t in catalog),
                                     "negatives": sum(len(t.get("negatives", [])) for t in catalog)},
                        "fallback": {"kind": "ladder",
-                                    **fitted_router(exp, Route("ladder", lexical, None, route.objective))[0]}}
+                                    **fitted_router(exp, pipeline_route(LADDER, exp))[0]}}
     bm25 = fit_ranker(rankers[lexical], catalog, run.langs, run.text)
     blobs = {"bm25.index": bm25.index.to_bytes(), "catalog.jsonl": Path(exp.input.catalog).read_bytes(),
              EMBEDDINGS: npz_bytes(arrays)}

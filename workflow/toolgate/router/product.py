@@ -20,9 +20,9 @@ from ..experiment import Experiment, Layout
 from ..tables import write_table
 from . import SELECTED
 from .evaluation import loco_path
-from .export import LADDER, Route, export_router, pipeline_route
+from .export import Route, export_router, pipeline_route
 from .loco import held_out
-from .select import Selection, select
+from .select import LADDER, Selection, select
 
 CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
 
@@ -53,7 +53,7 @@ def selection_record(sel: Selection, settings, allow_regret: bool) -> dict:
                f"(difference {n['accuracy_minus_ladder']:+.3f} [{n['ci_low']:+.3f}, {n['ci_high']:+.3f}])")
     regret, table = n["ci_high"] < 0, sel.table.set_index("candidate")
     fallback = regret and not allow_regret
-    name = "ladder" if fallback else sel.chosen.name
+    name = LADDER if fallback else sel.chosen.name
     # select: fixed has no ladder row: the ladder's accuracy out of fold on the same folds, as the guard measured it
     accuracy = table.loc[name, "accuracy"] if name in table.index else n["ladder_accuracy"]
     warning = (f"the selected router ({sel.chosen.name}) loses to the single-pool ladder: {numbers}; the ladder ships "
@@ -97,8 +97,8 @@ def export_experiment(cfg: dict, config_path, pipeline: str | None, out_dir=None
     ``out_dir``: default ``results/<experiment>/router/<pipeline or selected>``.
     """
     if pipeline is not None and pipeline not in [*cfg["routing"]["pipelines"], LADDER]:
-        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {', '.join([*cfg['routing']['pipelines'], LADDER])})",
-                         field="routing.pipelines")
+        known = ", ".join([*cfg["routing"]["pipelines"], LADDER])
+        raise InputError(config_path, f"unknown pipeline '{pipeline}' (known: {known})", field="routing.pipelines")
     exp = Experiment.from_config(cfg, config_path)
     out = Path(out_dir or Layout(cfg["experiment"]).router(pipeline or SELECTED))
     if pipeline is None:

@@ -28,6 +28,7 @@ from . import LATENCY_TABLE
 TOL = 1e-12
 NESTED_FOLDS = 3  # an outer fold held out, thresholds chosen out of fold on the other two or more
 EXAMPLES = "examples"  # the gate of a candidate that decides by its encoder's examples model (toolgate.core.examples)
+LADDER = "ladder"  # the single-pool ladder candidate; router.pipelines / --pipeline export it (a router without an encoder)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        return "ladder" if self.gate is None else f"{self.ranker}+{self.gate}"
+        return LADDER if self.gate is None else f"{self.ranker}+{self.gate}"
 
 
 def exportable(rankers: dict) -> list[str]:
