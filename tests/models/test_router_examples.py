@@ -19,10 +19,10 @@ def folder(tmp_path_factory):
 def test_the_manifest_names_the_model_and_the_arrays_hold_it(folder):
     m = manifest(folder)
     assert m["pipeline"]["kind"] == "examples" and m["gate"] is None and m["thresholds"]["scale"] == "probability"
-    assert m["examples"]["classes"] == ["check_battery", "make_call", "set_alarm", "set_wifi", ""]
+    assert m["examples"]["classes"] == ["check_battery", "make_call", "set_alarm", "set_wifi", "chat", "delegate", ""]
     assert m["examples"]["examples"] == 8 and m["examples"]["negatives"] == 1
     arrays = np.load(folder / "embeddings.npz")
-    assert arrays["examples__coef"].shape == (5, 512) and arrays["examples__intercept"].shape == (5,)
+    assert arrays["examples__coef"].shape == (7, 512) and arrays["examples__intercept"].shape == (7,)
 
 
 def test_it_decides_one_request_as_the_batch_does_and_ranks_by_the_model(folder):
@@ -44,8 +44,9 @@ def test_over_another_catalog_with_examples_the_model_is_remade_for_its_actions(
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda m: m["examples"].update(classes=["nosuch", *m["examples"]["classes"][1:]]), "not distinct action ids"),
-    (lambda m: m["examples"].update(classes=["set_alarm", ""]), r"examples__coef is float32 of shape \(5, 512\); the "
+    (lambda m: m["examples"].update(classes=["nosuch", *m["examples"]["classes"][1:]]),
+     "not distinct action or route ids"),
+    (lambda m: m["examples"].update(classes=["set_alarm", ""]), r"examples__coef is float32 of shape \(7, 512\); the "
                                                                 "router reads float32 with 2 rows"),
     (lambda m: m.pop("examples"), "names the encoder of its model")])
 def test_a_model_that_does_not_fit_its_catalog_is_refused(folder, tmp_path, change, message):
@@ -83,3 +84,15 @@ def test_adapt_to_a_catalog_without_examples_writes_the_fallback_and_says_so(fol
     assert main(["adapt", str(folder), "--catalog", str(path), "--out", str(tmp_path / "moved"), "--calibrate",
                  "anchors"]) == 0
     assert "routed worse than the unchanged router" in capsys.readouterr().err
+
+
+def test_with_chat_and_delegate_entries_the_bank_is_learned_as_the_route_step(folder):
+    router = Router.load(folder)
+    other = [{**tool("play_music"), "examples": [{"text": "put on some songs", "lang": "en"}]}, tool("set_timer"),
+             tool("chat", required=(), kind="route", mutating=False),
+             tool("delegate", required=(), kind="route", mutating=False)]
+    over = router.on_catalog(other, ("en",))
+    assert list(over.examples.classes) == ["play_music", "set_timer", "chat", "delegate"]  # no negatives: no none
+    small_talk, service = over.decide_many(["thanks so much!", "What's the weather like in Busan this weekend?"])
+    assert (small_talk.kind, service.kind) == ("chat", "delegate")
+    assert over.fallback().decide("thanks so much!").kind == "delegate"  # the ladder's route step is BM25's

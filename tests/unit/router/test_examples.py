@@ -9,7 +9,8 @@ from conftest import ROOT
 from toolgate.core import io
 from toolgate.core.catalog import actions, load_catalog
 from toolgate.core.errors import InputError
-from toolgate.core.examples import NONE, fit_examples, training_texts
+from toolgate.core.examples import NONE, action_matrix, fit_examples, training_texts
+from toolgate.core.scores import route_choice
 
 CATALOG = load_catalog(ROOT / "data" / "catalogs" / "device70" / "catalog.jsonl")
 
@@ -23,12 +24,30 @@ def test_device70_carries_examples_in_both_languages_and_negatives():
 
 
 def test_training_texts_label_examples_own_texts_negatives_and_the_bank():
-    texts, labels = training_texts(CATALOG, io.LANGS, ["hello there"])
+    bank = [("hello there", "chat"), ("weather in Busan", "delegate")]
+    texts, labels = training_texts(CATALOG, io.LANGS, bank)
     alarm = [x for x, y in zip(texts, labels) if y == "set_alarm"]
     assert "알람 설정 지정한 시간에 알람을 설정합니다." in alarm and len(alarm) == 2 + len(CATALOG[0]["examples"])
-    assert labels[-1] == NONE and texts[-1] == "hello there"
+    negatives = sum(len(t.get("negatives", [])) for t in CATALOG)
+    assert labels[-2:] == ["chat", "delegate"] and texts[-2:] == ["hello there", "weather in Busan"]
+    assert labels.count(NONE) == negatives  # the negatives: no route is known for them
+    no_routes = actions(CATALOG)  # a catalog without the route entries: the bank is 'none' too
+    assert training_texts(no_routes, io.LANGS, bank)[1][-2:] == [NONE, NONE]
     plain, plain_labels = training_texts(CATALOG, io.LANGS, [], use_examples=False)
     assert len(plain) == 2 * len(actions(CATALOG)) and NONE not in plain_labels
+
+
+def test_route_classes_choose_the_route_step_and_are_never_an_action():
+    x = np.array([[3.0, 0, 0], [0, 3.0, 0], [0, 0, 3.0], [-3.0, -3.0, -3.0]] * 5)
+    y = np.array(["set_alarm", "chat", "delegate", NONE] * 5)
+    model = fit_examples(x, y, c=10.0)
+    assert list(model.classes) == ["set_alarm", "chat", "delegate", NONE]
+    tool, _ = model.top_action(x[:3])
+    assert list(tool) == ["set_alarm"] * 3
+    m = action_matrix(model, x[:3], CATALOG)
+    ids = [t["id"] for t in CATALOG]
+    assert list(route_choice(m, ids)) == ["delegate", "chat", "delegate"]  # the higher of the two route columns
+    assert m[1, ids.index("chat")] > 0.5 and m[2, ids.index("delegate")] > 0.5 and m[:, ids.index("clarify")].max() == 0
 
 
 def test_the_model_matches_scikit_learn_and_keeps_none_last():

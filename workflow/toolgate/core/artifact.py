@@ -32,6 +32,7 @@ from .errors import InputError, MissingExtra
 from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 from .rankers import BM25Ranker, encoder_kwargs
+from .scores import ROUTE_STEP_IDS
 from .signals import registry
 
 FORMAT = 2
@@ -166,7 +167,7 @@ def _check_parts(path: Path, m: dict) -> None:
         raise RouterError(f"{path}: field 'fallback': a pipeline of kind examples carries the ladder it runs on a "
                           "catalog without examples, execute >= confirm")
     if len(set(entry["classes"])) != len(entry["classes"]):
-        raise RouterError(f"{path}: field 'examples.classes': not distinct action ids of the catalog (and '' for none)")
+        raise RouterError(f"{path}: field 'examples.classes': not distinct action or route ids of the catalog (and '' for none)")
 
 
 def _check_places(path: Path, folder: Path, name: str, spec: dict) -> None:
@@ -378,13 +379,13 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, thre
 
 def load_examples(folder: Path, m: dict, catalog: list[dict], arrays: dict):
     """The examples model of a pipeline of kind examples (:class:`toolgate.core.examples.ExampleModel`), from
-    :func:`load_arrays`' ``arrays``: its classes must be actions of the catalog (and none), its coefficients of its
-    encoder's columns."""
+    :func:`load_arrays`' ``arrays``: its classes must be actions or route-step entries of the catalog (and none),
+    its coefficients of its encoder's columns."""
     entry = m["examples"]
-    ids = {t["id"] for t in catalog if t["kind"] == "action"} | {NONE}
+    ids = {t["id"] for t in catalog if t["kind"] == "action" or t["id"] in ROUTE_STEP_IDS} | {NONE}
     if not set(entry["classes"]) <= ids:
-        raise RouterError(f"{folder / MANIFEST}: field 'examples.classes': not distinct action ids of the catalog "
-                          "(and '' for none)")
+        raise RouterError(f"{folder / MANIFEST}: field 'examples.classes': not distinct action or route ids of "
+                          "the catalog (and '' for none)")
     dim = arrays[f"catalog__{entry['encoder']}"].shape[1]
     if arrays["examples__coef"].shape[1] != dim:
         raise RouterError(f"{folder / EMBEDDINGS}: the examples model's arrays are not of {len(entry['classes'])} "

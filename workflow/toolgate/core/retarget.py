@@ -31,12 +31,18 @@ from .catalog import own_queries
 GENERIC_REQUESTS = files(__package__) / "generic_requests.jsonl"
 
 
-def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:
-    """The bank's texts in ``langs`` (every text when none of its languages is read: an encoder reads across
-    languages)."""
+def generic_bank(langs, path=GENERIC_REQUESTS) -> list[tuple[str, str]]:
+    """(text, route) of the bank's requests in ``langs`` (every request when none of its languages is read: an
+    encoder reads across languages). Route: ``chat`` for the chat topic (small talk, answered without a service),
+    ``delegate`` for every other topic (each needs a service the device lacks)."""
     rows = [r for _, r in io.read_jsonl(Path(path))]
-    texts = [r["text"] for r in rows if r["lang"] in langs]
-    return texts or [r["text"] for r in rows]
+    rows = [r for r in rows if r["lang"] in langs] or rows
+    return [(r["text"], "chat" if r["topic"] == "chat" else "delegate") for r in rows]
+
+
+def generic_requests(langs, path=GENERIC_REQUESTS) -> list[str]:
+    """The bank's texts in ``langs`` (:func:`generic_bank`)."""
+    return [t for t, _ in generic_bank(langs, path)]
 
 
 def anchors(router, bank: list[str]) -> dict:

@@ -39,7 +39,7 @@ from .examples import ExampleModel, action_matrix, fit_examples, log_odds, train
 from .gates import GateRuntime
 from .mood import talks_about
 from .rankers import BM25Ranker, fit_ranker
-from .retarget import generic_requests
+from .retarget import generic_bank
 from .scores import route_choice, top_order
 
 __all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
@@ -241,7 +241,7 @@ class Router:
                                          for t in catalog]) for n, enc in self.encoders.items()}
         examples = None
         if self.examples is not None:  # the model remade for the catalog's actions: its examples, else own texts
-            texts, labels = training_texts(catalog, tuple(langs), generic_requests(tuple(langs)))
+            texts, labels = training_texts(catalog, tuple(langs), generic_bank(tuple(langs)))
             examples = fit_examples(self.encoders[self.ranker].encode_queries(texts), labels, m["examples"]["c"])
             m["examples"] = {**m["examples"], "classes": [str(c) for c in examples.classes]}
         return Router(m, catalog, lexical, EncoderSet(self.encoders, docs, self.exemplars), evidence, examples)
@@ -311,7 +311,7 @@ class Router:
         prob = platt_probability(value, self.coef, self.intercept)
         acts = rank[:, self.actions]
         top = top_order(acts, self.top_k)
-        route = route_choice(lex, self.ids)
+        route = route_choice(lex if self.examples is None else rank, self.ids)  # an examples model's route classes
         if self.kind == "ladder":
             kind, tool = ladder_decisions(lex, self.ids, self.kinds, self.t_low, self.t_high)
         else:

@@ -33,7 +33,7 @@ from ..outdir import write_folder
 from ..routing.baselines import Gold, choose, ladder_setting
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .select import EXAMPLES, LADDER, Candidate, Outcomes, examples_of, gate_values, shipped, valued
+from .select import EXAMPLES, LADDER, Candidate, Outcomes, examples_of, gate_values, route_source, shipped, valued
 
 KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
 
@@ -87,6 +87,7 @@ def fitted_router(exp, route: Route):
     margin :func:`limits` fits, aside)."""
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
+    cand = Candidate(route.ranker, route.gate, (), 0.0)
     if route.gate is None:
         lex = exp.scores(lexical)
         pool = lex.for_rows(rows).matrix
@@ -96,7 +97,7 @@ def fitted_router(exp, route: Route):
         kind, _ = ladder_decisions(pool, lex.tool_ids, lex.kinds, lo, hi)
         ranker, read = exp.scores(route.ranker), lex
     else:
-        score, ranker = gate_values(exp, Candidate(route.ranker, route.gate, (), 0.0))
+        score, ranker = gate_values(exp, cand)
         scale = "probability"
     coef, intercept = fit_platt(score, g.in_catalog.astype(int))
     if route.gate is not None:
@@ -104,11 +105,12 @@ def fitted_router(exp, route: Route):
             raise InputError("gate/signals.csv", f"gate '{route.gate}' does not rise with in-catalog requests (Platt "
                              f"slope {coef:.3g}); a band cannot be fitted on it", field=route.gate)
         prob = platt_probability(score, coef, intercept)
-        evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, prob, rt)
+        routes = route_source(exp, cand, ranker)
+        evaluate, cands, _, _ = band_setting(ranker, routes, rows, g, prob, rt)
         lo, hi = fit_pair(exp, route, ranker, (evaluate, cands, prob), g, (rt.ask_cap, budget))
-        kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(exp.scores(lexical), rows))
+        kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(routes, rows))
         read = ranker
-    shipped_kind = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), read, evaluate, g)((lo, hi))[0]
+    shipped_kind = shipped(exp, cand, read, evaluate, g)((lo, hi))[0]
     on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,

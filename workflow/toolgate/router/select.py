@@ -17,7 +17,7 @@ from ..core.errors import InputError
 from ..core.evidence import Evidence
 from ..core.examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
 from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
-from ..core.retarget import generic_requests
+from ..core.retarget import generic_bank
 from ..core.runtime import Rules
 from ..core.scores import Scores, route_step, top_actions
 from ..core.signals import compared_gates, gate_encoders, signal_rows
@@ -170,7 +170,7 @@ def examples_of(exp, ranker: str) -> tuple[ExampleModel, Scores]:
     key = ("examples", ranker)
     if key not in exp.memo:
         spec, langs = RankerSpec.of(exp.rankers[ranker]).entry, tuple(exp.run.langs)
-        texts, labels = training_texts(exp.catalog, langs, generic_requests(langs))
+        texts, labels = training_texts(exp.catalog, langs, generic_bank(langs))
         model = fit_examples(query_embeddings(spec, texts, exp.run), labels, exp.router.examples_c)
         emb = query_embeddings(spec, [r["text"] for r in exp.rows], exp.run)  # the scores rule's order: its cache
         lex = exp.scores(exp.provenance["lexical"])
@@ -186,6 +186,12 @@ def gate_values(exp, c: Candidate) -> tuple[np.ndarray, object]:
         return signal_rows(exp.signal_table, exp.main)[c.gate].to_numpy(), exp.scores(c.ranker)
     scores = examples_of(exp, c.ranker)[1]
     return log_odds(scores.for_rows(exp.main).action_scores().max(1)), scores
+
+
+def route_source(exp, c: Candidate, ranker: Scores) -> Scores:
+    """The scores whose route entries choose candidate ``c``'s route step (chat or delegate): an examples model's
+    own (its route classes, :mod:`toolgate.core.examples`), else the lexical ranker's, as the shipped router."""
+    return ranker if c.gate == EXAMPLES else exp.scores(exp.provenance["lexical"])
 
 
 def catalog_rules(exp) -> Rules:
@@ -211,7 +217,7 @@ def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarr
         rows, lex = exp.main, exp.scores(exp.provenance["lexical"])
         rules = catalog_rules(exp)
         acts, lex_max = ranker.for_rows(rows).action_scores(), lex.for_rows(rows).action_scores().max(1)
-        top1, route = top_actions(ranker, rows)[:, 0], route_step(lex, rows)
+        top1, route = top_actions(ranker, rows)[:, 0], route_step(route_source(exp, c, ranker), rows)
         kind, tool, away = np.empty((2, len(rows)), object), np.empty((2, len(rows)), object), np.zeros(len(rows), bool)
         for i, r in enumerate(rows):
             seen = np.isfinite(acts[i])
@@ -255,7 +261,7 @@ def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
         evaluate, cands = ladder_setting(lex, rows, g, study.routing.grid)
         return Outcomes(shipped(exp, c, lex, evaluate, g), cands, (1.0, budget), value, lex.for_rows(rows).matrix.max(1))
     gate, ranker = gate_values(exp, c)
-    evaluate, cands, _, _ = band_setting(ranker, exp.scores(lexical), rows, g, gate, study.routing)
+    evaluate, cands, _, _ = band_setting(ranker, route_source(exp, c, ranker), rows, g, gate, study.routing)
     return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (study.routing.ask_cap, budget), value, gate)
 
 

@@ -33,12 +33,13 @@ from .baselines import (
 console = logging.getLogger("toolgate.console")  # a rule's terminal (toolgate.smk.logged) as well as its log
 
 
-def band_setting(ranker: Scores, lexical: Scores, rows, g: Gold, gate_prob, routing: Routing):
-    """(evaluate, threshold candidates, gold_in_band, chat_ok) of one (ranker, gate) pipeline."""
+def band_setting(ranker: Scores, routes: Scores, rows, g: Gold, gate_prob, routing: Routing):
+    """(evaluate, threshold candidates, gold_in_band, chat_ok) of one (ranker, gate) pipeline; ``routes``: the scores
+    whose route entries choose the route step (the lexical ranker's; an examples model's own)."""
     cands_top = top_actions(ranker, rows, routing.band_top)
     top1 = cands_top[:, 0]
     gold_in_band = (cands_top == g.tool[:, None]).any(1) & g.in_catalog
-    route = route_step(lexical, rows)
+    route = route_step(routes, rows)
     chat_ok = g.chat & (route == "chat")
 
     def evaluate(c):
