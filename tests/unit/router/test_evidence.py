@@ -63,9 +63,24 @@ def test_no_evidence_needs_both_zero_scores_and_no_catalog_word():
     ("열두시에 알람", "set_alarm", None), ("Set the volume to the maximum", "set_volume", None),
     ("Turn it down a bit", "set_volume", "level"), ("Set the ringer to vibrate", "set_ringer_mode", None),
     ("Switch the ringer mode", "set_ringer_mode", "mode"),
+    # a toggle's direction by its verb, a Korean value word with its particle; no direction is still asked
+    ("블루투스 연결 해제해 줘", "set_bluetooth", None), ("핫스팟 끊어 줘", "set_hotspot", None),
+    ("절전 모드로 해 줘", "set_battery_saver", None), ("Connect to the Wi-Fi", "set_wifi", None),
+    ("Stop the hotspot", "set_hotspot", None), ("볼륨 최소로 해 줘", "set_volume", None),
+    ("블루투스 설정 바꿔 줘", "set_bluetooth", "state"), ("Change the hotspot settings", "set_hotspot", "state"),
+    ("볼륨 바꿔 줘", "set_volume", "level"), ("최대 절전 모드 설정", "set_battery_saver", "state"),
 ])
 def test_every_required_slot_needs_a_value_it_can_take(text, tool, missing):
     assert EV.missing_slot(text, tool) == missing
+
+
+def test_the_catalog_examples_are_seldom_judged_incomplete():
+    """Every example is a complete request of its action. The rule still asks about 43 of the 840 (5%): mostly ringer
+    modes and text sizes said in Korean, whose enum values the catalog names in English only (60 before toggle verbs
+    such as 해제해 and 끊어, and Korean value words with their particle such as 최대로, filled a slot)."""
+    examples = [(e["text"], t["id"]) for t in CATALOG for e in t.get("examples", [])]
+    missing = [x for x in examples if EV.missing_slot(*x)]
+    assert len(examples) == 840 and len(missing) <= 43, missing
 
 
 @pytest.mark.parametrize("text,vague", [

@@ -71,7 +71,10 @@ _KO_UNIT = re.compile("^(?:시|분|초|시간)")
 # A reported or quoted message: saying ..., says ..., that ..., a colon or quotes; Korean -다고/-라고/-자고.
 _QUOTE = re.compile(r"\b(?:saying|says|that)\b|[:\"“”‘’]|[다라자냐까요]고(?:\s|$|,)")
 _VERB = re.compile(r"[A-Za-z][a-z0-9]*|[^_\W]+")
-ON_OFF = {"on": ("켜", "on", "enable", "activate"), "off": ("꺼", "끄", "off", "disable", "deactivate")}
+# The verbs that say which way a toggle goes: connecting, starting or going into a mode is on (연결해, 모드로 해);
+# releasing, cutting or killing it is off (해제해, 풀어, 끊어).
+ON_OFF = {"on": ("켜", "on", "enable", "activate", "start", "connect", "시작", "연결", "모드로"),
+          "off": ("꺼", "끄", "off", "disable", "deactivate", "stop", "kill", "disconnect", "해제", "풀어", "끊")}
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
 _KO_LINK = re.compile("[\uac00-\ud7a3](?<![다라자냐])(?:고|다가)$")
@@ -225,8 +228,9 @@ def _names_value(ws: list[str], value) -> bool:
 
 
 def _has_value(ws: list[str], kind: str) -> bool:
-    """A digit, a value word of ``kind`` (time, date, duration, value), or a Korean number word with its unit."""
-    if any(ch.isdigit() for w in ws for ch in w) or any(w in VALUE_WORDS[kind] for w in ws):
+    """A digit, a value word of ``kind`` (time, date, duration, value; a Korean one with its particle: 최대로), or a
+    Korean number word with its unit."""
+    if any(ch.isdigit() for w in ws for ch in w) or any(_names_value(ws, v) for v in VALUE_WORDS[kind]):
         return True
     if kind == "date":
         return any(w.endswith("요일") for w in ws)
