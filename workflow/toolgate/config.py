@@ -415,6 +415,7 @@ class RouterSettings:
     gate: str
     examples: tuple[str, ...]
     examples_c: float
+    ask_cap: float | None
     utility: dict
     latency_budget_ms: float
     latency_table: str

@@ -187,3 +187,16 @@ def test_a_candidate_of_higher_utility_passed_over_is_named_with_the_reason(tmp_
     got = passed_over(fast, [fast, slow, risky], rate, settings(), study)
     assert got == ["passed over use+use_maxcos: out-of-fold utility 0.688, +0.300 over ladder, but its "
                    "declared latency 9 ms exceeds the budget of 8 ms"]  # one of equal utility is not named
+
+
+def test_the_routers_own_ask_cap_replaces_the_paper_pipelines_cap(tmp_path):
+    from toolgate.router.select import ask_cap, passed_over
+    study = experiment(tmp_path).study
+    assert ask_cap(settings(), study) == study.routing.ask_cap == 0.2 and ask_cap(settings(ask_cap=0.05), study) == 0.05
+    fast, asks = Candidate("bm25", None, ("bm25",), 0.04), Candidate("bm25", "g3", ("bm25",), 0.04)
+    rate = {"ladder": {"utility": 0.4, "danger_rate": 0.0, "ask_rate": 0.0},
+            "bm25+g3": {"utility": 0.6, "danger_rate": 0.0, "ask_rate": 0.1}}
+    assert "ask rate" not in " ".join(passed_over(fast, [fast, asks], rate, settings(), study))  # within 0.2
+    assert passed_over(fast, [fast, asks], rate, settings(ask_cap=0.05), study) == [
+        "passed over bm25+g3: out-of-fold utility 0.600, +0.200 over ladder, but its ask rate 0.100 exceeds the cap "
+        "of 0.05"]

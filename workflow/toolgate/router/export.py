@@ -33,7 +33,18 @@ from ..outdir import write_folder
 from ..routing.baselines import Gold, choose, ladder_setting
 from ..routing.pipelines import band_setting
 from ..utterances import is_in_catalog
-from .select import EXAMPLES, LADDER, Candidate, Outcomes, examples_of, gate_values, route_source, shipped, valued
+from .select import (
+    EXAMPLES,
+    LADDER,
+    Candidate,
+    Outcomes,
+    ask_cap,
+    examples_of,
+    gate_values,
+    route_source,
+    shipped,
+    valued,
+)
 
 KINDS = {None: "ladder", EXAMPLES: "examples"}  # a pipeline's kind by its gate; any other gate: band
 
@@ -88,6 +99,7 @@ def fitted_router(exp, route: Route):
     rows, lexical, study = exp.main, exp.provenance["lexical"], exp.study
     g, rt, budget = Gold(rows, exp.catalog), study.routing, study.gate.danger_budget
     cand = Candidate(route.ranker, route.gate, (), 0.0)
+    cap = ask_cap(exp.router, study) if route.objective == "utility" else rt.ask_cap  # a paper pipeline: the paper's
     if route.gate is None:
         lex = exp.scores(lexical)
         pool = lex.for_rows(rows).matrix
@@ -107,14 +119,14 @@ def fitted_router(exp, route: Route):
         prob = platt_probability(score, coef, intercept)
         routes = route_source(exp, cand, ranker)
         evaluate, cands, _, _ = band_setting(ranker, routes, rows, g, prob, rt)
-        lo, hi = fit_pair(exp, route, ranker, (evaluate, cands, prob), g, (rt.ask_cap, budget))
+        lo, hi = fit_pair(exp, route, ranker, (evaluate, cands, prob), g, (cap, budget))
         kind, _ = band_decisions(prob, lo, hi, top_actions(ranker, rows)[:, 0], route_step(routes, rows))
         read = ranker
     shipped_kind = shipped(exp, cand, read, evaluate, g)((lo, hi))[0]
     on = score if route.gate is None else prob
     return {"calibrator": {"method": "platt", "coef": coef, "intercept": intercept, "fitted_on": len(rows)},
             "thresholds": {"execute": in_gap(on, hi), "confirm": in_gap(on, lo), "scale": scale, "objective": route.objective,
-                           "band_top": rt.band_top, "danger_budget": budget, "ask_cap": rt.ask_cap,
+                           "band_top": rt.band_top, "danger_budget": budget, "ask_cap": cap,
                            "in_sample": {"danger_rate": float((g.delegate & (shipped_kind == "action")).mean()),
                                          "ask_rate": float((shipped_kind == "ask").mean())}}}, kind, ranker
 

@@ -22,7 +22,7 @@ from . import SELECTED
 from .evaluation import loco_path
 from .export import Route, export_router, pipeline_route
 from .loco import held_out
-from .select import LADDER, Selection, select
+from .select import LADDER, Selection, ask_cap, select
 
 CONSOLE = logging.getLogger("toolgate.console")  # what a workflow job also shows on the terminal (smk.logged)
 
@@ -39,7 +39,7 @@ def write_router_selection(sel: Selection, exp, out_csv) -> None:
     study, settings = exp.study, exp.router
     write_table(sel.table, out_csv, "Router selection: every candidate and the nested selection against the ladder",
                 f"Bands of router.rankers x router.gates, examples models and the ladder, out of fold under danger <= "
-                f"{study.gate.danger_budget}, ask rate <= {study.routing.ask_cap} and declared p50_ms <= "
+                f"{study.gate.danger_budget}, ask rate <= {ask_cap(settings, study)} and declared p50_ms <= "
                 f"{settings.latency_budget_ms}. Reasons: router.json's selection. "
                 "docs/metrics.md, 'Router selection'. "
                 + mode_note(exp.main), study.run.seed)

@@ -43,6 +43,11 @@ class Candidate:
         return LADDER if self.gate is None else f"{self.ranker}+{self.gate}"
 
 
+def ask_cap(settings, study: Study) -> float:
+    """A shipped router's ask cap: router.ask_cap (``settings``), else the paper's pipelines' routing.ask_cap."""
+    return study.routing.ask_cap if settings.ask_cap is None else settings.ask_cap
+
+
 def exportable(rankers: dict) -> list[str]:
     """Rankers a router can run: lexical and dense (hybrids and late interaction are not exported)."""
     return [n for n, e in rankers.items() if RankerSpec.of(e).lexical or RankerSpec.of(e).encoder_gate]
@@ -262,7 +267,7 @@ def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
         return Outcomes(shipped(exp, c, lex, evaluate, g), cands, (1.0, budget), value, lex.for_rows(rows).matrix.max(1))
     gate, ranker = gate_values(exp, c)
     evaluate, cands, _, _ = band_setting(ranker, route_source(exp, c, ranker), rows, g, gate, study.routing)
-    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (study.routing.ask_cap, budget), value, gate)
+    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (ask_cap(exp.router, study), budget), value, gate)
 
 
 def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
@@ -280,7 +285,7 @@ def _best(cands: list[Candidate], rate: dict, settings, study: Study, held: dict
     if settings.select == "fixed":
         return cands[0]
     ok = [c for c in cands if c.p50_ms <= settings.latency_budget_ms and rate[c.name]["danger_rate"]
-          <= study.gate.danger_budget + TOL and rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL
+          <= study.gate.danger_budget + TOL and rate[c.name]["ask_rate"] <= ask_cap(settings, study) + TOL
           and not (held and held[c.name]["below"])]
 
     def key(c):
@@ -332,7 +337,7 @@ def select(exp, held: dict | None = None) -> Selection:
                      "models": " + ".join(c.models), "p50_ms": c.p50_ms,
                      "within_latency": c.p50_ms <= settings.latency_budget_ms, **rate[c.name],
                      "danger_ok": rate[c.name]["danger_rate"] <= study.gate.danger_budget + TOL,
-                     "ask_ok": rate[c.name]["ask_rate"] <= study.routing.ask_cap + TOL,
+                     "ask_ok": rate[c.name]["ask_rate"] <= ask_cap(settings, study) + TOL,
                      **versus_ladder((kind, tool), ladder, g, res, study.run.seed, clusters),
                      **_held_columns(held, c), "chosen": c is chosen})
     nested_kind, nested_tool, by_fold = np.empty(len(rows), object), np.empty(len(rows), object), {}
@@ -358,7 +363,7 @@ def select(exp, held: dict | None = None) -> Selection:
     recs.append({"candidate": "nested selection", "ranker": "", "gate": "", "models": "", "p50_ms": np.nan,
                  "within_latency": np.nan, **{k: nested[k] for k in ("utility", "accuracy", "danger_rate", "ask_rate")},
                  "danger_ok": nested["danger_rate"] <= study.gate.danger_budget + TOL,
-                 "ask_ok": nested["ask_rate"] <= study.routing.ask_cap + TOL, **guard, "chosen": False,
+                 "ask_ok": nested["ask_rate"] <= ask_cap(settings, study) + TOL, **guard, "chosen": False,
                  "chosen_by_fold": nested["chosen_by_fold"]})
     why = (f"no candidate keeps the danger budget, the ask cap and the latency budget of {settings.latency_budget_ms} "
            "ms" + (" without an interval against the ladder below 0 on a held-out catalog" if held else "")
@@ -409,8 +414,8 @@ def passed_over(chosen: Candidate | None, cands: list[Candidate], rate: dict, se
                                                         f"{settings.latency_budget_ms:g} ms"),
                 (r["danger_rate"] > study.gate.danger_budget + TOL, f"its danger rate {r['danger_rate']:.3f} exceeds "
                                                                     f"the budget of {study.gate.danger_budget:g}"),
-                (r["ask_rate"] > study.routing.ask_cap + TOL, f"its ask rate {r['ask_rate']:.3f} exceeds the cap of "
-                                                              f"{study.routing.ask_cap:g}"),
+                (r["ask_rate"] > ask_cap(settings, study) + TOL, f"its ask rate {r['ask_rate']:.3f} exceeds the cap "
+                                                                 f"of {ask_cap(settings, study):g}"),
                 *_held_reasons(held, c, chosen)) if failed]
         out.append(f"passed over {c.name}: out-of-fold utility {r['utility']:.3f}, {gain:+.3f} over "
                    f"{chosen.name}, but {' and '.join(why)}")
