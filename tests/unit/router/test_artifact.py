@@ -53,6 +53,16 @@ def test_numbers_beyond_the_float_range_are_refused_naming_the_field(artifact, r
     assert "\n" not in str(err.value) and len(str(err.value)) < 300
 
 
+def test_a_key_with_a_newline_is_named_escaped_on_one_line(artifact):
+    """Found by the manifest fuzz test: an unknown key "format.\\n" holding Infinity broke the error over two lines."""
+    m = manifest(artifact)
+    m["format.\n"] = 12345.5
+    write_manifest(artifact, m, ("12345.5", "Infinity"))
+    with pytest.raises(RouterError, match=r"field 'format\.\\n': Infinity is not a finite number") as err:
+        Router.load(artifact)
+    assert "\n" not in str(err.value)
+
+
 def test_a_number_in_a_list_is_named_by_its_index(artifact, capsys):
     m = manifest(artifact)
     m["gate"]["payload"]["coef"][1] = 12345.5

@@ -94,8 +94,8 @@ def _finite(kind):
 
 def _not_finite(obj, path: tuple = ()):
     """(dotted field, text) of the first number of ``obj`` that is no finite float; None when there is none."""
-    if isinstance(obj, _NotFinite):
-        return ".".join(map(str, path)), obj
+    if isinstance(obj, _NotFinite):  # a key's newline or other control character escaped: the error is one line
+        return ".".join(str(k) if str(k).isprintable() else ascii(str(k))[1:-1] for k in path), obj
     items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
     return next((bad for k, v in items if (bad := _not_finite(v, (*path, k)))), None)
 
