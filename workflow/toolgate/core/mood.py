@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .text import normalize
 
@@ -79,6 +80,7 @@ def clause_form(clause: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # read once per candidate router in a study
 def talks_about(text: str) -> str | None:
     """The talk form of a request that asks for nothing now (None: it asks, or carries no form at all). Read for
     actions that change something: a question is how one asks for a read-only action (Is my storage full?)."""

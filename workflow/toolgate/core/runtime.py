@@ -12,6 +12,7 @@ import re
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,14 @@ _TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>
                        r"|^\s*#{2,4}\s*(?:instruction|response|input|system|user|assistant)\s*:", re.IGNORECASE | re.MULTILINE)
 
 
+@lru_cache(maxsize=4096)  # a study decides the same requests once per candidate router
+def _normalized(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # "Delete a\u200bll files": all
+    text, tokens = _TEMPLATE.subn(" ", text)
+    return " ".join(text.split()) if tokens else text
+
+
 def check_request(text, max_chars: int) -> str:
     """The request as every rule and score reads it, or RouterError when it is not a string, empty, longer than
     ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.core.io.control_character`:
@@ -104,10 +113,7 @@ def check_request(text, max_chars: int) -> str:
     bad = io.control_character(text)
     if bad:
         raise RouterError(f"request contains control character U+{ord(bad):04X}; send plain text")
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # "Delete a\u200bll files": all
-    text, tokens = _TEMPLATE.subn(" ", text)
-    text = " ".join(text.split()) if tokens else text
+    text = _normalized(text)
     if not text.strip():
         raise RouterError("empty request: give a non-empty text")
     if len(text) > max_chars:  # NFKC lengthens a few characters (U+FDFA is 18 letters)
