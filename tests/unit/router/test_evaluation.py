@@ -288,7 +288,8 @@ def test_the_card_and_decide_eval_agree_at_the_exported_thresholds(tmp_path, cap
     router, g, n = Router.load(tmp_path / "router"), Gold(exp.main, exp.catalog), len(exp.main)
     fold = exp.signal_table.set_index("utterance_id").loc[[r["utterance_id"] for r in exp.main], "fold"].to_numpy()
     o = outcomes(exp, Candidate("bm25", "g3", (), 0.0), g)
-    exported, oof = o.pick(np.ones(n, bool)), o.oof(fold, np.ones(n, bool))
+    exported, oof = o.pick(np.ones(n, bool)), o.oof(np.ones(n, bool))
+    assert (o.fold == fold).all()
     assert len(set(fold)) == 3 and set(oof) != {exported}  # folds whose own thresholds differ from the export's
     kind, tool = o.pair(exported)
     words = {v: k for k, v in PIPELINE_KINDS.items()}

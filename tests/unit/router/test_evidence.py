@@ -69,23 +69,41 @@ def test_no_evidence_needs_both_zero_scores_and_no_catalog_word():
     ("Stop the hotspot", "set_hotspot", None), ("볼륨 최소로 해 줘", "set_volume", None),
     ("블루투스 설정 바꿔 줘", "set_bluetooth", "state"), ("Change the hotspot settings", "set_hotspot", "state"),
     ("볼륨 바꿔 줘", "set_volume", "level"), ("최대 절전 모드 설정", "set_battery_saver", "state"),
+    # an extreme is a level; an enum's value in Korean or in other English words; going into a feature is on;
+    # cutting or shutting it is off
+    ("Turn the brightness all the way down", "set_brightness", None), ("화면 밝기 가장 어둡게 해 줘", "set_brightness", None),
+    ("Make the volume as quiet as it can go", "set_volume", None), ("폰 진동으로 돌려놔", "set_ringer_mode", None),
+    ("Mute the ringer", "set_ringer_mode", None), ("글자 작게 바꿔 줄래", "set_font_size", None),
+    ("글자 크기 바꿔 줘", "set_font_size", "size"), ("Put the phone into airplane mode", "set_airplane_mode", None),
+    ("Cut the mobile data", "set_mobile_data", None), ("Shut the hotspot down", "set_hotspot", None),
+    ("Change the dark mode", "set_dark_mode", "state"), ("Go to the settings", "set_dark_mode", "state"),
 ])
 def test_every_required_slot_needs_a_value_it_can_take(text, tool, missing):
     assert EV.missing_slot(text, tool) == missing
 
 
 def test_the_catalog_examples_are_seldom_judged_incomplete():
-    """Every example is a complete request of its action. The rule still asks about 43 of the 840 (5%): mostly ringer
-    modes and text sizes said in Korean, whose enum values the catalog names in English only (60 before toggle verbs
-    such as 해제해 and 끊어, and Korean value words with their particle such as 최대로, filled a slot)."""
+    """Every example is a complete request of its action. The rule still asks about 19 of the 840 (2%): toggles
+    whose direction is implied (Invert the screen colors), messages without quotes, free slots whose word the catalog
+    explains (시드니 시간). 60 before toggle verbs such as 해제해 and 끊어 and Korean value words with their particle
+    (최대로); 43 before extremes (제일 밝게), enum values in Korean (진동으로) and going into a feature (to dark mode)."""
     examples = [(e["text"], t["id"]) for t in CATALOG for e in t.get("examples", [])]
     missing = [x for x in examples if EV.missing_slot(*x)]
-    assert len(examples) == 840 and len(missing) <= 43, missing
+    assert len(examples) == 840 and len(missing) <= 19, missing
+
+
+def test_the_catalog_examples_are_seldom_vague_or_sweeping():
+    """A number is a value (Block 555-0199 is not vague) and a sweeping word matters only where the action takes a
+    target (Clear all notifications): 15 examples were vague and 8 sweeping before, 8 and 2 now (one-word commands
+    such as Pause; a wipe; all the invoices)."""
+    examples = [(e["text"], t["id"]) for t in CATALOG for e in t.get("examples", [])]
+    assert sum(EV.vague(x) for x, _ in examples) <= 8 and sum(EV.sweeping(*x) for x in examples) <= 2
 
 
 @pytest.mark.parametrize("text,vague", [
     ("Restart", True), ("off", True), ("켜", True), ("켜 줘", True), ("Turn it on", True), ("again", True),
     ("the usual", True), ("same as before", True), ("turn it up", True), ("Delete everything", True),
+    ("Set 7", True), ("Block 010-1111-2222", False), ("Alarm at 6", False),
     ("Restart the phone", False), ("블루투스 켜 줘", False), ("Take a screenshot", False), ("Wi-Fi off", False),
 ])
 def test_vague_requests(text, vague):
@@ -99,6 +117,9 @@ def test_sweeping_scopes_and_wipes():
     assert not EV.sweeping("Delete the meeting notes document", "delete_file")
     assert not EV.sweeping("Clear all the YouTube notifications", "clear_notifications")  # the action's own "all"
     assert not EV.sweeping("이번 달 데이터 거의 다 썼으니까 끊어 줘", "set_mobile_data")  # 다: too ambiguous a word
+    # an action without a target acts on everything it can already; one with a target asks
+    assert not EV.sweeping("Cancel all the timers", "cancel_timer") and not EV.sweeping("Mute everything", "set_ringer_mode")
+    assert EV.sweeping("Share everything with Minji", "share_file") and EV.sweeping("Wipe all alerts", "clear_notifications")
 
 
 def test_near_ties_and_effects():

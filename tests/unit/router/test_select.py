@@ -29,7 +29,7 @@ def test_counting_picks_the_thresholds_choose_picks():
         at = np.arange(n)
         return kinds[level, at], tools[level, at], {"accuracy": right[level, at], "danger": risky[level, at],
                                                     "utility": value(kinds[level, at], tools[level, at])}
-    o = Outcomes(evaluate, cands, (0.3, 0.08), value, scale)
+    o = Outcomes(evaluate, cands, (0.3, 0.08), value, scale, np.zeros(n, int))  # one fold: the pooled rates
     for t, pair in enumerate(cands):
         kind, tool, met = evaluate(pair)
         assert (o.correct[t] == met["accuracy"]).all() and (o.danger[t] == met["danger"]).all()
@@ -37,6 +37,22 @@ def test_counting_picks_the_thresholds_choose_picks():
     for _ in range(20):
         train = rng.random(n) < 0.7
         assert cands[o.pick(train)] == choose(evaluate, cands, train, 0.08, 0.3, "utility")
+
+
+def test_the_ask_cap_holds_on_every_fold():
+    """Four rows in two folds: asking on the first fold's two rows and acting on the other two (pair (-1, 1)) asks
+    about half of all rows, within a cap of 0.5, but about every row of the first fold; so with the folds told
+    apart the pair that asks nothing (1, 1) is chosen, at a lower utility (0.5 against 0.75)."""
+    scale, cands = np.array([0.0, 0.0, 5.0, 5.0]), [(-1.0, 1.0), (1.0, 1.0)]
+    kinds = np.array(["delegate", "ask", "action"])
+    value = lambda kind, tool: np.select([kind == "action", kind == "ask"], [1.0, 0.5], 0.0)  # noqa: E731
+
+    def evaluate(pair):
+        kind = kinds[(scale >= pair[0]).astype(int) + (scale >= pair[1])]
+        return kind, np.full(4, "t"), {"accuracy": kind != "delegate", "danger": np.zeros(4, bool)}
+    pooled = Outcomes(evaluate, cands, (0.5, 0.0), value, scale, np.zeros(4, int))
+    by_fold = Outcomes(evaluate, cands, (0.5, 0.0), value, scale, np.array([0, 0, 1, 1]))
+    assert pooled.pick(np.ones(4, bool)) == 0 and by_fold.pick(np.ones(4, bool)) == 1
 
 
 def test_the_selection_counts_each_candidate_as_evaluating_every_pair(tmp_path):

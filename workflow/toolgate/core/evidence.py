@@ -60,8 +60,12 @@ VALUE_WORDS = {
     "date": frozenset("""today tomorrow tonight yesterday monday tuesday wednesday thursday friday saturday sunday
 weekend 오늘 내일 모레 글피 주말 어제""".split()),
     "duration": _NUMBER_EN | {"hour", "hours", "minute", "minutes", "second", "seconds"},
-    "value": _NUMBER_EN | {"max", "maximum", "min", "minimum", "full", "최대", "최소", "절반", "중간"},
+    "value": _NUMBER_EN | {"max", "maximum", "min", "minimum", "full", "default", "최대", "최소", "절반", "중간", "기본",
+                           # an extreme or a superlative is a level too (제일 밝게, the lowest, as loud as it goes)
+                           "lowest", "highest", "loudest", "quietest", "brightest", "dimmest", "제일", "가장", "최고",
+                           "최저"},
 }
+_AS_FAR = re.compile(r"\bas \w+ as (?:it|they|possible|you|i) ?\w*|\ball the way\b")
 VALUE_SLOTS = {"time": "time", "date": "date", "day": "date", "duration": "duration", "level": "value",
                "number": "value", "phone": "value", "value": "value", "amount": "value", "count": "value",
                "expression": "value", "percent": "value", "minutes": "duration", "seconds": "duration"}
@@ -74,7 +78,20 @@ _VERB = re.compile(r"[A-Za-z][a-z0-9]*|[^_\W]+")
 # The verbs that say which way a toggle goes: connecting, starting or going into a mode is on (연결해, 모드로 해);
 # releasing, cutting or killing it is off (해제해, 풀어, 끊어).
 ON_OFF = {"on": ("켜", "on", "enable", "activate", "start", "connect", "시작", "연결", "모드로"),
-          "off": ("꺼", "끄", "off", "disable", "deactivate", "stop", "kill", "disconnect", "해제", "풀어", "끊")}
+          "off": ("꺼", "끄", "off", "disable", "deactivate", "stop", "kill", "disconnect", "해제", "풀어", "끊", "cut",
+                  "shut", "막아", "차단")}
+# How requests say the values that device settings' enums commonly take, in both languages (진동으로 for vibrate,
+# 제일 크게 for the largest size): the enum names them in English only.
+ENUM_FORMS = {"sound": ("소리", "loud", "ring"), "vibrate": ("진동", "매너", "vibration"),
+              "silent": ("무음", "mute", "silence"), "default": ("기본", "원래", "normal"),
+              "small": ("작게", "작은", "smaller"), "large": ("크게", "큰", "키워", "bigger", "larger", "big"),
+              "extra_large": ("제일", "가장", "최대", "biggest", "largest"), "driving": ("운전", "차로", "drive", "car"),
+              "walking": ("걸어", "도보", "walk", "foot"), "transit": ("대중교통", "버스", "지하철", "bus", "subway"),
+              "front": ("전면", "셀카", "selfie"), "back": ("후면", "rear"), "next": ("다음",), "previous": ("이전",),
+              "home": ("홈",), "lock": ("잠금",), "missed": ("부재중",), "media": ("미디어", "music"),
+              "ringtone": ("벨소리",), "call": ("통화",)}
+# Going into a feature switches it on: "switch to dark mode", "put it in flight mode", 어두운 테마로.
+_INTO = ("to", "into", "in")
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
 _KO_LINK = re.compile("[\uac00-\ud7a3](?<![다라자냐])(?:고|다가)$")
@@ -144,7 +161,8 @@ class Evidence:
         for name in params.get("required") or []:
             spec = props.get(name) or {}
             if spec.get("enum"):
-                filled = any(_names_value(ws, v) for v in spec["enum"])
+                filled = any(_names_value(ws, v) for v in spec["enum"]) or (
+                    set(spec["enum"]) == {"on", "off"} and self._into(ws, tool_id))
             elif name in VALUE_SLOTS or spec.get("type") in ("integer", "number"):
                 filled = _has_value(ws, VALUE_SLOTS.get(name, "value"))
             elif name == "message":
@@ -155,17 +173,34 @@ class Evidence:
                 return name
         return None
 
+    def _into(self, ws: list[str], tool_id: str) -> bool:
+        """Does the request go into the feature (to/into/in and a word its text explains; a word of it with -로)?"""
+        content = [w for w in ws if w not in FILLER or w in _INTO]
+        return any(w in _INTO and k + 1 < len(content) and self._explains(tool_id, content[k + 1])
+                   for k, w in enumerate(content)) or any(
+            _HANGUL.match(w) and w.endswith("로") and (w[:-1] in self.vocab[tool_id] or w[:-2] in self.vocab[tool_id])
+            for w in ws)
+
     def vague(self, text: str) -> bool:
         """One content word, or nothing but deictic words, modifiers and generic verbs ("Restart", "off", "켜 줘",
         "again", "the usual", "turn it up"): too little to execute on, whatever the ranker says."""
-        content = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS]
-        return len(content) <= 1 or all(w in GENERIC_VERBS for w in content)
+        numbers = [w for w in words(text) if w.isdigit()]  # a number is a value: "Block 555-0199" is not vague
+        content = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS] + numbers
+        return len(content) <= 1 or all(w in GENERIC_VERBS or w.isdigit() for w in content)
 
     def sweeping(self, text: str, tool_id: str) -> bool:
         """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
         text does not state ("Clear all notifications" states it): more than the action does."""
-        scope = WIPE | SWEEPING if self.tools[tool_id].get("mutating") else WIPE
+        scope = WIPE | SWEEPING if self.tools[tool_id].get("mutating") and self._targets(tool_id) else WIPE
         return any(w in scope and not self._explains(tool_id, w) for w in words(text))
+
+    def _targets(self, tool_id: str) -> bool:
+        """Does the action take a target (a required slot neither an enum nor a value)? One without acts on its whole
+        domain already (clear the notifications, a toggle, a level), so a sweeping word adds nothing to it."""
+        params = self.tools[tool_id]["parameters"]
+        props = params.get("properties") or {}
+        return any(not (props.get(n) or {}).get("enum") and n not in VALUE_SLOTS
+                   and (props.get(n) or {}).get("type") not in ("integer", "number") for n in params.get("required") or [])
 
     def _explains(self, tool_id: str, word: str) -> bool:
         return word in self.vocab[tool_id] or _stem(word) in self.stems[tool_id]
@@ -223,7 +258,8 @@ class Evidence:
 
 def _names_value(ws: list[str], value) -> bool:
     """Does a word name the enum value (on/off by its verbs too; a Korean form as a word's start)?"""
-    forms = ON_OFF.get(str(value).lower(), (str(value).lower(),))
+    v = str(value).lower()
+    forms = ON_OFF.get(v) or (v, *ENUM_FORMS.get(v, ()))
     return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms)
 
 
@@ -231,6 +267,8 @@ def _has_value(ws: list[str], kind: str) -> bool:
     """A digit, a value word of ``kind`` (time, date, duration, value; a Korean one with its particle: 최대로), or a
     Korean number word with its unit."""
     if any(ch.isdigit() for w in ws for ch in w) or any(_names_value(ws, v) for v in VALUE_WORDS[kind]):
+        return True
+    if kind == "value" and _AS_FAR.search(" ".join(ws)):
         return True
     if kind == "date":
         return any(w.endswith("요일") for w in ws)

@@ -40,7 +40,6 @@ from ..core.rankers import RankerSpec, query_embeddings
 from ..core.retarget import anchors, generic_requests, retargeted
 from ..core.runtime import KIND_WORDS, Router
 from ..core.scores import Scores, top_actions
-from ..core.signals import signal_rows
 from ..core.text import char_ngrams
 from ..metrics import calibration_errors
 from ..routing.baselines import Gold, Study, correct, ladder
@@ -175,12 +174,12 @@ def leakage(exp) -> pd.DataFrame:
 def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
     """The chosen candidate's out-of-fold figures on the experiment's main set (the selection's own decisions), then
     on its clean part (``leaked``: per request, near an example of the catalog; :func:`leakage`)."""
-    rows, signals, study = exp.main, exp.signal_table, exp.study
+    rows, study = exp.main, exp.study
     p = router.manifest["pipeline"]
-    g, fold = Gold(rows, exp.catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    g = Gold(rows, exp.catalog)
     c = Candidate(p["ranker"], EXAMPLES if p["kind"] == "examples" else p["gate"], (), 0.0)
     o = outcomes(exp, c, g)
-    kind, tool, _ = o.decisions(o.oof(fold, np.ones(len(rows), bool)))
+    kind, tool, _ = o.decisions(o.oof(np.ones(len(rows), bool)))
     value, ranker = gate_values(exp, c) if c.gate else (None, exp.scores(exp.provenance["lexical"]))
     value = ranker.for_rows(rows).matrix.max(1) if value is None else value
     p_act = platt_probability(value, router.coef, router.intercept)  # the exported calibrator on out-of-fold values

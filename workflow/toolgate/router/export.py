@@ -28,7 +28,7 @@ from ..core.evidence import tie_margin
 from ..core.gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..core.scores import mode_note, route_step, top_actions
-from ..core.signals import gate_encoders, gate_signal, signal_rows
+from ..core.signals import gate_encoders, gate_signal
 from ..outdir import write_folder
 from ..routing.baselines import Gold, choose, ladder_setting
 from ..routing.pipelines import band_setting
@@ -41,6 +41,7 @@ from .select import (
     ask_cap,
     examples_of,
     gate_values,
+    main_folds,
     route_source,
     shipped,
     valued,
@@ -86,7 +87,7 @@ def fit_pair(exp, route: Route, ranker, setting: tuple, g: Gold, limits: tuple[f
     evaluate, cands, scale = setting
     if route.objective == "utility":
         ruled = shipped(exp, Candidate(route.ranker, route.gate, (), 0.0), ranker, evaluate, g)
-        return cands[Outcomes(ruled, cands, limits, valued(g, exp.router.utility), scale).pick(np.ones(g.n, bool))]
+        return cands[Outcomes(ruled, cands, limits, valued(g, exp.router.utility), scale, main_folds(exp)).pick(np.ones(g.n, bool))]
     objective = "accuracy" if route.gate is None else route.objective
     return choose(evaluate, cands, np.ones(g.n, bool), limits[1], limits[0], objective)
 
@@ -139,8 +140,7 @@ def limits(exp, ranker, kind: np.ndarray) -> dict:
     out = {k: lim[k] for k in ("max_chars", "top_k")}
     if lim.get("tie_margins"):
         s = ranker.for_rows(rows)
-        decided = (kind, Gold(rows, exp.catalog).outcome == "action",
-                   signal_rows(exp.signal_table, rows)["fold"].to_numpy())
+        decided = (kind, Gold(rows, exp.catalog).outcome == "action", main_folds(exp))
         out["tie_margin"] = tie_margin(s.action_scores(), s.action_ids, decided, lim["tie_margins"], lim["tie_cost"])
     return out
 

@@ -116,16 +116,19 @@ def candidates(rankers: dict, study: Study, lexical: str, settings, latency: dic
 class Outcomes:
     """One candidate's decisions on every row under each threshold pair, so thresholds are chosen on any rows by
     counting (as :func:`toolgate.routing.baselines.choose` does: the best utility (router.utility) within the danger
-    budget and ask cap, first on ties; the least dangerous when none is within). Only the counts are kept; the decisions of a
+    budget and ask cap, first on ties; the least dangerous when none is within), except that the budget and the cap
+    must hold on every fold of those rows, not only on all of them: a cap held on the pooled rows alone was exceeded
+    out of fold (0.157 at a cap of 0.15, docs/router.md). Only the counts are kept; the decisions of a
     chosen pair are evaluated again when asked for (kept as strings for every pair, the 40 candidates of the
     default selection held about 1 GB)."""
 
-    def __init__(self, evaluate, cands, limits: tuple[float, float], value, scale: np.ndarray):
-        """``limits``: (ask cap, danger budget); ``value(kind, tool)``: each request's utility; ``scale``: per request
+    def __init__(self, evaluate, cands, limits: tuple[float, float], value, scale: np.ndarray, fold: np.ndarray):
+        """``limits``: (ask cap, danger budget); ``value(kind, tool)``: each request's utility; ``fold``: each
+        request's fold (gate.folds); ``scale``: per request
         the value a pair (lo, hi) compares, whose decision ``evaluate`` makes row by row from ``scale >= lo`` and
         ``scale >= hi`` alone (the ladder's and the band's). So a row has three outcomes, evaluated once each (below
         both thresholds, between, above both), and a pair's are read off them: as if every pair were evaluated."""
-        self.evaluate, self.cands, (self.ask_cap, self.budget) = evaluate, cands, limits
+        self.evaluate, self.cands, (self.ask_cap, self.budget), self.fold = evaluate, cands, limits, fold
         res = [evaluate(pair) for pair in ((np.inf, np.inf), (-np.inf, np.inf), (-np.inf, -np.inf))]
         lo, hi = (np.array([c[j] for c in cands], float)[:, None] for j in (0, 1))
         level = (scale >= lo).astype(np.intp) + (scale >= hi)
@@ -141,13 +144,15 @@ class Outcomes:
         n = m.sum()
         if not n:
             raise ValueError("no rows to choose thresholds on: out-of-fold thresholds need two folds or more")
-        d, a, v = self.danger @ m / n, self.ask @ m / n, self.utility @ m / n
-        ok = (d <= self.budget + TOL) & (a <= self.ask_cap + TOL)
+        d, v = self.danger @ m / n, self.utility @ m / n
+        per_fold = [(mask & (self.fold == f)).astype(np.int64) for f in np.unique(self.fold[mask])]
+        worst = lambda counts: np.max([counts @ f / f.sum() for f in per_fold], axis=0)  # noqa: E731
+        ok = (worst(self.danger) <= self.budget + TOL) & (worst(self.ask) <= self.ask_cap + TOL)
         return int(np.argmax(np.where(ok, v, -np.inf))) if ok.any() else int(np.argmin(d))
 
-    def oof(self, fold: np.ndarray, within: np.ndarray) -> np.ndarray:
+    def oof(self, within: np.ndarray) -> np.ndarray:
         """Per row of ``within``, the threshold pair chosen on the other folds of ``within`` (-1 elsewhere)."""
-        out = np.full(len(fold), -1)
+        fold, out = self.fold, np.full(len(self.fold), -1)
         for f in np.unique(fold[within]):
             out[within & (fold == f)] = self.pick(within & (fold != f))
         return out
@@ -260,14 +265,20 @@ def outcomes(exp, c: Candidate, g: Gold) -> Outcomes:
     """Candidate ``c``'s decisions on the experiment's main set (``g``: its gold) under each threshold pair, after
     the shipped router's evidence rules (:func:`shipped`)."""
     study, rows, lexical = exp.study, exp.main, exp.provenance["lexical"]
-    budget, value = study.gate.danger_budget, valued(g, exp.router.utility)
+    budget, value, fold = study.gate.danger_budget, valued(g, exp.router.utility), main_folds(exp)
     if c.gate is None:
         lex = exp.scores(lexical)
         evaluate, cands = ladder_setting(lex, rows, g, study.routing.grid)
-        return Outcomes(shipped(exp, c, lex, evaluate, g), cands, (1.0, budget), value, lex.for_rows(rows).matrix.max(1))
+        return Outcomes(shipped(exp, c, lex, evaluate, g), cands, (1.0, budget), value, lex.for_rows(rows).matrix.max(1),
+                        fold)
     gate, ranker = gate_values(exp, c)
     evaluate, cands, _, _ = band_setting(ranker, route_source(exp, c, ranker), rows, g, gate, study.routing)
-    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (ask_cap(exp.router, study), budget), value, gate)
+    return Outcomes(shipped(exp, c, ranker, evaluate, g), cands, (ask_cap(exp.router, study), budget), value, gate, fold)
+
+
+def main_folds(exp) -> np.ndarray:
+    """Each request's fold of the main set (gate/signals.csv)."""
+    return signal_rows(exp.signal_table, exp.main)["fold"].to_numpy()
 
 
 def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
@@ -311,7 +322,7 @@ def select(exp, held: dict | None = None) -> Selection:
     experiment's own set alone decides)."""
     rows, catalog, signals, study, settings = exp.main, exp.catalog, exp.signal_table, exp.study, exp.router
     rankers, lexical, held = exp.rankers, exp.provenance["lexical"], held or None
-    g, fold = Gold(rows, catalog), signal_rows(signals, rows)["fold"].to_numpy()
+    g, fold = Gold(rows, catalog), main_folds(exp)
     if len(np.unique(fold)) < NESTED_FOLDS:  # inner thresholds are chosen out of fold within the outer training folds
         raise InputError(exp.input.signals, f"the nested selection needs {NESTED_FOLDS} folds or more, the main set "
                          f"has {len(np.unique(fold))} (gate.folds; each needs an in- and an out-of-catalog request group)",
@@ -326,7 +337,7 @@ def select(exp, held: dict | None = None) -> Selection:
     every, outs, plain, recs = np.ones(len(rows), bool), {}, {}, []
     for c in cands:
         outs[c.name] = outcomes(exp, c, g)
-        plain[c.name] = outs[c.name].oof(fold, every)
+        plain[c.name] = outs[c.name].oof(every)
     rate = {n: rates(o, plain[n], every) for n, o in outs.items()}
     chosen = _best(cands, rate, settings, study, held)
     fallback = chosen is None  # nothing keeps the budgets: the ladder ships, and the reason says so
@@ -343,7 +354,7 @@ def select(exp, held: dict | None = None) -> Selection:
     nested_kind, nested_tool, by_fold = np.empty(len(rows), object), np.empty(len(rows), object), {}
     for f in np.unique(fold):
         train = fold != f
-        inner = {c.name: rates(outs[c.name], outs[c.name].oof(fold, train), train) for c in cands}
+        inner = {c.name: rates(outs[c.name], outs[c.name].oof(train), train) for c in cands}
         best = _best(cands, inner, settings, study, held)
         by_fold[int(f)] = best.name if best else "none"
         o = outs[best.name] if best else None
