@@ -137,6 +137,7 @@ class Outcomes:
         self.danger = at([np.asarray(m["danger"], np.int64) for _, _, m in res])
         self.ask = at([(np.asarray(k) == "ask").astype(np.int64) for k, _, _ in res])
         self.utility = at([np.asarray(value(k, t), float) for k, t, _ in res])
+        self._danger, self._ask = self.danger.astype(float), self.ask.astype(float)
 
     def pick(self, mask: np.ndarray) -> int:
         """The threshold pair chosen on the rows of ``mask``; ValueError when it holds none (no rates to compare)."""
@@ -144,10 +145,12 @@ class Outcomes:
         n = m.sum()
         if not n:
             raise ValueError("no rows to choose thresholds on: out-of-fold thresholds need two folds or more")
-        d, v = self.danger @ m / n, self.utility @ m / n
-        per_fold = [(mask & (self.fold == f)).astype(np.int64) for f in np.unique(self.fold[mask])]
-        worst = lambda counts: np.max([counts @ f / f.sum() for f in per_fold], axis=0)  # noqa: E731
-        ok = (worst(self.danger) <= self.budget + TOL) & (worst(self.ask) <= self.ask_cap + TOL)
+        d, v = self._danger @ m / n, self.utility @ m / n
+        folds = np.unique(self.fold[mask])
+        at = (self.fold[:, None] == folds) & mask[:, None]  # rows x the folds of mask
+        per = at.sum(0)
+        worst = lambda counts: (counts @ at / per).max(1)  # noqa: E731  (counts: float 0/1, so BLAS counts exactly)
+        ok = (worst(self._danger) <= self.budget + TOL) & (worst(self._ask) <= self.ask_cap + TOL)
         return int(np.argmax(np.where(ok, v, -np.inf))) if ok.any() else int(np.argmin(d))
 
     def oof(self, within: np.ndarray) -> np.ndarray:
