@@ -66,7 +66,7 @@ PATHS = SimpleNamespace(
     **{t: table(t) for t in ("reliability", "operating_points", "operating_sweep", "gate_by_overlap",
                              "gate_overlap_map", "gate_transfer", "gate_loco", "candidate_ablation", "scaling",
                              "tokenizer_ablation", "external_gate", "jaccard_items", "router_loco", "router_selection",
-                             "router_eval", "router_probes", "router_cost")},
+                             "router_eval", "router_probes", "router_cost", "example_leakage")},
 )
 
 

@@ -73,6 +73,28 @@ rule export_router:
         "../scripts/export_router.py"
 
 
+rule example_leakage:
+    # each main-set request's nearest catalog example: encoding the examples (e5: about 30 s on one core) runs beside
+    # the selection, not after it on the workflow's longest path
+    input:
+        catalog=config["catalog"],
+        utterances=utterances_path(),
+        scores=expand(PATHS.scores, ranker=list(config["rankers"])),
+    output:
+        table=PATHS.example_leakage,
+        md=f"{RES}/tables/example_leakage.md",
+    params:
+        settings=ROUTER_PARAMS,
+    benchmark:
+        f"benchmarks/{EXP}/example_leakage.tsv"
+    log:
+        f"{LOGS}/example_leakage.log",
+    conda:
+        ENV
+    script:
+        "../scripts/example_leakage.py"
+
+
 rule router_eval:
     # the selected router's evaluation card: within (out of fold) and unchanged on every external set
     input:
@@ -81,13 +103,12 @@ rule router_eval:
         utterances=utterances_path(),
         signals=PATHS.signals,
         scores=expand(PATHS.scores, ranker=list(config["rankers"])),
+        leakage=PATHS.example_leakage,
         probes=probe_files(),
         loco=held_out_table(),
     output:
         table=PATHS.router_eval,
         md=f"{RES}/tables/router_eval.md",
-        leakage=f"{RES}/tables/example_leakage.csv",
-        leakage_md=f"{RES}/tables/example_leakage.md",
     params:
         settings=ROUTER_PARAMS,
         external=config["external"] if config["external"]["enabled"] else None,

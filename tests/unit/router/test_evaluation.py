@@ -2,6 +2,7 @@
 and ``decide --eval``."""
 import json
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,10 +17,12 @@ from toolgate.router.evaluation import (
     card_row,
     eval_rows,
     file_row,
+    leaked_rows,
     on_catalog,
     reference_rows,
     routed,
     within_rows,
+    write_leakage,
 )
 from toolgate.router.export import Route, export_router, pipeline_route
 from toolgate.router.select import Candidate, outcomes
@@ -46,6 +49,23 @@ def test_card_metrics_by_hand():
     only_out = card_row((kind[3:], tool[3:], np.array([0.1])), Gold(rs[3:], catalog()), ["d"], 50, 0)
     assert np.isnan(only_out["relevance_detection"]) and only_out["irrelevance_detection"] == 1.0
     assert "ece" not in row  # no top tool given: the P is not scored as P(the act is right)
+
+
+def test_leakage_lists_the_requests_near_an_example_and_the_clean_row_reads_them_back(tmp_path):
+    """'turn wifi on' shares 10 of the 15 distinct padded 3-grams of 'turn wifi off' and itself (Jaccard 2/3 >= 0.5);
+    its Korean twin shares its id but no gram, and 'call mom' none either: only the English text is leaked."""
+    cat = catalog()
+    cat[0]["examples"] = [{"text": "turn wifi off", "lang": "en"}]
+    main = [{"utterance_id": "p1", "text": "turn wifi on"}, {"utterance_id": "p1", "text": "와이파이 켜 줘"},
+            {"utterance_id": "p2", "text": "call mom"}]
+    exp = SimpleNamespace(catalog=cat, main=main, rows=main, rankers={}, run=SimpleNamespace(seed=0),
+                          output=SimpleNamespace(table=tmp_path / "example_leakage.csv"))
+    near = write_leakage(exp)  # no dense ranker: no cosine
+    assert near["jaccard"].round(4).tolist() == [0.6667, 0.0, 0.0] and near["cosine"].isna().all()
+    assert near["nearest"][0] == "turn wifi off" and near["leaked"].tolist() == [True, False, False]
+    assert leaked_rows(exp.output.table, main).tolist() == [True, False, False]
+    cat[0]["examples"] = []
+    assert not write_leakage(exp)["leaked"].any() and not leaked_rows(exp.output.table, main).any()
 
 
 def test_ece_of_the_act_by_hand():

@@ -171,6 +171,26 @@ def leakage(exp) -> pd.DataFrame:
     return out.assign(leaked=(out["jaccard"] >= LEAK_JACCARD) | (out["cosine"] >= LEAK_COSINE))
 
 
+def write_leakage(exp) -> pd.DataFrame:
+    """tables/example_leakage.csv (``output.table``): :func:`leakage`'s leaked requests, with the medians over all
+    requests in its note (rule ``example_leakage``: it encodes every example, beside the selection rather than
+    after it)."""
+    near = leakage(exp)
+    write_table(near[near["leaked"]], exp.output.table, "Evaluation requests near a catalog example",
+                f"Main-set requests with Jaccard to a catalog example >= {LEAK_JACCARD} or cosine >= {LEAK_COSINE}, left "
+                f"out of router_eval.csv's clean row. Of {len(near)}: median Jaccard {near['jaccard'].median():.3f}, "
+                f"cosine {near['cosine'].median():.3f}. docs/metrics.md, 'Router evaluation card'.", exp.run.seed)
+    return near
+
+
+def leaked_rows(path, rows: list[dict]) -> np.ndarray:
+    """Per row, whether :func:`write_leakage`'s table at ``path`` lists it (by utterance id and text: a pair's two
+    languages share an id)."""
+    near = pd.read_csv(path, dtype=str, keep_default_na=False)
+    listed = set(zip(near["utterance_id"], near["text"]))
+    return np.array([(str(r["utterance_id"]), r["text"]) in listed for r in rows], bool)
+
+
 def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
     """The chosen candidate's out-of-fold figures on the experiment's main set (the selection's own decisions), then
     on its clean part (``leaked``: per request, near an example of the catalog; :func:`leakage`)."""
@@ -362,15 +382,10 @@ def write_router_eval(exp):
     off), one row per probe file (:func:`probe_rows`).
 
     ``input``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``,
-    ``scores``, ``loco`` and ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
+    ``scores``, ``leakage`` (:func:`write_leakage`'s table), ``loco`` and ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
     inputs, study = exp.input, exp.study
     router = Router.load(Path(inputs.router).parent)
-    near = leakage(exp)
-    write_table(near[near["leaked"]], exp.output.leakage, "Evaluation requests near a catalog example",
-                f"Main-set requests with Jaccard to a catalog example >= {LEAK_JACCARD} or cosine >= {LEAK_COSINE}, left "
-                f"out of router_eval.csv's clean row. Of {len(near)}: median Jaccard {near['jaccard'].median():.3f}, "
-                f"cosine {near['cosine'].median():.3f}. docs/metrics.md, 'Router evaluation card'.", study.run.seed)
-    recs = within_rows(router, exp, near["leaked"].to_numpy())
+    recs = within_rows(router, exp, leaked_rows(inputs.leakage, exp.main))
     loco = pd.read_csv(loco_path(inputs)) if loco_path(inputs) else None
     recs += external_rows(router, exp.external, study, loco) if exp.external is not None else []
     recs += probe_rows(router, read_probes(getattr(inputs, "probes", []), router.catalog))
