@@ -8,7 +8,7 @@ from toolgate.config import check_inputs, rebase, resolve, study_on
 from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
 from toolgate.core.artifact import FILES, MANIFEST
-from toolgate.core.rankers import RankerSpec, encoder_rankers
+from toolgate.core.rankers import RankerSpec, encoder_rankers, per_text_rankers
 from toolgate.report.check import load_expected
 from toolgate.core.signals import registry, studied_gates
 from toolgate.router import SELECTED
@@ -195,12 +195,24 @@ def probe_files():
     return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
 
 
-EMBED_SHARDS = 2  # embed_external's jobs side by side: the e5 embedding of the held-out sets is the longest path's head
+EMBED_SHARDS = 2  # embed_external's jobs side by side: the e5 embedding of every text is the longest path's head
 
 
 def embedded():
-    """embed_external's outputs: the held-out sets' texts in the per-text cache (toolgate.router.embedded)."""
+    """embed_external's outputs: the held-out sets' texts and the experiment's own in the per-text cache
+    (toolgate.router.embedded)."""
     return expand(PATHS.embedded, shard=range(EMBED_SHARDS))
+
+
+def embedded_first():
+    """embed_external's outputs where the external study runs (a stage that waits for them encodes nothing), else
+    none (each stage encodes its own texts)."""
+    return embedded() if config["external"]["enabled"] else []
+
+
+def embedded_scores(wildcards):
+    """embed_external's outputs for the scores of a ranker whose encoder is cached per text; none for the others."""
+    return embedded_first() if per_text_rankers({wildcards.ranker: config["rankers"][wildcards.ranker]}) else []
 
 
 def held_out_table():

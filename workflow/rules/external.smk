@@ -2,11 +2,12 @@
 
 
 rule embed_external:
-    # the held-out sets' texts through each per-text cached encoder, once, beside the scores
-    # (toolgate.router.embedded), in EMBED_SHARDS shares side by side: the external study and router_loco then
-    # read them from the cache
+    # the held-out sets' texts and the experiment's own through each per-text cached encoder, once
+    # (toolgate.router.embedded), in EMBED_SHARDS shares side by side: the scores, the external study, router_loco
+    # and the leakage table then read them from the cache
     input:
         catalog=config["catalog"],
+        utterances=utterances_path(),
     output:
         json=PATHS.embedded,
     params:

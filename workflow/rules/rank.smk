@@ -7,6 +7,7 @@ rule scores:
         utterances=utterances_path(),
         data_check=PATHS.data_check,
         members=member_scores,
+        embedded=embedded_scores,
     output:
         PATHS.scores,
     params:

@@ -8,7 +8,7 @@ rule router_loco:
         unpack(router_inputs),
         latency=str(latency_table(config["router"]["latency_table"])),
         # the sets' embeddings in the cache (rule embed_external): neither this rule nor the external study encodes them
-        embedded=embedded() if config["external"]["enabled"] else [],
+        embedded=embedded_first(),
         probes=probe_files(),
     output:
         table=PATHS.router_loco,
@@ -74,12 +74,13 @@ rule export_router:
 
 
 rule example_leakage:
-    # each main-set request's nearest catalog example: encoding the examples (e5: about 30 s on one core) runs beside
-    # the selection, not after it on the workflow's longest path
+    # each main-set request's nearest catalog example, beside the selection (its examples embedded at the head, or
+    # here where no external study runs), not after it on the workflow's longest path
     input:
         catalog=config["catalog"],
         utterances=utterances_path(),
         scores=expand(PATHS.scores, ranker=list(config["rankers"])),
+        embedded=embedded_first(),
     output:
         table=PATHS.example_leakage,
         md=f"{RES}/tables/example_leakage.md",

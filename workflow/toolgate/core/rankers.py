@@ -19,7 +19,7 @@ import numpy as np
 from . import bm25 as _bm25
 from . import schemas
 from .catalog import index_text
-from .embedding_cache import CachedEncoder
+from .embedding_cache import PER_TEXT, CachedEncoder
 from .encoders import BACKENDS, make_encoder
 from .fusion import HybridRanker
 from .text import Terms
@@ -74,6 +74,13 @@ class RankerSpec:
     @property
     def members(self) -> tuple[str, ...]:
         return tuple(self.entry["members"]) if self.hybrid else ()
+
+
+def per_text_rankers(rankers: dict) -> dict[str, dict]:
+    """The dense rankers whose encoder caches per text, by name (their texts can be embedded ahead, in shards:
+    rule ``embed_external``)."""
+    specs = {n: RankerSpec.of(e) for n, e in rankers.items()}
+    return {n: s.entry for n, s in specs.items() if s.encoder_gate and s.entry["encoder"]["backend"] in PER_TEXT}
 
 
 def encoder_rankers(rankers: dict) -> list[str]:
