@@ -173,8 +173,8 @@ def leakage(exp) -> pd.DataFrame:
 
 def write_leakage(exp) -> pd.DataFrame:
     """tables/example_leakage.csv (``output.table``): :func:`leakage`'s leaked requests, with the medians over all
-    requests in its note (rule ``example_leakage``: it encodes every example, beside the selection rather than
-    after it)."""
+    requests in its note (rule ``example_leakage``, beside the selection: the examples' vectors come from the
+    cache embed_external filled, or are encoded here where no external study runs)."""
     near = leakage(exp)
     write_table(near[near["leaked"]], exp.output.table, "Evaluation requests near a catalog example",
                 f"Main-set requests with Jaccard to a catalog example >= {LEAK_JACCARD} or cosine >= {LEAK_COSINE}, left "
@@ -382,7 +382,8 @@ def write_router_eval(exp):
     off), one row per probe file (:func:`probe_rows`).
 
     ``input``: named ``router`` (the selected router's router.json), ``catalog``, ``utterances``, ``signals``,
-    ``scores``, ``leakage`` (:func:`write_leakage`'s table), ``loco`` and ``probes`` (the probe files, router.probes' ``router-*.jsonl``; none: no probe rows)."""
+    ``scores``, ``leakage`` (:func:`write_leakage`'s table), ``loco`` and ``probes`` (the probe files,
+    router.probes' ``router-*.jsonl``; none: no probe rows)."""
     inputs, study = exp.input, exp.study
     router = Router.load(Path(inputs.router).parent)
     recs = within_rows(router, exp, leaked_rows(inputs.leakage, exp.main))
