@@ -94,7 +94,9 @@ def retention_frame(catalog, rows, rankers: dict, run: Run, onnx_model: str) -> 
             for int8 in (False, True):
                 console.info("ONNX %s %s: %d queries, %d documents", onnx_model, "int8" if int8 else "fp32",
                              len(texts), len(docs))
-                enc = make_encoder({"backend": "onnx", "model": onnx_model, "int8": int8}, cache_dir)
+                # one thread: the rule holds one core, and two runtime threads spin against the job beside it
+                # (fp32 and int8 give the same vectors bit for bit on one thread or two)
+                enc = make_encoder({"backend": "onnx", "model": onnx_model, "int8": int8, "threads": 1}, cache_dir)
                 out[int8] = (enc.encode_queries(texts), enc.encode_documents(docs))
             (q32, d32), (q8, d8) = out[False], out[True]
             recs.append(_row(f"onnx:{onnx_model}", "onnx-int8", "onnx fp32",
