@@ -55,6 +55,11 @@ def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
     e5_like = make_encoder({**encoder_kwargs(spec), "export_dir": str(tmp_path)})
     assert (e5_like.query_prefix, e5_like.document_prefix) == ("query: ", "passage: ")
     assert np.allclose(e5_like.encode_queries(["x"]), int8.encode_queries(["query: x"]))
+    # fp32 batches by length: two batches of one, the longest text first, give each text its vector bit for bit
+    texts = ["set an alarm for seven tomorrow morning and then call mom", "wifi", "call mom"]
+    whole = fp32.encode_queries(texts)
+    assert all(np.array_equal(whole[i], fp32.encode_queries([t])[0]) for i, t in enumerate(texts))
+    assert np.array_equal(fp32._encode(texts, "", batch=1), whole)
 
 
 def test_maxsim_ranker(minilm):

@@ -278,15 +278,28 @@ class OnnxEncoder(Encoder):
         return f"{super().key}:{'int8' if self.int8 else 'fp32'}"
 
     def _encode(self, texts, prefix, batch=64):
-        out = []
-        for i in range(0, len(texts), batch):
-            enc = self.tok.encode_batch([prefix + t for t in texts[i:i + batch]])
-            ids = np.array([e.ids for e in enc], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        """fp32 batches texts of similar length (a batch is padded to its longest: 490 requests took 5.1 s in the
+        given order, 1.7 s by length, the same vectors bit for bit); int8 keeps the given order, because dynamic
+        quantization scales each batch's activations by its own range, so a text's vector depends on its batch
+        (up to 0.06 apart, reordered)."""
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        enc = self.tok.encode_batch([prefix + t for t in texts])  # padded to the longest of all: cut per batch
+        lengths = np.array([sum(e.attention_mask) for e in enc])
+        order = np.arange(len(enc)) if self.int8 else np.argsort(lengths, kind="stable")
+        parts = []
+        for i in range(0, len(enc), batch):
+            at = order[i:i + batch]
+            width = int(lengths[at].max())
+            ids = np.array([enc[j].ids[:width] for j in at], dtype=np.int64)
+            mask = np.array([enc[j].attention_mask[:width] for j in at], dtype=np.int64)
             hidden = self.sess.run(None, {"input_ids": ids, "attention_mask": mask})[0]
             m = mask[..., None].astype(np.float32)
-            out.append((hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9))
-        return _normalize(np.concatenate(out)) if out else np.zeros((0, 0), np.float32)
+            parts.append((hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9))
+        pooled = np.concatenate(parts)
+        out = np.empty_like(pooled)
+        out[order] = pooled
+        return _normalize(out)
 
     def encode_queries(self, texts):
         return self._encode(list(texts), self.query_prefix)
