@@ -53,10 +53,10 @@ def test_card_metrics_by_hand():
 
 def test_leakage_lists_the_requests_near_an_example_and_the_clean_row_reads_them_back(tmp_path):
     """'turn wifi on' shares 10 of the 15 distinct padded 3-grams of 'turn wifi off' and itself (Jaccard 2/3 >= 0.5);
-    its Korean twin shares its id but no gram, and 'call mom' none either: only the English text is leaked."""
+    its Korean twin shares no gram, and 'call mom' none either: only the English text is leaked."""
     cat = catalog()
     cat[0]["examples"] = [{"text": "turn wifi off", "lang": "en"}]
-    main = [{"utterance_id": "p1", "text": "turn wifi on"}, {"utterance_id": "p1", "text": "와이파이 켜 줘"},
+    main = [{"utterance_id": "p1", "text": "turn wifi on"}, {"utterance_id": "p1-ko", "text": "와이파이 켜 줘"},
             {"utterance_id": "p2", "text": "call mom"}]
     exp = SimpleNamespace(catalog=cat, main=main, rows=main, rankers={}, run=SimpleNamespace(seed=0),
                           output=SimpleNamespace(table=tmp_path / "example_leakage.csv"))

@@ -184,11 +184,10 @@ def write_leakage(exp) -> pd.DataFrame:
 
 
 def leaked_rows(path, rows: list[dict]) -> np.ndarray:
-    """Per row, whether :func:`write_leakage`'s table at ``path`` lists it (by utterance id and text: a pair's two
-    languages share an id)."""
-    near = pd.read_csv(path, dtype=str, keep_default_na=False)
-    listed = set(zip(near["utterance_id"], near["text"]))
-    return np.array([(str(r["utterance_id"]), r["text"]) in listed for r in rows], bool)
+    """Per row, whether :func:`write_leakage`'s table at ``path`` lists its utterance id (unique in a set:
+    :func:`toolgate.utterances.load_utterances` refuses a repeated one)."""
+    listed = set(pd.read_csv(path, dtype=str, keep_default_na=False)["utterance_id"])
+    return np.array([str(r["utterance_id"]) in listed for r in rows], bool)
 
 
 def within_rows(router: Router, exp, leaked: np.ndarray) -> list[dict]:
