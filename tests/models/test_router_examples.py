@@ -16,6 +16,13 @@ def folder(tmp_path_factory):
     return make_artifact(tmp_path_factory.mktemp("examples"), real_gate=True, gate="examples")
 
 
+@pytest.fixture(scope="module")
+def chars(tmp_path_factory):
+    """The same router reading character n-grams beside the embedding (router.examples_chars)."""
+    return make_artifact(tmp_path_factory.mktemp("chars"), real_gate=True, gate="examples",
+                         router={"examples_chars": [1, 4]})
+
+
 def test_the_manifest_names_the_model_and_the_arrays_hold_it(folder):
     m = manifest(folder)
     assert m["pipeline"]["kind"] == "examples" and m["gate"] is None and m["thresholds"]["scale"] == "probability"
@@ -23,6 +30,35 @@ def test_the_manifest_names_the_model_and_the_arrays_hold_it(folder):
     assert m["examples"]["examples"] == 8 and m["examples"]["negatives"] == 1
     arrays = np.load(folder / "embeddings.npz")
     assert arrays["examples__coef"].shape == (7, 512) and arrays["examples__intercept"].shape == (7,)
+    assert "chars" not in m["examples"] and set(arrays) == {"examples__coef", "examples__intercept",
+                                                               "catalog__use", "exemplars__use"}
+
+
+def test_with_n_grams_the_manifest_holds_their_vocabulary_and_the_arrays_their_weights(chars):
+    m = manifest(chars)
+    grams = m["examples"]["chars"]
+    vocab = grams["vocabulary"]
+    assert grams["ngram"] == [1, 4] and vocab == sorted(set(vocab)) and " wak" in vocab
+    arrays = np.load(chars / "embeddings.npz")
+    assert arrays["examples__chars"].shape == (7, len(vocab)) and arrays["examples__idf"].shape == (len(vocab),)
+    router = Router.load(chars)
+    one = router.decide("wake me up at six")
+    many = router.decide_many(["wake me up at six", "tell me a joke"])
+    assert one.kind == many[0].kind and one.candidates[0][0] == "set_alarm"
+    assert [c for c, _ in one.candidates] == [c for c, _ in many[0].candidates]
+    assert [s for _, s in one.candidates] == pytest.approx([s for _, s in many[0].candidates])
+    other = [{**tool("play_music"), "examples": [{"text": "put on some songs", "lang": "en"}]}, tool("set_timer")]
+    over = router.on_catalog(other, ("en",))  # remade with n-grams of the new catalog's texts
+    assert "song" in over.examples.grams.vocabulary and over.manifest["examples"]["chars"]["ngram"] == [1, 4]
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m["examples"]["chars"]["vocabulary"].reverse(), "examples.chars': n-grams of at most"),
+    (lambda m: m["examples"]["chars"]["vocabulary"].pop(), r"examples__chars is float32 of shape \(7, \d+\); the "
+                                                            r"router reads float32 of shape \(7, \d+\)"),
+    (lambda m: m["examples"].update(chars=None), "holds examples__chars.npy, which is no array of this router")])
+def test_n_grams_that_do_not_fit_their_arrays_are_refused(chars, tmp_path, change, message):
+    test_a_model_that_does_not_fit_its_catalog_is_refused(chars, tmp_path, change, message)
 
 
 def test_it_decides_one_request_as_the_batch_does_and_ranks_by_the_model(folder):

@@ -66,7 +66,8 @@ PATHS = SimpleNamespace(
     **{t: table(t) for t in ("reliability", "operating_points", "operating_sweep", "gate_by_overlap",
                              "gate_overlap_map", "gate_transfer", "gate_loco", "candidate_ablation", "scaling",
                              "tokenizer_ablation", "external_gate", "jaccard_items", "router_loco", "router_selection",
-                             "router_eval", "router_probes", "router_cost", "example_leakage")},
+                             "router_eval", "router_probes", "router_cost", "example_leakage",
+                             "examples_ablation")},
 )
 
 
@@ -145,7 +146,8 @@ def router_targets():
         return []
     return (expand(PATHS.router, pipeline=[*config["router"]["pipelines"], SELECTED])
             + ([PATHS.router_cost] if config["timing"] else [])
-            + [PATHS.router_selection, PATHS.router_eval, PATHS.router_loco, PATHS.router_probes])
+            + [PATHS.router_selection, PATHS.router_eval, PATHS.router_loco, PATHS.router_probes,
+               PATHS.examples_ablation])
 
 
 def all_figures():

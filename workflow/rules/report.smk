@@ -15,7 +15,7 @@ rule report:
         # each report.compare experiment's config and its tables that exist now (toolgate.report.sets.compared_inputs)
         compared=compared_inputs(config["report"]["compare"]),
         # the selected router's manifest (why, passed over) and its tables
-        router=[PATHS.selected, PATHS.router_selection, PATHS.router_eval, PATHS.router_probes]
+        router=[PATHS.selected, PATHS.router_selection, PATHS.router_eval, PATHS.router_probes, PATHS.examples_ablation]
         if config["router"]["enabled"] else [],
         paper=[PAPER_CONFIG] if Path(PAPER_CONFIG).exists() else [],
     output:

@@ -123,6 +123,28 @@ rule router_eval:
         "../scripts/router_eval.py"
 
 
+rule examples_ablation:
+    # the examples model with and without the request's character n-grams, whichever the config ships
+    input:
+        unpack(router_inputs),
+        latency=str(latency_table(config["router"]["latency_table"])),
+        leakage=PATHS.example_leakage,
+        probes=probe_files(),
+    output:
+        table=PATHS.examples_ablation,
+        md=f"{RES}/tables/examples_ablation.md",
+    params:
+        settings=ROUTER_PARAMS,
+    benchmark:
+        f"benchmarks/{EXP}/examples_ablation.tsv"
+    log:
+        f"{LOGS}/examples_ablation.log",
+    conda:
+        ENV
+    script:
+        "../scripts/examples_ablation.py"
+
+
 rule router_cost:
     # Timings need the machine to themselves: hold every core so no other job runs beside.
     threads: 256  # capped by snakemake at --cores

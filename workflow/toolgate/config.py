@@ -38,6 +38,10 @@ def resolve(config: dict, source: str = "config") -> dict:
     _check_lexical(out, source)
     _check_packages(out, source)
     _check_path_kinds(out, source)
+    chars = out["router"]["examples_chars"]
+    if chars is not None and chars[0] > chars[1]:
+        raise InputError(source, f"the shortest n-gram ({chars[0]}) is longer than the longest ({chars[1]})",
+                         field="router.examples_chars")
     return out
 
 
@@ -415,6 +419,7 @@ class RouterSettings:
     gate: str
     examples: tuple[str, ...]
     examples_c: float
+    examples_chars: tuple[int, int] | None
     ask_cap: float | None
     utility: dict
     latency_budget_ms: float

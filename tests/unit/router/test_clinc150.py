@@ -18,7 +18,7 @@ def test_ece_is_the_top_probability_against_the_intent_being_right():
     """Test rows a (0.9, right), b (0.7, right), oos (0.8 on a, never right), oos (0.6 on b): bins 6-9 hold one row
     each, gaps 0.1, 0.3, 0.8, 0.6 over a quarter each."""
     class Fixed:
-        def top_action(self, emb):
+        def top_action(self, emb, texts):
             return np.array(["a", "b", "a", "b"]), np.array([0.9, 0.7, 0.8, 0.6])
     data = {"test": [("x", "a"), ("y", "b")], "oos_test": [("z", OOS), ("w", OOS)]}
     row = C.test_row(Fixed(), lambda texts: np.zeros((len(texts), 1)), data, 0.75)
@@ -69,6 +69,18 @@ def test_the_grid_choice_is_the_most_accurate_on_validation():
         assert len(grid) == 8
 
 
+def test_character_n_grams_reach_the_model():
+    """The texts name their labels (a|..., b|...): with n-grams, even the blind encoder tells a from b."""
+    def blind(texts):
+        return np.ones((len(texts), 3)) / np.sqrt(3)
+    df, _ = clinc150_frame(_data(), {"blind": blind}, cs=(100.0,), chars=(1, 4))
+    row = df[df["condition"] == "examples (training split)"].iloc[0]
+    assert row["chars"] == "1-4" and row["in_scope_accuracy"] == 100.0
+    plain, _ = clinc150_frame(_data(), {"blind": blind}, cs=(100.0,))
+    assert plain.loc[plain["condition"] == "examples (training split)", "chars"].item() == "none"
+    assert plain.loc[plain["condition"] == "examples (training split)", "in_scope_accuracy"].item() == 50.0
+
+
 def test_joined_encoders_are_unit_length(monkeypatch):
     import toolgate.core.encoders as E
 
@@ -83,3 +95,11 @@ def test_joined_encoders_are_unit_length(monkeypatch):
     joined = enc["a+b"](["x", "y"])
     assert joined.shape == (2, 4) and np.allclose(np.linalg.norm(joined, axis=1), 1.0)
     assert enc["a+b"](["x", "y"]) is joined  # memoised: validation and test are encoded once per encoder
+
+
+@pytest.mark.parametrize("span", [["3", "1"], ["0", "0"], ["1", "9"]])
+def test_a_bad_n_gram_span_is_refused_before_any_data_is_read(span, tmp_path, capsys):
+    from toolgate.cli import main
+
+    assert main(["clinc150", "--chars", *span, "--mirror", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "--chars" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -95,3 +95,34 @@ def test_a_route_entry_carries_no_examples(tmp_path):
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(InputError, match="only an action carries examples"):
         load_catalog(path)
+
+
+def test_character_n_grams_are_scikit_learns_char_wb_tf_idf():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from toolgate.core.examples import CharGrams
+    from toolgate.core.text import normalize
+
+    texts = ["Turn  on Wi-Fi", "와이파이 꺼 줘", "a", "I", "Ｆｕｌｌ-width ＡＢＣ", "알람 알람 알람", "go go"]
+    ref = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4), sublinear_tf=True, preprocessor=normalize)
+    want = ref.fit_transform(texts)
+    grams = CharGrams.fit(texts, (1, 4))
+    assert list(grams.vocabulary) == ref.get_feature_names_out().tolist()
+    assert np.allclose(grams.idf, ref.idf_, atol=1e-6)
+    new = ["turn off wifi", "블루투스 켜", "", "zzz"]  # unseen n-grams count for nothing; no known one: a zero row
+    assert np.allclose(grams.matrix(texts + new).toarray(), np.vstack([want.toarray(), ref.transform(new).toarray()]),
+                       atol=1e-6)
+
+
+def test_a_model_with_n_grams_reads_the_texts_and_needs_them():
+    texts = ["turn on the flashlight", "flashlight on", "start the stopwatch", "stopwatch go", "tell me a joke", "hi"]
+    labels = ["set_flashlight", "set_flashlight", "start_stopwatch", "start_stopwatch", "chat", "chat"]
+    blind = np.ones((len(texts), 2), np.float32)  # an encoder that tells nothing apart
+    model = fit_examples(blind, labels, 10.0, texts, (1, 4))
+    assert model.gram_coef.shape == (3, len(model.grams.vocabulary)) and model.gram_coef.dtype == np.float32
+    tool, _ = model.top_action(blind[:2], ["stopwatch please", "flashlight please"])
+    assert list(tool) == ["start_stopwatch", "set_flashlight"]
+    with pytest.raises(ValueError, match="texts"):
+        model.proba(blind[:2])
+    plain = fit_examples(blind, labels, 10.0)
+    assert plain.grams is None and np.allclose(plain.proba(blind[:1])[0], plain.proba(blind[:1], ["x"])[0])

@@ -168,6 +168,11 @@ def _check_parts(path: Path, m: dict) -> None:
                           "catalog without examples, execute >= confirm")
     if len(set(entry["classes"])) != len(entry["classes"]):
         raise RouterError(f"{path}: field 'examples.classes': not distinct action or route ids of the catalog (and '' for none)")
+    chars = entry.get("chars")
+    if chars is not None and not (chars["ngram"][0] <= chars["ngram"][1] and chars["vocabulary"] == sorted(
+            set(chars["vocabulary"])) and all(len(g) <= chars["ngram"][1] for g in chars["vocabulary"])):
+        raise RouterError(f"{path}: field 'examples.chars': n-grams of at most ngram[1] characters, sorted and "
+                          "distinct, with ngram[0] <= ngram[1]")
 
 
 def _check_places(path: Path, folder: Path, name: str, spec: dict) -> None:
@@ -273,13 +278,17 @@ def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> 
 
 def expected_arrays(m: dict, catalog: list[dict]) -> dict[str, tuple]:
     """The arrays embeddings.npz holds, each float32 of a shape (None: the encoder's columns): per encoder the
-    catalog's and the exemplars' embeddings, and an examples model's coefficients and intercepts."""
+    catalog's and the exemplars' embeddings, and an examples model's coefficients and intercepts (and its n-grams'
+    coefficients and idf)."""
     out = {}
     for name, entry in m["encoders"].items():
         out |= {f"catalog__{name}": (len(catalog), None), f"exemplars__{name}": (entry["exemplars"], None)}
     if m["pipeline"]["kind"] == "examples":
-        k = len(m["examples"]["classes"])
+        k, chars = len(m["examples"]["classes"]), m["examples"].get("chars")
         out |= {"examples__coef": (k, None), "examples__intercept": (k,)}
+        if chars is not None:
+            v = len(chars["vocabulary"])
+            out |= {"examples__chars": (k, v), "examples__idf": (v,)}
     return out
 
 

@@ -36,7 +36,7 @@ from .catalog import ACTION, index_text, load_catalog
 from .decisions import band_decisions, ladder_decisions
 from .errors import InputError
 from .evidence import CLOSE, Evidence, effect, near_tie
-from .examples import ExampleModel, action_matrix, fit_examples, log_odds, training_texts
+from .examples import ExampleModel, action_matrix, examples_entry, fit_examples, log_odds, training_texts
 from .gates import GateRuntime
 from .mood import talks_about
 from .rankers import BM25Ranker, fit_ranker
@@ -248,8 +248,10 @@ class Router:
         examples = None
         if self.examples is not None:  # the model remade for the catalog's actions: its examples, else own texts
             texts, labels = training_texts(catalog, tuple(langs), generic_bank(tuple(langs)))
-            examples = fit_examples(self.encoders[self.ranker].encode_queries(texts), labels, m["examples"]["c"])
-            m["examples"] = {**m["examples"], "classes": [str(c) for c in examples.classes]}
+            chars = (m["examples"].get("chars") or {}).get("ngram")
+            examples = fit_examples(self.encoders[self.ranker].encode_queries(texts), labels, m["examples"]["c"],
+                                    texts, chars)
+            m["examples"] = {**m["examples"], **examples_entry(examples)}
         return Router(m, catalog, lexical, EncoderSet(self.encoders, docs, self.exemplars), evidence, examples)
 
     def fallback(self) -> "Router":
@@ -302,7 +304,7 @@ class Router:
             queries[name] = (hide(emb @ self.docs[name].T), emb)
         rank = lex if self.ranker is None else queries[self.ranker][0]
         if self.examples is not None:
-            rank = hide(action_matrix(self.examples, queries[self.ranker][1], self.catalog))
+            rank = hide(action_matrix(self.examples, queries[self.ranker][1], self.catalog, list(texts)))
             return lex, rank, None, log_odds(rank[:, self.actions].max(1))
         if self.gate is None:
             return lex, rank, None, lex.max(1)

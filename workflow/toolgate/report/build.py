@@ -293,7 +293,8 @@ def _iv(value, lo, hi, sign: str = "") -> str:
 
 def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple]:
     """The router section: the selection (chosen, why, passed over, nested against the ladder; router_selection.csv
-    and router.json), the evaluation card (router_eval.csv) and the probes (its probes:<name> rows)."""
+    and router.json), the evaluation card (router_eval.csv), the probes (its probes:<name> rows) and the examples
+    model with and without character n-grams (examples_ablation.csv)."""
     if "router_selection" not in tables and "router_eval" not in tables:
         return []
     out = [("h", 2, "The router")]
@@ -319,9 +320,12 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                    else "No candidate had a higher utility out of fold. " if "passed_over" in sel else ""))
         ex = manifest.get("examples")
         if ex:  # which examples it saw (router.json's examples)
-            text += (f"It learned from the catalog's {ex['examples']} examples and {ex['negatives']} negatives and "
-                     "the shipped bank of generic out-of-scope requests; over a catalog without examples it runs its "
-                     "ladder fallback. ")
+            chars = ex.get("chars")
+            reads = (f"its encoder's embedding and {chars['ngram'][0]}- to {chars['ngram'][1]}-character n-grams"
+                     if chars else "its encoder's embedding")
+            text += (f"It reads {reads}, and learned from the catalog's {ex['examples']} examples and "
+                     f"{ex['negatives']} negatives and the shipped bank of generic out-of-scope requests; over a "
+                     "catalog without examples it runs its ladder fallback. ")
         if len(nested):
             n = nested.iloc[0]
             text += (f"The same rule applied inside each outer fold (nested): accuracy {n['accuracy']:.3f} against "
@@ -368,6 +372,13 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
             out.append(("p", "No probe rows: router.probes names no folder of router-*.jsonl files, or its probes "
                              "name tools outside this catalog (they were written for another; the router_eval log "
                              "says which)."))
+    if len(tables.get("examples_ablation", ())):
+        out += [("p", "The examples model with and without the request's character n-grams "
+                      "(tables/examples_ablation.csv; router.examples_chars): out of fold, on the clean row and on "
+                      "each probe file; wrong_act counts the requests it executes a wrong action on."),
+                ("table", tables["examples_ablation"].drop(columns="set").assign(
+                    rows=lambda d: d["rows"].where(d["rows"] != "probes", tables["examples_ablation"]["set"]),
+                    right=lambda d: [int(v) if v == v else "" for v in d["right"]]))]
     return out
 
 

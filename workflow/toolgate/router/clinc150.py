@@ -3,8 +3,9 @@ oos-threshold protocol: an intent classifier trained on the training split; the 
 chosen on the validation split (in-scope and out-of-scope requests, the threshold with the best accuracy there,
 out of scope counted as its own class); in-scope accuracy and out-of-scope recall reported on the test split, beside
 the paper's Table 2 (oos-threshold, Full). The classifier is :mod:`toolgate.core.examples`' model on a frozen
-encoder, in two conditions: the training split as each intent's examples, and the intent's name alone. The encoder
-and C are chosen from a grid by the same validation accuracy; test figures are computed for the choice alone.
+encoder (and, where asked, the requests' character n-grams, as router.examples_chars gives them), in two
+conditions: the training split as each intent's examples, and the intent's name alone. The encoder and C are chosen
+from a grid by the same validation accuracy; test figures are computed for the choice alone.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ log = logging.getLogger(__name__)
 # Larson et al. 2019, Table 2, oos-threshold on the Full training set: (in-scope accuracy, out-of-scope recall) in %.
 PUBLISHED = {"BERT": (96.2, 52.3), "MLP on USE": (93.4, 49.1), "Rasa": (90.9, 31.2), "DialogFlow": (90.8, 26.7),
              "SVM": (88.2, 18.0)}
-COLUMNS = ["system", "condition", "encoder", "c", "train_texts", "val_accuracy", "threshold", "in_scope_accuracy",
-           "oos_recall", "auroc", "fpr_at_95_recall", "ece", "source"]
+COLUMNS = ["system", "condition", "encoder", "chars", "c", "train_texts", "val_accuracy", "threshold",
+           "in_scope_accuracy", "oos_recall", "auroc", "fpr_at_95_recall", "ece", "source"]
 GRID_C = (1.0, 3.0, 10.0, 30.0, 100.0)
 ECE_BINS = 10
 
@@ -48,7 +49,8 @@ def threshold_on(p: np.ndarray, pred: np.ndarray, gold: np.ndarray) -> float:
 
 def scored(model, encode, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(top intent, its probability, gold) of ``rows``."""
-    pred, p = model.top_action(encode([t for t, _ in rows]))
+    texts = [t for t, _ in rows]
+    pred, p = model.top_action(encode(texts), texts)
     return pred, p, np.array([i for _, i in rows])
 
 
@@ -93,10 +95,11 @@ def grid_encoders(names) -> dict:
     return out
 
 
-def clinc150_frame(data: dict, encoders: dict, cs=GRID_C) -> tuple[pd.DataFrame, pd.DataFrame]:
+def clinc150_frame(data: dict, encoders: dict, cs=GRID_C, chars=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(results, grid) on ``data`` (:func:`read_clinc`). For each condition, every encoder of ``encoders`` (name ->
-    texts -> unit embeddings) and C of ``cs`` is scored on validation; the most accurate (the first on ties) is run
-    on test. The published rows follow. Out-of-scope training requests are never used (the oos-threshold protocol)."""
+    texts -> unit embeddings), with the character n-grams ``chars`` (lo, hi; None: none), and C of ``cs`` is scored
+    on validation; the most accurate (the first on ties) is run on test. The published rows follow. Out-of-scope
+    training requests are never used (the oos-threshold protocol)."""
     train = data["train"]
     names = sorted({i for _, i in train})
     rows, grid = [], []
@@ -106,14 +109,15 @@ def clinc150_frame(data: dict, encoders: dict, cs=GRID_C) -> tuple[pd.DataFrame,
         for enc, encode in encoders.items():
             emb = encode(texts)  # memoised (:func:`grid_encoders`): validation and test are encoded once
             for c in cs:
-                model = fit_examples(emb, labels, c)
+                model = fit_examples(emb, labels, c, texts, chars)
                 t, acc = validated(model, encode, data)
                 log.info("clinc150: %s, %s, C=%g: validation accuracy %.4f", name, enc, c, acc)
                 grid.append({"condition": name, "encoder": enc, "c": c, "threshold": t, "val_accuracy": acc})
                 if best is None or acc > best[0] + 1e-12:
                     best = (acc, enc, c, model, t)
         acc, enc, c, model, t = best
-        rows.append({"system": "toolgate examples model", "condition": name, "encoder": enc, "c": c,
+        rows.append({"system": "toolgate examples model", "condition": name, "encoder": enc,
+                     "chars": "none" if chars is None else f"{chars[0]}-{chars[1]}", "c": c,
                      "train_texts": len(texts), "val_accuracy": acc, **test_row(model, encoders[enc], data, t),
                      "source": "this run"})
     rows += [{"system": s, "condition": "published, oos-threshold, Full", "in_scope_accuracy": a, "oos_recall": r,

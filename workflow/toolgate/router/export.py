@@ -25,6 +25,7 @@ from ..core.catalog import actions, load_catalog, route_ids
 from ..core.decisions import band_decisions, ladder_decisions
 from ..core.errors import InputError
 from ..core.evidence import tie_margin
+from ..core.examples import examples_arrays, examples_entry
 from ..core.gates import EMBEDDINGS, gate_entry, needs_exemplars, texts_sha256
 from ..core.rankers import RankerSpec, fit_ranker, query_embeddings
 from ..core.scores import mode_note, route_step, top_actions
@@ -211,9 +212,8 @@ def build_artifact(exp, route: Route, selection: dict | None = None) -> Artifact
     model_parts = {}  # an examples router's model and the ladder it falls back to on a catalog without examples
     if route.gate == EXAMPLES:
         model = examples_of(exp, route.ranker)[0]
-        arrays |= {"examples__coef": model.coef, "examples__intercept": model.intercept}
-        model_parts = {"examples": {"encoder": route.ranker, "classes": [str(c) for c in model.classes],
-                                    "c": exp.router.examples_c,
+        arrays |= examples_arrays(model)
+        model_parts = {"examples": {"encoder": route.ranker, **examples_entry(model), "c": exp.router.examples_c,
                                     "examples": sum(len(t.get("examples", [])) for t in catalog),
                                     "negatives": sum(len(t.get("negatives", [])) for t in catalog)},
                        "fallback": {"kind": "ladder",

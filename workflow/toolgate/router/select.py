@@ -177,17 +177,20 @@ class Outcomes:
 
 
 def examples_of(exp, ranker: str) -> tuple[ExampleModel, Scores]:
-    """(model, scores) of the examples model on ``ranker``'s encoder: trained on the catalog (examples, own texts,
-    negatives) and the generic bank, never on the experiment's requests, then applied to every request; made once
-    per experiment."""
+    """(model, scores) of the examples model on ``ranker``'s encoder (and router.examples_chars' n-grams): trained on
+    the catalog (examples, own texts, negatives) and the generic bank, never on the experiment's requests, then
+    applied to every request; made once per experiment."""
     key = ("examples", ranker)
     if key not in exp.memo:
         spec, langs = RankerSpec.of(exp.rankers[ranker]).entry, tuple(exp.run.langs)
         texts, labels = training_texts(exp.catalog, langs, generic_bank(langs))
-        model = fit_examples(query_embeddings(spec, texts, exp.run), labels, exp.router.examples_c)
-        emb = query_embeddings(spec, [r["text"] for r in exp.rows], exp.run)  # the scores rule's order: its cache
+        model = fit_examples(query_embeddings(spec, texts, exp.run), labels, exp.router.examples_c, texts,
+                             exp.router.examples_chars)
+        requests = [r["text"] for r in exp.rows]
+        emb = query_embeddings(spec, requests, exp.run)  # the scores rule's order: its cache
         lex = exp.scores(exp.provenance["lexical"])
-        exp.memo[key] = model, Scores(lex.utterance_ids, lex.tool_ids, lex.kinds, action_matrix(model, emb, exp.catalog))
+        exp.memo[key] = model, Scores(lex.utterance_ids, lex.tool_ids, lex.kinds,
+                                      action_matrix(model, emb, exp.catalog, requests))
     return exp.memo[key]
 
 
