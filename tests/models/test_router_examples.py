@@ -53,12 +53,56 @@ def test_with_n_grams_the_manifest_holds_their_vocabulary_and_the_arrays_their_w
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda m: m["examples"]["chars"]["vocabulary"].reverse(), "examples.chars': n-grams of at most"),
+    (lambda m: m["examples"]["chars"]["vocabulary"].reverse(), "examples.chars': not sorted and distinct at"),
+    (lambda m: m["examples"]["chars"].update(ngram=[4, 1]), "examples.chars': ngram 4 > 1"),
+    (lambda m: m["examples"]["chars"]["vocabulary"].__setitem__(-1, "zzzzz"), "'zzzzz' is longer than 4"),
     (lambda m: m["examples"]["chars"]["vocabulary"].pop(), r"examples__chars is float32 of shape \(7, \d+\); the "
                                                             r"router reads float32 of shape \(7, \d+\)"),
     (lambda m: m["examples"].update(chars=None), "holds examples__chars.npy, which is no array of this router")])
 def test_n_grams_that_do_not_fit_their_arrays_are_refused(chars, tmp_path, change, message):
     test_a_model_that_does_not_fit_its_catalog_is_refused(chars, tmp_path, change, message)
+
+
+def test_an_integral_float_span_loads_as_its_integers(chars, tmp_path):
+    """JSON Schema takes 4.0 for an integer: it must reach the n-grams as 4."""
+    same = tmp_path / "router"
+    same.mkdir()
+    for f in chars.iterdir():
+        (same / f.name).write_bytes(f.read_bytes())
+    m = manifest(same)
+    m["examples"]["chars"]["ngram"] = [1.0, 4.0]
+    (same / "router.json").write_text(json.dumps(m))
+    assert Router.load(same).decide("wake me up at six").candidates == Router.load(chars).decide(
+        "wake me up at six").candidates
+
+
+def test_an_idf_below_1_is_refused(chars, tmp_path):
+    from toolgate.core.artifact import file_entry, npz_bytes
+
+    bad = tmp_path / "router"
+    bad.mkdir()
+    for f in chars.iterdir():
+        (bad / f.name).write_bytes(f.read_bytes())
+    arrays = dict(np.load(bad / "embeddings.npz"))
+    arrays["examples__idf"][0] = 0.5
+    data = npz_bytes(arrays)
+    (bad / "embeddings.npz").write_bytes(data)
+    m = manifest(bad)
+    m["files"]["embeddings.npz"] = file_entry(data)
+    (bad / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match="examples__idf holds a value below 1"):
+        Router.load(bad)
+
+
+def test_adapt_with_n_grams_writes_a_router_that_loads(chars, tmp_path):
+    from conftest import write_jsonl
+    from toolgate.cli import main
+
+    other = [{**tool("play_music"), "examples": [{"text": "put on some songs", "lang": "en"}]}, tool("set_timer")]
+    path = write_jsonl(tmp_path / "other.jsonl", other)
+    assert main(["adapt", str(chars), "--catalog", str(path), "--out", str(tmp_path / "out")]) == 0
+    adapted = Router.load(tmp_path / "out")
+    assert "song" in adapted.examples.grams.vocabulary and adapted.decide("put on some songs").tool == "play_music"
 
 
 def test_it_decides_one_request_as_the_batch_does_and_ranks_by_the_model(folder):

@@ -58,6 +58,14 @@ def test_the_manifest_check_passes_nothing_the_router_schema_refuses(artifact):
     assert _holds("router", json.loads((artifact / "router.json").read_text())) > 0
 
 
+def test_the_manifest_check_holds_an_examples_model_with_n_grams_to_the_schema(artifact):
+    m = json.loads((artifact / "router.json").read_text())
+    m["examples"] = {"encoder": "use", "classes": ["set_alarm", ""], "c": 10.0,
+                     "chars": {"ngram": [1, 4], "vocabulary": [" ", " a", "ab"]}}
+    assert _holds("router", m) > 0
+    assert not plain.router({**m, "examples": {**m["examples"], "chars": {"ngram": [1.5, 4], "vocabulary": []}}})
+
+
 def test_the_catalog_check_passes_nothing_the_catalog_schema_refuses():
     rows = [json.loads(line) for line in (ROOT / "data/catalogs/device70/catalog.jsonl").read_text(encoding="utf-8")
             .splitlines() if line.strip()]

@@ -124,5 +124,7 @@ def test_a_model_with_n_grams_reads_the_texts_and_needs_them():
     assert list(tool) == ["start_stopwatch", "set_flashlight"]
     with pytest.raises(ValueError, match="texts"):
         model.proba(blind[:2])
+    with pytest.raises(ValueError, match="training texts"):
+        fit_examples(blind, labels, 10.0, texts[:-1], (1, 4))
     plain = fit_examples(blind, labels, 10.0)
     assert plain.grams is None and np.allclose(plain.proba(blind[:1])[0], plain.proba(blind[:1], ["x"])[0])

@@ -169,10 +169,15 @@ def _check_parts(path: Path, m: dict) -> None:
     if len(set(entry["classes"])) != len(entry["classes"]):
         raise RouterError(f"{path}: field 'examples.classes': not distinct action or route ids of the catalog (and '' for none)")
     chars = entry.get("chars")
-    if chars is not None and not (chars["ngram"][0] <= chars["ngram"][1] and chars["vocabulary"] == sorted(
-            set(chars["vocabulary"])) and all(len(g) <= chars["ngram"][1] for g in chars["vocabulary"])):
-        raise RouterError(f"{path}: field 'examples.chars': n-grams of at most ngram[1] characters, sorted and "
-                          "distinct, with ngram[0] <= ngram[1]")
+    if chars is None:
+        return
+    (lo, hi), vocab = chars["ngram"], chars["vocabulary"]
+    longer = next((g for g in vocab if len(g) > hi), None)
+    unsorted = next((b for a, b in zip(vocab, vocab[1:]) if a >= b), None)
+    for broken, why in ((lo > hi, f"ngram {lo} > {hi}"), (longer is not None, f"{longer!r} is longer than {hi}"),
+                        (unsorted is not None, f"not sorted and distinct at {unsorted!r}")):
+        if broken:
+            raise RouterError(f"{path}: field 'examples.chars': {why}")
 
 
 def _check_places(path: Path, folder: Path, name: str, spec: dict) -> None:
@@ -399,4 +404,7 @@ def load_examples(folder: Path, m: dict, catalog: list[dict], arrays: dict):
     if arrays["examples__coef"].shape[1] != dim:
         raise RouterError(f"{folder / EMBEDDINGS}: the examples model's arrays are not of {len(entry['classes'])} "
                           f"classes x {dim} finite numbers; export the router again")
+    if "examples__idf" in arrays and (arrays["examples__idf"] < 1).any():  # a smoothed idf is 1 + log(...) >= 1
+        raise RouterError(f"{folder / EMBEDDINGS}: array examples__idf holds a value below 1, which no n-gram's idf "
+                          "takes; export the router again")
     return ExampleModel.of(entry, arrays)

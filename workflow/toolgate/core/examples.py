@@ -94,7 +94,7 @@ class ExampleModel:
     def of(cls, entry: dict, arrays: dict) -> "ExampleModel":
         """The model a manifest's ``examples`` entry and its arrays (embeddings.npz) describe."""
         chars = entry.get("chars")
-        grams = None if chars is None else CharGrams(*chars["ngram"], tuple(chars["vocabulary"]),
+        grams = None if chars is None else CharGrams(*map(int, chars["ngram"]), tuple(chars["vocabulary"]),
                                                      np.asarray(arrays["examples__idf"], float))
         return cls(np.array(entry["classes"], dtype=str), np.asarray(arrays["examples__coef"], float),
                    np.asarray(arrays["examples__intercept"], float), grams,
@@ -146,6 +146,8 @@ def fit_examples(emb: np.ndarray, labels, c: float = 10.0, texts=None, chars=Non
     labels = np.asarray(labels)
     if len(set(labels)) < 2:
         raise ValueError("an example model needs two classes at least (two actions, or an action and 'none')")
+    if chars is not None and (texts is None or len(texts) != len(emb)):
+        raise ValueError("a model with character n-grams is fitted on the training texts beside their embeddings")
     grams = None if chars is None else CharGrams.fit(texts, chars)
     x = emb
     if grams is not None:
@@ -160,6 +162,11 @@ def fit_examples(emb: np.ndarray, labels, c: float = 10.0, texts=None, chars=Non
     coef, dim = coef[order], emb.shape[1]
     return ExampleModel(lr.classes_[order].astype(str), coef[:, :dim], intercept[order], grams,
                         None if grams is None else coef[:, dim:])
+
+
+def span_label(chars) -> str:
+    """A table's name of an n-gram span (lo, hi): ``lo-hi``, or ``none``."""
+    return "none" if chars is None else f"{chars[0]}-{chars[1]}"
 
 
 def examples_entry(model: ExampleModel) -> dict:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.evidence import Evidence
+from ..core.examples import span_label
 from ..experiment import Experiment
 from ..routing.baselines import Gold
 from ..tables import write_table
@@ -49,10 +50,11 @@ def ablation_frame(exp: Experiment, leaked: np.ndarray, probes: dict) -> pd.Data
     rows = exp.main
     g, gold = Gold(rows, exp.catalog), np.array([r["gold_tool"] or "" for r in rows])
     everything = np.ones(len(rows), bool)
-    recs, evidence = [], Evidence(exp.catalog, tuple(exp.run.langs))
+    recs, evidence, encoders = [], Evidence(exp.catalog, tuple(exp.run.langs)), Encoders(exp.run.cache)
+    settings_of = {chars: with_chars(exp, chars) for chars in spans(settings.examples_chars)}  # one memo each
     for c in cands:
-        for chars in spans(settings.examples_chars):
-            e, label = with_chars(exp, chars), "none" if chars is None else f"{chars[0]}-{chars[1]}"
+        for chars, e in settings_of.items():
+            label = span_label(chars)
             log.info("examples_ablation: %s, character n-grams %s", c.name, label)
             o = outcomes(e, c, g)
             chosen = o.oof(everything)
@@ -62,7 +64,7 @@ def ablation_frame(exp: Experiment, leaked: np.ndarray, probes: dict) -> pd.Data
                 recs.append({"ranker": c.ranker, "chars": label, "set": exp.provenance["experiment"], "rows": name,
                              "n": int(within.sum()), **rates(o, chosen, within),
                              "wrong_act": int(wrong_act[within].sum())})
-            router = candidate_router(e, c, Encoders(exp.run.cache), {}, evidence)
+            router = candidate_router(e, c, encoders, {}, evidence)
             recs += [{"ranker": c.ranker, "chars": label, "set": p["set"], "rows": "probes", "n": p["n"],
                       "accuracy": p["accuracy"], "wrong_act": p["wrong_act"], "right": p["right"]}
                      for p in probe_rows(router, probes)]

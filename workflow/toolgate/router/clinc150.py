@@ -14,7 +14,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..core.examples import fit_examples
+from ..core.examples import fit_examples, span_label
 from ..external.adapters import CLINC_OOS as OOS
 from ..external.adapters import clinc150_splits, readable
 from ..metrics import auc, calibration_errors
@@ -117,7 +117,7 @@ def clinc150_frame(data: dict, encoders: dict, cs=GRID_C, chars=None) -> tuple[p
                     best = (acc, enc, c, model, t)
         acc, enc, c, model, t = best
         rows.append({"system": "toolgate examples model", "condition": name, "encoder": enc,
-                     "chars": "none" if chars is None else f"{chars[0]}-{chars[1]}", "c": c,
+                     "chars": span_label(chars), "c": c,
                      "train_texts": len(texts), "val_accuracy": acc, **test_row(model, encoders[enc], data, t),
                      "source": "this run"})
     rows += [{"system": s, "condition": "published, oos-threshold, Full", "in_scope_accuracy": a, "oos_recall": r,

@@ -274,7 +274,7 @@ def adapt_router(router_dir, catalog_path, out_dir, force: bool = False, calibra
         arrays[f"catalog__{name}"], arrays[f"exemplars__{name}"] = over.docs[name], router.exemplars[name]
         entry["texts_sha256"] = texts_sha256(catalog, entry["spec"]["variant"], langs)
     if over.examples is not None:
-        arrays |= {"examples__coef": over.examples.coef, "examples__intercept": over.examples.intercept}
+        arrays |= examples_arrays(over.examples)
     source = m["catalog"]
     m["catalog"] = catalog_entry(catalog, cat_bytes, catalog_path)
     m["adapted_from"] = {"catalog": source, "router": str(router_dir)}

@@ -180,7 +180,7 @@ def examples_of(exp, ranker: str) -> tuple[ExampleModel, Scores]:
     """(model, scores) of the examples model on ``ranker``'s encoder (and router.examples_chars' n-grams): trained on
     the catalog (examples, own texts, negatives) and the generic bank, never on the experiment's requests, then
     applied to every request; made once per experiment."""
-    key = ("examples", ranker)
+    key = ("examples", ranker, exp.router.examples_chars)
     if key not in exp.memo:
         spec, langs = RankerSpec.of(exp.rankers[ranker]).entry, tuple(exp.run.langs)
         texts, labels = training_texts(exp.catalog, langs, generic_bank(langs))
@@ -228,7 +228,7 @@ def after_rules(exp, c: Candidate, ranker: Scores) -> tuple[np.ndarray, np.ndarr
     ask on it (arrays of 2 x requests), and whether the request takes the route step whatever the band says (no
     candidate, no evidence). The near-tie margin is fitted at export and left out here (an exact tie is not): by
     construction it asks at most router.tie_cost of a fold's action requests more. Made once per ranker."""
-    key = ("rules", c.ranker, c.gate == EXAMPLES)
+    key = ("rules", c.ranker, c.gate == EXAMPLES and exp.router.examples_chars)
     if key not in exp.memo:
         rows, lex = exp.main, exp.scores(exp.provenance["lexical"])
         rules = catalog_rules(exp)

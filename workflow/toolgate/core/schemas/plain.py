@@ -69,6 +69,12 @@ def _gate(g) -> bool:
                                and _list(p["coef"], _num) and _num(p["intercept"]))))
 
 
+def _chars(c) -> bool:
+    """router.schema.yaml's ``examples.chars``: none, or an n-gram span and its vocabulary."""
+    return c is None or (_obj(c, "ngram", "vocabulary") and _list(c["ngram"], lambda v: _int(v, 1, 8))
+                         and len(c["ngram"]) == 2 and _list(c["vocabulary"], lambda g: _str(g) and 1 <= len(g) <= 8))
+
+
 def router(m) -> bool:
     """A manifest (router.json) this passes is valid under router.schema.yaml."""
     if not _obj(m, "format", "toolgate_version", "seed", "pipeline", "lexical", "text", "langs", "gate", "encoders",
@@ -82,7 +88,8 @@ def router(m) -> bool:
             and _str(p["kind"], "band", "ladder", "examples") and _str(p["ranker"]) and (p["gate"] is None or _str(p["gate"]))
             and _opt(m, "examples", lambda e: _obj(e, "encoder", "classes", "c") and _str(e["encoder"])
                      and _list(e["classes"], _str) and _num(e["c"]) and e["c"] > 0
-                     and _opt(e, "examples", lambda v: _int(v, 0)) and _opt(e, "negatives", lambda v: _int(v, 0)))
+                     and _opt(e, "examples", lambda v: _int(v, 0)) and _opt(e, "negatives", lambda v: _int(v, 0))
+                     and _opt(e, "chars", _chars))
             and _opt(m, "fallback", lambda f: _obj(f, "kind", "calibrator", "thresholds") and f["kind"] == "ladder"
                      and _obj(f["calibrator"], "method", "coef", "intercept")
                      and _obj(f["thresholds"], "execute", "confirm", "scale") and f["thresholds"]["scale"] == "pool_score")
