@@ -297,8 +297,8 @@ def rates(o: Outcomes, chosen: np.ndarray, within: np.ndarray) -> dict:
 def _best(cands: list[Candidate], rate: dict, settings, study: Study, held: dict | None = None) -> Candidate | None:
     """The best candidate within the latency budget, danger budget and ask cap. With held-out catalogs (``held``:
     :func:`toolgate.router.loco.held_out`): none whose interval against the ladder lies below 0 on one of them,
-    ranked by the worst of them (accuracy minus the ladder), then by accuracy on the experiment's own set; without:
-    by that accuracy. Ties: the cheaper, then the ladder. ``select: fixed``: the one candidate, whatever its rates."""
+    ranked by the worst of them (accuracy minus the ladder), then by utility on the experiment's own set; without:
+    by that utility. Ties: the cheaper, then the ladder. ``select: fixed``: the one candidate, whatever its rates."""
     if settings.select == "fixed":
         return cands[0]
     ok = [c for c in cands if c.p50_ms <= settings.latency_budget_ms and rate[c.name]["danger_rate"]
