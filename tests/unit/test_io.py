@@ -31,6 +31,8 @@ def test_duplicate_id_names_file_line_field(tmp_path, small_catalog):
     (lambda t: t["descriptions"].update(en="   "), "descriptions.en", "does not match"),
     (lambda t: t.update(extra=1), "extra", "unknown field"),
     (lambda t: t["parameters"].update(required=["zzz"]), "parameters.required", "not a property"),
+    (lambda t: t.update(examples=[{"text": "x", "lang": "en"}, {"text": "y"}]), "examples[1].lang",
+     "missing required field"),
 ])
 def test_catalog_field_errors(tmp_path, mutate, field, msg):
     bad = tool("set_alarm")

@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from .core import io, schemas
 from .core.catalog import actions, load_catalog
-from .core.errors import InputError
+from .core.errors import InputError, field_path
 from .core.rankers import RankerSpec, hybrid_rankers, kinds
 from .utterances import OUT_SUBTYPES, is_in_catalog, load_utterances, main_set
 
@@ -45,13 +45,13 @@ def resolve(config: dict, source: str = "config") -> dict:
     return out
 
 
-def _check_finite(node, source: str, at: str = "") -> None:
+def _check_finite(node, source: str, at: tuple = ()) -> None:
     """Every number is finite: NaN passes any schema bound (each comparison with it is false), YAML's .inf too."""
     if isinstance(node, float) and not math.isfinite(node):
-        raise InputError(source, f"{node} is not a finite number", field=at or None)
+        raise InputError(source, f"{node} is not a finite number", field=field_path(at) or None)
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, value in items:
-        _check_finite(value, source, f"{at}.{key}" if at else str(key))
+        _check_finite(value, source, (*at, key))
 
 
 def _check_lexical(cfg: dict, source: str) -> None:

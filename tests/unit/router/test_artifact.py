@@ -69,7 +69,7 @@ def test_a_number_in_a_list_is_named_by_its_index(artifact, capsys):
     write_manifest(artifact, m, ("12345.5", "1e400"))
     assert main(["decide", "Tell me a joke", "--router", str(artifact)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "field 'gate.payload.coef.1': 1e400 is not a finite number" in err
+    assert err.count("\n") == 1 and "field 'gate.payload.coef[1]': 1e400 is not a finite number" in err
 
 
 def with_encoder(folder, arrays: dict, exemplars: int = 2, raw: bytes | None = None):

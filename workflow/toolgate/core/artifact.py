@@ -28,7 +28,7 @@ from . import schemas
 from .bm25 import BM25, docs_sha256
 from .catalog import index_text
 from .encoders import ModelUnavailable, make_encoder, offline_problem, onnx_cache
-from .errors import InputError, MissingExtra
+from .errors import InputError, MissingExtra, field_path
 from .examples import NONE, ExampleModel
 from .gates import EMBEDDINGS, texts_sha256
 from .rankers import BM25Ranker, encoder_kwargs
@@ -93,9 +93,9 @@ def _finite(kind):
 
 
 def _not_finite(obj, path: tuple = ()):
-    """(dotted field, text) of the first number of ``obj`` that is no finite float; None when there is none."""
+    """(field path, text) of the first number of ``obj`` that is no finite float; None when there is none."""
     if isinstance(obj, _NotFinite):  # a key's newline or other control character escaped: the error is one line
-        return ".".join(str(k) if str(k).isprintable() else ascii(str(k))[1:-1] for k in path), obj
+        return field_path(k if isinstance(k, int) or str(k).isprintable() else ascii(str(k))[1:-1] for k in path), obj
     items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
     return next((bad for k, v in items if (bad := _not_finite(v, (*path, k)))), None)
 

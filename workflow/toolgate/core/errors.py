@@ -11,8 +11,8 @@ LIMIT = 50  # problems listed in one error; the rest counted
 class InputError(ValueError):
     """Bad input, located: ``file:line: field 'x': message``.
 
-    ``line`` is 1-based (None for file-level problems); ``field`` is a dotted
-    path into the JSON object (None when the whole line is bad).
+    ``line`` is 1-based (None for file-level problems); ``field`` is a path into the JSON object, keys dotted and
+    list items indexed (``examples[0].lang``: :func:`field_path`), None when the whole line is bad.
     """
 
     def __init__(self, path, message: str, line: int | None = None, field: str | None = None):
@@ -20,6 +20,14 @@ class InputError(ValueError):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
+
+
+def field_path(parts) -> str:
+    """``examples[0].lang`` of the keys and list indexes ``("examples", 0, "lang")``."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}" if out else str(p)
+    return out
 
 
 class Problems:

@@ -12,7 +12,7 @@ from functools import cache
 from importlib.resources import files  # package data (pyproject's package-data), wherever the package is installed
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..errors import InputError, field_path
 from .plain import PLAIN
 
 if TYPE_CHECKING:
@@ -54,15 +54,15 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
     """(dotted field path, message) for one jsonschema error."""
-    path = [str(p) for p in err.absolute_path]
+    path = list(err.absolute_path)
     if err.validator == "required" and isinstance(err.instance, dict):
         missing = [k for k in err.validator_value if k not in err.instance]
-        return ".".join(path + missing[:1]), "missing required field"
+        return field_path(path + missing[:1]), "missing required field"
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set(err.schema.get("properties", {}))
         extra = sorted(k for k in err.instance if k not in allowed)
-        return ".".join(path + extra[:1]) or None, "unknown field"
-    return ".".join(path) or None, err.message
+        return field_path(path + extra[:1]) or None, "unknown field"
+    return field_path(path) or None, err.message
 
 
 def check_schema(path, lineno: int | None, obj, name: str) -> None:
