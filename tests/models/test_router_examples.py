@@ -166,6 +166,20 @@ def test_adapt_to_a_catalog_without_examples_writes_the_fallback_and_says_so(fol
     assert "routed worse than the unchanged router" in capsys.readouterr().err
 
 
+def test_adapt_names_the_actions_without_examples(folder, tmp_path, capsys):
+    from conftest import write_jsonl
+    from toolgate.cli import main
+
+    catalog = Router.load(folder).catalog
+    bare = next(t["id"] for t in catalog if t.get("examples"))
+    path = write_jsonl(tmp_path / "some.jsonl", [{k: v for k, v in t.items() if k != "examples"} if t["id"] == bare
+                                                 else t for t in catalog])
+    assert main(["adapt", str(folder), "--catalog", str(path), "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    assert "+ examples)" in out and "the examples model refitted" in out and "BM25 score features" not in out
+    assert f"1 of {sum(t['kind'] == 'action' for t in catalog)} actions carry no examples ({bare})" in err
+
+
 def test_with_chat_and_delegate_entries_the_bank_is_learned_as_the_route_step(folder):
     router = Router.load(folder)
     other = [{**tool("play_music"), "examples": [{"text": "put on some songs", "lang": "en"}]}, tool("set_timer"),

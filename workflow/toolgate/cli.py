@@ -14,7 +14,7 @@ import numpy as np
 
 from . import __version__
 from .core import io
-from .core.catalog import MUTATING_NOTE, is_action, load_catalog
+from .core.catalog import MUTATING_NOTE, actions, is_action, load_catalog
 from .core.errors import InputError, MissingExtra, require
 from .utterances import load_inputs, load_utterances, summarize
 
@@ -141,6 +141,11 @@ def _check(args) -> int:
     return 0 if run_check(args.results, args.expected, roles) else 1
 
 
+def _router_label(p: dict) -> str:
+    """'ranker + gate' of a manifest's pipeline: an examples router names its model, a router without a gate the ladder."""
+    return f"{p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
+
+
 def _export(args) -> int:
     from .config import load
     from .router.product import export_experiment
@@ -151,7 +156,7 @@ def _export(args) -> int:
     size = sum(f["bytes"] for f in m["files"].values()) + (out / "router.json").stat().st_size
     how = {"new": "", "replaced": " (replacing the earlier router's files)", "beside": " (beside the folder's files)"}
     scale = "P" if th["scale"] == "probability" else "pool score"
-    print(f"exported {p['name']} ({p['ranker']} + {p['gate'] or 'ladder'}) to {out}{how[written]}: execute at "
+    print(f"exported {p['name']} ({_router_label(p)}) to {out}{how[written]}: execute at "
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
           "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
           + "".join(f"\n{line}" for line in sel.get("passed_over", []))
@@ -177,14 +182,24 @@ def _adapt(args) -> int:
               "against unchanged ones); the recommended path is the router as exported (adapt without --calibrate), "
               "checked with `toolgate decide --router DIR --eval FILE --catalog CATALOG` on labelled requests",
               file=sys.stderr)
-    gate = p["gate"] or ("examples" if p["kind"] == "examples" else "ladder")
-    print(f"adapted {p['name']} ({p['ranker']} + {gate}) to {args.catalog}: {m['catalog']['actions']} "
+    if p["kind"] == "examples":
+        caveat = "the examples model refitted on the catalog's examples, names and descriptions"
+    elif p["gate"]:
+        caveat = "a gate of score features may not transfer (tables/gate_loco.csv, router_loco.csv)"
+    else:
+        caveat = "the ladder's thresholds on the pool score may not transfer (tables/router_loco.csv)"
+    print(f"adapted {p['name']} ({_router_label(p)}) to {args.catalog}: {m['catalog']['actions']} "
           f"actions, written to {args.out}" + (" (replacing the earlier router's files)" if written == "replaced" else "")
           + (f"; the gate's scale moved by label-free anchors (scale x{m['retarget']['scale']:.3g})" if "retarget" in m
-             else f"; thresholds and gate as fitted on {m['adapted_from']['catalog']['source']}")
-          + f" (execute at {th['execute']:.3f}): a gate of BM25 score features may not transfer (tables/gate_loco.csv, "
-          "router_loco.csv), evaluate it with `toolgate decide --router DIR --eval FILE` on labelled requests of the "
-          "new catalog")
+             else f"; thresholds as fitted on {m['adapted_from']['catalog']['source']}")
+          + f" (execute at {th['execute']:.3f}): {caveat}; evaluate it with `toolgate decide --router DIR --eval FILE` "
+          "on labelled requests of the new catalog")
+    if p["kind"] == "examples":
+        bare = [t["id"] for t in actions(load_catalog(args.catalog, tuple(m["langs"]))) if not t.get("examples")]
+        if bare:
+            print(f"warning: {len(bare)} of {m['catalog']['actions']} actions carry no examples "
+                  f"({', '.join(bare[:8])}{', ...' if len(bare) > 8 else ''}): the model knows them by name and "
+                  "description alone (docs/formats.md, 'Catalog')", file=sys.stderr)
     return 0
 
 

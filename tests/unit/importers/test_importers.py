@@ -10,6 +10,7 @@ from import_fixtures import EXAMPLE, beir_folder, bfcl_folder, functionchat_fold
 from toolgate.cli import main
 from toolgate.config import load
 from toolgate.core.catalog import mutating_known
+from toolgate.core.errors import InputError
 from toolgate.importers import Destination, Options, import_set
 from toolgate.importers.build import source_licences
 from toolgate.utterances import load_inputs
@@ -285,3 +286,37 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
     (tmp_path / "own" / "COPYING").write_text("\nOur own terms, v2\nmore\n")
     assert [x["name"] for x in source_licences([tmp_path / "r.jsonl", tmp_path / "own", EXAMPLE])] == \
         ["CC-BY-4.0", "Our own terms, v2"]
+
+
+def test_openai_tools_keep_their_examples_and_negatives(tmp_path):
+    tools = [{"type": "function", "function": {"name": "play_song", "description": "Play a song",
+                                               "examples": ["play some jazz", {"text": "노래 틀어 줘", "lang": "ko"}],
+                                               "negatives": ["what song is this?"]}},
+             {"name": "next_track", "description": "Skip to the next track"}]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    write_jsonl(tmp_path / "requests.jsonl", [{"text": "jazz please", "tool": "play_song"},
+                                              {"text": "재즈 틀어 줘", "tool": "play_song"},
+                                              {"text": "skip it", "tool": "next_track"},
+                                              {"text": "weather in Busan", "tool": None},
+                                              {"text": "tell me a joke", "tool": None}])
+    import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"], Destination(tmp_path / "out"),
+               Options())
+    catalog, _, _ = _read(tmp_path / "out")
+    song = next(t for t in catalog if t["id"] == "play_song")
+    assert song["examples"] == [{"text": "play some jazz", "lang": "en"}, {"text": "노래 틀어 줘", "lang": "ko"}]
+    assert song["negatives"] == [{"text": "what song is this?", "lang": "en"}]
+    assert "examples" not in next(t for t in catalog if t["id"] == "next_track")
+
+
+@pytest.mark.parametrize("tool, field", [
+    ({"name": "a", "description": "x", "examples": ["ok", {"text": " ", "lang": "en"}]}, "[0].examples[1]"),
+    ({"name": "a", "description": "x", "examples": [{"text": "hi", "lang": "fr"}]}, "[0].examples[0]"),
+    ({"name": "a", "description": "x", "negatives": "no"}, "[0].negatives"),
+])
+def test_openai_tools_with_a_bad_example_name_it(tmp_path, tool, field):
+    (tmp_path / "tools.json").write_text(json.dumps([tool]))
+    write_jsonl(tmp_path / "requests.jsonl", [{"text": "x", "tool": "a"}])
+    with pytest.raises(InputError) as e:
+        import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
+                   Destination(tmp_path / "out"), Options())
+    assert e.value.field == field and not (tmp_path / "out").exists()

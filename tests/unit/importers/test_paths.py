@@ -44,3 +44,15 @@ def test_written_config_resolves_from_any_folder(tmp_path, monkeypatch):
         assert (cwd / cfg["catalog"]).resolve() == out / "catalog.jsonl"
         assert (cwd / cfg["utterances"]["file"]).resolve() == out / "utterances.jsonl"
         assert cfg["report"]["reported"] == "data/paper/reported.yaml"  # a default stays the workflow's own
+
+
+def test_run_path_is_relative_to_the_checkout_the_command_runs_in(tmp_path, monkeypatch):
+    from toolgate.importers.build import PROJECT, run_path
+
+    (tmp_path / "Snakefile").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert run_path(tmp_path / "runs" / "car") == os.path.join("runs", "car", "config.yaml")
+    elsewhere = tmp_path / "plain"  # no Snakefile here: the path as toolgate's own checkout sees it
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert run_path(tmp_path / "runs" / "car") == os.path.relpath(tmp_path / "runs" / "car" / "config.yaml", PROJECT)

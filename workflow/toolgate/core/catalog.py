@@ -122,7 +122,8 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     snake_case; other characters (BFCL's dotted names) become underscores.
     A name or description is a string (in ``lang``), a map language -> text (``{"en": ..., "ko": ...}``),
     and/or a field per language (``description_ko``, ``name_en``): :func:`lang_texts`.
-    ``mutating`` is unknown for foreign tools and left out. ``where``: (path, line, field) of the definition in
+    ``mutating`` is unknown for foreign tools and left out. ``examples`` and ``negatives``, where the definition
+    carries them (beside ``name``), are kept: :func:`phrases`. ``where``: (path, line, field) of the definition in
     its file; a part of the wrong type raises InputError naming the path, the line and the part's field under
     that field.
     """
@@ -149,7 +150,7 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         props[pname] = prop
     names = lang_texts(fn, "name", lang, (path, lineno, at))
     descs = lang_texts(fn, "description", lang, (path, lineno, at)) or {lang: name}
-    return {
+    row = {
         "id": tool_id(name),
         "kind": ACTION,
         "group": group,
@@ -159,6 +160,25 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
         "keywords": {},
     }
+    for key in ("examples", "negatives"):
+        if found := phrases(fn, key, lang, (path, lineno, at)):
+            row[key] = found
+    return row
+
+
+def phrases(fn: dict, key: str, lang: str, where: tuple) -> list[dict]:
+    """A tool definition's ``examples`` or ``negatives`` as catalog rows hold them ({text, lang}): a list of
+    requests, each a string (in ``lang``) or ``{text, lang}``; InputError names the item that is neither."""
+    path, lineno, at = where
+    out = []
+    for i, item in enumerate(_part(fn, key, list, "a list of requests", where) or []):
+        item = {"text": item, "lang": lang} if isinstance(item, str) else item
+        if not (isinstance(item, dict) and set(item) == {"text", "lang"} and isinstance(item["text"], str)
+                and item["text"].strip() and item["lang"] in LANGS):
+            raise InputError(path, f"expected a request: a non-empty string, or {{text, lang}} with lang one of "
+                             f"{', '.join(LANGS)}", lineno, f"{_field(at, key)}[{i}]")
+        out.append(item)
+    return out
 
 
 def function_name(fn) -> str | None:

@@ -262,9 +262,11 @@ def experiment_config(out: Path, langs: list[str], folds: int) -> dict:
 
 
 def run_path(out: Path) -> str:
-    """``DIR/config.yaml`` as the project root sees it (when toolgate runs from a checkout), else as given."""
+    """``DIR/config.yaml`` as the project root sees it: the current folder when it holds a Snakefile (a checkout
+    the command runs in), else the checkout toolgate runs from; else as given."""
     config = out / "config.yaml"
-    return os.path.relpath(config.absolute(), PROJECT) if (PROJECT / "Snakefile").is_file() else config.as_posix()
+    root = next((r for r in (Path.cwd(), PROJECT) if (r / "Snakefile").is_file()), None)
+    return os.path.relpath(config.absolute(), root) if root else config.as_posix()
 
 
 def licence_name(path: Path) -> str:
