@@ -94,6 +94,23 @@ def test_an_idf_below_1_is_refused(chars, tmp_path):
         Router.load(bad)
 
 
+def test_embeddings_narrower_than_the_encoders_are_refused_at_load(folder, tmp_path):
+    from toolgate.core.artifact import file_entry, npz_bytes
+
+    bad = tmp_path / "router"
+    bad.mkdir()
+    for f in folder.iterdir():
+        (bad / f.name).write_bytes(f.read_bytes())
+    arrays = {k: v[:, :100] if v.ndim == 2 else v for k, v in np.load(bad / "embeddings.npz").items()}
+    data = npz_bytes(arrays)
+    (bad / "embeddings.npz").write_bytes(data)
+    m = manifest(bad)
+    m["files"]["embeddings.npz"] = file_entry(data)
+    (bad / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match=r"has 100 columns, the encoder's embeddings 512; export the router again"):
+        Router.load(bad)
+
+
 def test_adapt_with_n_grams_writes_a_router_that_loads(chars, tmp_path):
     from conftest import write_jsonl
     from toolgate.cli import main

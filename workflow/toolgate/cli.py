@@ -21,26 +21,31 @@ from .utterances import load_inputs, load_utterances, summarize
 
 def _validate(args) -> int:
     if args.router:
-        return _validate_router(args.router)
-    catalog = load_catalog(args.catalog)
+        catalog = _validate_router(args.router)
+        if catalog is None:
+            return 2
+    else:
+        catalog = load_catalog(args.catalog)
     rows = load_utterances(args.utterances, catalog) if args.utterances else None
-    _summary(args.catalog, catalog, args.utterances, rows)
+    if not args.router or rows is not None:
+        _summary(args.catalog or f"{args.router} (its catalog)", catalog, args.utterances, rows)
     return 0
 
 
-def _validate_router(folder) -> int:
-    """Load an exported router as ``decide`` does (every file checked against its manifest) and print what it is."""
+def _validate_router(folder) -> list[dict] | None:
+    """Load an exported router as ``decide`` does (every file checked against its manifest), print what it is and
+    return its catalog; None after printing why it does not load."""
     from .core.runtime import Router, RouterError
 
     try:
         router = Router.load(folder)
     except RouterError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return None
     m = router.manifest
     print(f"router {folder}: {router.label}, {m['catalog']['actions']} actions from {m['catalog']['source']}, "
           f"{len(m['files'])} files checked, toolgate {m['toolgate_version']}")
-    return 0
+    return router.catalog
 
 
 def _summary(catalog_path, catalog, utterances_path, rows) -> None:
@@ -311,12 +316,21 @@ def _clinc150(args) -> int:
     from .router.clinc150 import GRID_C, clinc150_frame, grid_encoders, read_clinc
     from .tables import write_table
 
+    here = "toolgate clinc150"  # every argument checked before the run's minutes
     if args.chars and not 1 <= args.chars[0] <= args.chars[1] <= 8:
-        raise InputError("toolgate clinc150", f"{args.chars[0]} {args.chars[1]} is no n-gram span: 1 <= LO <= HI <= 8",
-                         field="--chars")
-    table, grid = clinc150_frame(read_clinc(args.mirror), grid_encoders(args.encoder), args.c or GRID_C,
-                                 tuple(args.chars) if args.chars else None)
+        raise InputError(here, f"{args.chars[0]} {args.chars[1]} is no n-gram span: 1 <= LO <= HI <= 8", field="--chars")
+    if args.c and not all(math.isfinite(c) and c > 0 for c in args.c):
+        raise InputError(here, f"{' '.join(map(str, args.c))}: an inverse strength is a positive finite number",
+                         field="--c")
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(args.out, "not a folder", field="--out")
+    try:
+        encoders = grid_encoders(args.encoder)
+    except ValueError as exc:
+        raise InputError(here, str(exc), field="--encoder") from None
+    table, grid = clinc150_frame(read_clinc(args.mirror), encoders, args.c or GRID_C,
+                                 tuple(args.chars) if args.chars else None)
     out.mkdir(parents=True, exist_ok=True)
     write_table(table, out / "clinc150.csv", "CLINC150 under the oos-threshold protocol, beside Larson et al. 2019's "
                 "Table 2", "Encoder and C of the examples model (chars: the character n-grams it reads) chosen by "
@@ -333,7 +347,7 @@ def _validate_args(p) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--catalog", help="catalog JSONL")
     what.add_argument("--router", help="an exported router's folder: load it, checking every file, and print its card")
-    p.add_argument("--utterances", help="utterances JSONL (with --catalog)")
+    p.add_argument("--utterances", help="utterances JSONL, checked against the catalog (or the router's)")
     p.set_defaults(func=_validate)
 
 
@@ -451,9 +465,14 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, as every other error gives it: the usage is one --help away
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of ``command`` alone declared (None: of every command)."""
-    parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
+    parser = _Parser(prog="toolgate", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (text, declare) in COMMANDS.items():

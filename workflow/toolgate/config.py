@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from .core import io, schemas
 from .core.catalog import actions, load_catalog
-from .core.errors import InputError, field_path
+from .core.errors import InputError, Problems, field_path
 from .core.rankers import RankerSpec, hybrid_rankers, kinds
 from .utterances import OUT_SUBTYPES, is_in_catalog, load_utterances, main_set
 
@@ -28,10 +28,15 @@ def resolve(config: dict, source: str = "config") -> dict:
     """
     _check_finite(config, source)
     schema = schemas.schema("config")
-    err = best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
-    if err is not None:
-        field, message = schemas.schema_error(err)
-        raise InputError(source, message, field=field)
+    by_field: dict[tuple, list] = {}  # every field's problem at once: the best-matching error of each field
+    for err in jsonschema.Draft202012Validator(schema).iter_errors(config):
+        by_field.setdefault(tuple(map(str, err.absolute_path)), []).append(err)
+    problems = Problems()
+    for errs in by_field.values():
+        with problems.each():
+            field, message = schemas.schema_error(best_match(errs))
+            raise InputError(source, message, field=field)
+    problems.done()
     out = copy.deepcopy(config)
     schemas.fill_defaults(out, schema)
     _check_hybrids(out, source)
@@ -215,7 +220,7 @@ def rebase(config: dict, files) -> dict:
     """``config`` as read from the config ``files``: with ``relative_to: config``, every relative path it sets
     (:data:`PATH_KINDS` and ``report.compare``) is taken from the folder of its one file and rewritten relative to
     the working directory; otherwise ``config`` unchanged. Paths left to the schema's defaults are not moved."""
-    if config.get("relative_to") != "config":
+    if not isinstance(config, dict) or config.get("relative_to") != "config":
         return config
     if len(files) != 1:
         raise InputError("config", f"relative_to: config needs exactly one config file, got {len(files)}",

@@ -12,12 +12,13 @@ import re
 from pathlib import Path
 
 from .core.errors import InputError
+from .core.io import read_text
 
 TIMING = re.compile(r"(_ms|_s|_qps|_mb|_goal_met)$|^(median_ratio_to_ours|ours_over_\w+)$")
 
 
 def _rows(path: Path) -> tuple[list[str], list[list[str]]]:
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO(read_text(path))))
     return (rows[0], rows[1:]) if rows else ([], [])
 
 
@@ -49,4 +50,6 @@ def table_differences(a_dir, b_dir) -> list[str]:
             cols = [head_a[i] for i in keep if rows_a[bad[0]][i] != rows_b[bad[0]][i]]
             out.append(f"{name}: {len(bad)} rows differ outside the timing columns (first: row {bad[0] + 1}, "
                        f"{', '.join(cols)})")
+        elif len(keep) == len(head_a):  # no timing column: the bytes differ where no value does
+            out.append(f"{name}: the same values in other bytes (line endings, quoting or a BOM)")
     return out

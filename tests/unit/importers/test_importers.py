@@ -312,11 +312,25 @@ def test_openai_tools_keep_their_examples_and_negatives(tmp_path):
     ({"name": "a", "description": "x", "examples": ["ok", {"text": " ", "lang": "en"}]}, "[0].examples[1]"),
     ({"name": "a", "description": "x", "examples": [{"text": "hi", "lang": "fr"}]}, "[0].examples[0]"),
     ({"name": "a", "description": "x", "negatives": "no"}, "[0].negatives"),
+    ({"name": "a", "description": "x", "parameters": {"type": "object", "properties": {"celsius": "number"}}},
+     "[0].parameters.properties.celsius"),
+    ({"name": "a", "description": "x", "parameters": {"type": "object", "properties": {
+        "c": {"type": "number", "description": ["x"]}}}}, "[0].parameters.properties.c.description"),
 ])
-def test_openai_tools_with_a_bad_example_name_it(tmp_path, tool, field):
+def test_openai_tools_with_a_bad_example_or_parameter_name_it(tmp_path, tool, field):
     (tmp_path / "tools.json").write_text(json.dumps([tool]))
     write_jsonl(tmp_path / "requests.jsonl", [{"text": "x", "tool": "a"}])
     with pytest.raises(InputError) as e:
         import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
                    Destination(tmp_path / "out"), Options())
     assert e.value.field == field and not (tmp_path / "out").exists()
+
+
+def test_an_import_with_no_request_left_says_why(tmp_path):
+    (tmp_path / "tools.json").write_text(json.dumps([{"name": "a", "description": "x"}]))
+    write_jsonl(tmp_path / "requests.jsonl", [{"text": "Привет мир", "tool": "a"}, {"text": "Как дела", "tool": None}])
+    with pytest.raises(InputError, match=r"no request left to import \(rows in neither Hangul nor Latin script: "
+                                         r"left out \(--other-langs skip\): 2\)"):
+        import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
+                   Destination(tmp_path / "out"), Options())
+    assert not (tmp_path / "out").exists()

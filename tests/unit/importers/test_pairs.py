@@ -120,6 +120,12 @@ def test_a_row_with_more_cells_than_the_header_a_bom_and_one_tool_object(tmp_pat
     pairs.write_text(text.replace('"start a ten minute timer",timer_start', "start a ten, minute timer,timer_start", 1))
     assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "a")]) == 2
     assert "more cells than the header's 3" in capsys.readouterr().err
+    pairs.write_text(text.replace('"start a ten minute timer",timer_start,fixture', "start a ten minute timer", 1))
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "a")]) == 2
+    assert "1 cells, fewer than the header's 3" in capsys.readouterr().err
+    pairs.write_text(text.replace('"start a ten minute timer"', '"start a ten minute timer', 1))  # a quote left open
+    assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "a")]) == 2
+    assert "unreadable CSV" in capsys.readouterr().err
     pairs.write_text("\ufeff" + text)
     assert main(["import", "pairs", str(tools), str(pairs), "--out", str(tmp_path / "b")]) == 0
     one = tmp_path / "one.json"

@@ -39,6 +39,20 @@ def test_an_expected_nan_matches_only_nan(tables_dir, tmp_path):
     assert not run_check(tables_dir, exp, ROLES)
 
 
+def test_a_table_not_utf8_and_an_expected_file_of_numbers_are_one_line(tables_dir, tmp_path):
+    from toolgate.core.errors import InputError
+
+    exp = tmp_path / "expected.yaml"
+    exp.write_text("- 1\n")
+    with pytest.raises(InputError, match="a paper-values file is a list of entries") as e:
+        check(tables_dir, exp, ROLES)
+    assert e.value.field == "[0]"
+    (tables_dir / "selection.csv").write_bytes(b"ranker,top1\n\xff,1\n")
+    with pytest.raises(InputError, match="not UTF-8") as e:
+        load_tables(tables_dir)
+    assert e.value.line == 2
+
+
 def test_reproduced_in_the_report_is_checks_within_tolerance_count(tmp_path):
     """The side-by-side table's `within` and `toolgate check --expected data/paper/reported.yaml` apply one tolerance:
     the report's "N of M paper values are reproduced" is the check's count of passes."""

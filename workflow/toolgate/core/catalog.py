@@ -140,8 +140,10 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         raise InputError(path, "expected a list of parameter names", lineno, _field(at, "parameters.required"))
     props = {}
     for pname, spec in (_part(params, "properties", dict, "an object of parameters", in_params) or {}).items():
-        spec = spec if isinstance(spec, dict) else {}
-        text = spec.get("description", pname)
+        at_prop = (path, lineno, _field(at, "parameters.properties", pname))
+        if not isinstance(spec, dict):
+            raise InputError(path, f"expected a JSON Schema object, got {type(spec).__name__}", lineno, at_prop[2])
+        text = _part(spec, "description", (str, dict), "a text, or a text per language", at_prop) or pname
         texts = {k: v for k, v in text.items() if k in LANGS and isinstance(v, str) and v.strip()} \
             if isinstance(text, dict) else {}
         prop = {"type": str(spec.get("type", "string")), "description": texts or str(text)}

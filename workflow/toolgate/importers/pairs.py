@@ -46,15 +46,20 @@ def records(path: Path) -> list[tuple[int, dict]]:
         return json_lines(path, "(request, tool) pairs")
     # a BOM (Excel's "CSV UTF-8") is not part of the first column's name
     reader = csv.DictReader(StringIO(io.read_text(path).removeprefix("\ufeff"), newline=""),
-                            delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+                            delimiter="\t" if path.suffix.lower() == ".tsv" else ",", strict=True)
     rows = []
     try:
         for row in reader:
             if None in row:  # more cells than the header: an unquoted delimiter in a request would cut its text
                 raise InputError(path, f"{len(row[None])} more cells than the header's {len(reader.fieldnames)}: "
                                        "quote a cell that holds the delimiter", reader.line_num)
+            if None in row.values():  # fewer cells: a quote left open joins the lines after it into one cell
+                short = sum(v is not None for v in row.values())
+                raise InputError(path, f"{short} cells, fewer than the header's {len(reader.fieldnames)} (an empty "
+                                       "cell is an empty value between delimiters; a quote left open swallows the "
+                                       "lines after it)", reader.line_num)
             rows.append((reader.line_num, row))
-    except csv.Error as exc:  # a cell over the reader's size limit, a NUL byte
+    except csv.Error as exc:  # a quote left open or text after a closing one, a cell over the size limit, a NUL
         raise InputError(path, f"unreadable CSV ({exc}; a request holds at most {MAX_CHARS} characters)",
                          reader.line_num + 1) from None
     if not rows:

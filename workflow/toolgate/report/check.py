@@ -34,6 +34,10 @@ def load_expected(path) -> dict:
     (``data/paper/reported.yaml``: a list), whose entries with ``ours`` become expected entries (experiment: none)."""
     expected = io.read_yaml(path) or {}
     if isinstance(expected, list):
+        bad = next((i for i, e in enumerate(expected) if not isinstance(e, dict)), None)
+        if bad is not None:
+            raise InputError(path, "a paper-values file is a list of entries (mappings), as data/paper/reported.yaml",
+                             field=f"[{bad}]")
         return {"experiment": None, "entries": paper_entries(expected), "paper": True}
     schemas.check_schema(path, None, expected, "expected")
     return expected

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 
 from ..config import Roles
 from ..core.errors import InputError
+from ..core.io import read_text
 
 ABSOLUTE = {"auc": 0.03, "auc_difference": 0.03, "mcc_difference": 0.03, "fraction": 0.03, "crossover": 0.03,
             "percent": 3.0, "count": 0.0}
@@ -57,7 +59,13 @@ def within(got, low: float, high: float) -> bool:
 def load_tables(tables_dir) -> dict[str, pd.DataFrame]:
     if not Path(tables_dir).is_dir():  # glob would find no tables, and every lookup would say "not produced"
         raise InputError(tables_dir, "no such folder of result tables")
-    return {p.stem: pd.read_csv(p) for p in sorted(Path(tables_dir).glob("*.csv"))}
+    out = {}
+    for p in sorted(Path(tables_dir).glob("*.csv")):
+        try:
+            out[p.stem] = pd.read_csv(StringIO(read_text(p)))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise InputError(p, f"not a CSV table: {str(exc).strip().splitlines()[0]}") from None
+    return out
 
 
 def lookup(tables: dict, spec: dict, roles: Roles):

@@ -8,6 +8,7 @@ on numpy alone (issue 37)."""
 from __future__ import annotations
 
 import copy
+import difflib
 from functools import cache
 from importlib.resources import files  # package data (pyproject's package-data), wherever the package is installed
 from typing import TYPE_CHECKING
@@ -61,7 +62,11 @@ def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set(err.schema.get("properties", {}))
         extra = sorted(k for k in err.instance if k not in allowed)
-        return field_path(path + extra[:1]) or None, "unknown field"
+        near = difflib.get_close_matches(str(extra[0]), sorted(allowed), n=1) if extra else []
+        return field_path(path + extra[:1]) or None, "unknown field" + (f" (did you mean '{near[0]}'?)" if near else "")
+    if err.validator in ("maxLength", "minLength") and isinstance(err.instance, str):  # not the text itself: it may
+        bound = "at most" if err.validator == "maxLength" else "at least"                 # be thousands of characters
+        return field_path(path) or None, f"{len(err.instance)} characters; {bound} {err.validator_value} are allowed"
     return field_path(path) or None, err.message
 
 
