@@ -37,6 +37,12 @@ def test_validate_checks_utterances_against_a_routers_catalog(tmp_path, artifact
     assert "1 rows, 1 pairs" in capsys.readouterr().out
 
 
+def test_eval_of_import_requests_without_their_format_says_which_flag_reads_them(tmp_path, artifact, capsys):
+    reqs = write_jsonl(tmp_path / "requests.jsonl", [{"id": "r1", "text": "wifi on", "tool": "set_wifi"}] * 3)
+    _fails(capsys, ["decide", "--router", str(artifact), "--eval", str(reqs)],
+           f"{reqs}:1: reads like an import's requests", "--eval-format openai-tools")
+
+
 def test_validate_bad_catalog_exits_2(tmp_path, capsys):
     bad = tmp_path / "c.jsonl"
     bad.write_text("{not json\n")

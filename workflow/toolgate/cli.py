@@ -261,10 +261,25 @@ def _eval_catalog(args) -> str | None:
     return str(folder / "catalog.jsonl")
 
 
+WRONG_SHOWN = 10  # decide --eval's requests it got wrong, listed without --wrong
+
+
+def _not_import_requests(path) -> None:
+    """InputError when an --eval file read as utterances reads like an import's requests (a ``tool`` field, no
+    ``utterance_id``): one line saying which flag reads it, not the same unknown field on every line."""
+    first = next((obj for _, obj in io.read_jsonl(path)), None) if Path(path).suffix == ".jsonl" else None
+    if isinstance(first, dict) and "tool" in first and "utterance_id" not in first:
+        raise InputError(path, "reads like an import's requests (a 'tool' field, no 'utterance_id'): give "
+                               "--eval-format openai-tools with TOOLS.json before it (or another format of "
+                               "docs/formats.md, 'Import formats')", 1)
+
+
 def _evaluated(router, args, options) -> int:
     from .importers.command import eval_lines
     from .router.evaluation import eval_rows, file_row, on_catalog, reference_rows
 
+    if not args.eval_format:
+        _not_import_requests(args.eval[0])
     catalog = _eval_catalog(args)
     over = router if catalog is None else on_catalog(router, catalog)
     rows, info = eval_rows(over, args.eval, args.eval_format, options, args.lang)
@@ -279,6 +294,13 @@ def _evaluated(router, args, options) -> int:
     print(f"{row['set']}: {row['n']} requests ({row['n_in']} in catalog, {row['n_out']} out, {row['refused']} refused) "
           f"through {row['router']}" + ("" if over is router else f", re-targeted to {catalog}"))
     print("\n".join(_card_lines(row)))
+    if len(row["by_lang"]) > 1:
+        print("  by language     " + ", ".join(f"{lang} {v['accuracy']:.3f} of {v['n']}" for lang, v in row["by_lang"].items()))
+    shown = row["wrong"] if args.wrong else row["wrong"][:WRONG_SHOWN]
+    if shown:
+        print(f"not right ({len(row['wrong'])} requests" + ("" if len(shown) == len(row["wrong"]) else
+                                                           f"; the first {len(shown)}, --wrong lists all") + "):")
+        print("\n".join(f"  {w['utterance_id']}: {w['text']}  -> {w['decision']} (gold: {w['gold']})" for w in shown))
     for ref in refs:
         print(f"reference on the same requests: {ref['router']}")
         print("\n".join(_card_lines(ref)))
@@ -412,7 +434,10 @@ def _decide_args(p) -> None:
                    "utterances JSONL file (the project's format, gold labels over the router's catalog) or the files "
                    "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "
                    "with 95%% cluster-bootstrap intervals (pair_id; 2,000 resamples), and the single-pool ladder and always-delegate "
-                   "on the same requests as references; with --json one JSON object (references: their rows)")
+                   "on the same requests as references, accuracy by language and the requests it got wrong; with "
+                   "--json one JSON object (references: their rows; by_lang; wrong: every request not right)")
+    p.add_argument("--wrong", action="store_true", help=f"with --eval: list every request not right (default: the "
+                   f"first {WRONG_SHOWN})")
     try:
         _eval_parser(p)
     except MissingExtra:  # a router-only install: deciding needs numpy alone, --eval the study's libraries

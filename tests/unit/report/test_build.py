@@ -106,3 +106,14 @@ def test_the_router_section_shows_the_selection_the_card_and_the_probes(tmp_path
     assert blocks[2][1].startswith(
         "The selected router (results/default/router/selected, chosen by router.select): ladder. Warning: the selected "
         "router (bm25+g3) loses to the single-pool ladder: x; the ladder ships instead. Why: bm25+g3: ")
+
+
+def test_on_a_set_of_its_own_the_papers_values_are_a_reference_not_a_target():
+    from toolgate.report.build import HEADLINE, OWN_DATA, headline_blocks, own_data, paper_blocks
+
+    sbs = pd.DataFrame([{"key": HEADLINE[0], "paper": "0.5", "reproduced": "0.1", "tolerance": "+- 0.03",
+                         "within": "no", "source": "t.csv"}])
+    assert [b[0] for b in headline_blocks(sbs)] == ["p", "table"]  # the paper's design: the table, coloured
+    assert headline_blocks(sbs, own=True) == [("p", OWN_DATA + " They are under Paper vs reproduced.")]
+    assert paper_blocks(sbs, "mine", own=True)[1][1].startswith(OWN_DATA)
+    assert own_data({"utterances": {"source": "file"}}) and not own_data(_config("config.yaml"))

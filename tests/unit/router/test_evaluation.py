@@ -108,11 +108,17 @@ def test_decide_eval_reports_the_decisions_it_makes(artifact, tmp_path, capsys):
     ds = r.decide_many([x["text"] for x in rows()])
     kind = np.array([PIPELINE_KINDS[d.kind] for d in ds])
     tool = np.array([d.tool or "" for d in ds])
-    assert got["n"] == len(rows()) and got["accuracy"] == correct(kind, tool, Gold(rows(), r.catalog)).mean()
+    right = correct(kind, tool, Gold(rows(), r.catalog))
+    assert got["n"] == len(rows()) and got["accuracy"] == right.mean()
     assert got.pop("references") == reference_rows(r, rows(), str(path))
     assert got == file_row(r, eval_rows(r, [path])[0], str(path))
+    langs = [x["lang"] for x in rows()]
+    assert got["by_lang"] == {lang: {"n": langs.count(lang), "accuracy": float(right[np.array(langs) == lang].mean())}
+                              for lang in dict.fromkeys(langs)}
+    assert [w["utterance_id"] for w in got["wrong"]] == [x["utterance_id"] for x, ok in zip(rows(), right) if not ok]
     assert main(["decide", "--router", str(artifact), "--eval", str(path)]) == 0
-    assert "routed accuracy" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "routed accuracy" in out and (f"not right ({len(got['wrong'])} requests" in out) == bool(got["wrong"])
 
 
 def other_catalog():

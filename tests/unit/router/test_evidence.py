@@ -43,6 +43,15 @@ def test_no_evidence_needs_both_zero_scores_and_no_catalog_word():
     assert not EV.has_evidence("ㅋㅋㅋ", 3.0)  # content-free whatever the scores
 
 
+def test_a_score_of_0_is_no_evidence_against_a_request_in_a_language_the_catalog_is_not_described_in():
+    english = [{**t, "names": {"en": t["names"]["en"]}, "descriptions": {"en": t["descriptions"]["en"]},
+                "keywords": {}} for t in CATALOG]
+    ev = Evidence(english, io.LANGS)
+    assert ev.has_evidence("고양이 밥그릇", 0.0)  # Korean over English-only tools: the ranker decides
+    assert not ev.has_evidence("zzz qqq", 0.0) and not ev.has_evidence("ㅋㅋㅋ", 0.0)  # English, or content-free
+    assert not EV.has_evidence("고양이 밥그릇", 0.0)  # no word of the Korean catalog: no evidence
+
+
 @pytest.mark.parametrize("text,tool,missing", [
     ("Send a message", "send_message", "contact"), ("Delete the file", "delete_file", "file"),
     ("알람 맞춰 줘", "set_alarm", "time"), ("Set an alarm", "set_alarm", "time"),

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from .catalog import actions, index_text
+from .io import script_lang
 from .scores import top_order
 from .text import normalize
 
@@ -138,11 +139,17 @@ class Evidence:
         self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
                       for i, t in self.tools.items()}
         self.catalog_words = set().union(*self.named.values()) if self.named else set()
+        # the languages BM25 can match: those some action is named or described in
+        self.described = {lang for t in self.tools.values() for lang in langs
+                          if t["names"].get(lang) or t["descriptions"].get(lang)}
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
-        """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word."""
+        """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
+        language the catalog is described in (a Korean request over English-only tools shares no word with them
+        whatever it asks: there a score of 0 is no evidence against it, and the ranker decides)."""
         content = content_words(text)
-        return bool(content) and (lexical_max > 0 or any(w in self.catalog_words for w in content))
+        return bool(content) and (lexical_max > 0 or any(w in self.catalog_words for w in content)
+                                  or script_lang(text) not in self.described | {None})
 
     def _unexplained(self, text: str, tool_id: str) -> list[str]:
         """Words that could fill a free slot of ``tool_id``: content words its catalog text does not explain that are

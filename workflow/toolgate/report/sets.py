@@ -194,7 +194,8 @@ def thesis_sentence(matrix: pd.DataFrame, own: str) -> str:
     across = (f"holds on {len(t['holds'])} of the {tested} sets that test both transfer claims"
               + (f" ({', '.join(t['holds'])})" if t["holds"] else "")
               + (f" and not on {', '.join(t['fails'])}" if t["fails"] else "") if tested
-              else "cannot be tested (no set tests both transfer claims)")
+              else "cannot be tested as a whole (no set tests both transfer claims; the table counts each claim "
+                   "on the sets that test it)")
     return (f"The paper's case for spending the encoder on abstention {within} within this catalog"
             + (f" ({t['deciding']})" if t["deciding"] else "") + f"; across catalogs (a BM25-score gate loses its "
             f"separation, an encoder's similarity keeps it) it {across}.")

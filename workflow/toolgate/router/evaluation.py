@@ -301,8 +301,20 @@ def file_row(router: Router, rows: list[dict], name: str, resamples: int = FILE_
     if not rows:
         raise RouterError(f"{name}: no utterances to evaluate")
     kind, tool, p, refused, top = routed(router, [r["text"] for r in rows], _candidates(router, rows))
+    right = correct(kind, tool, Gold(rows, router.catalog))
+    langs = np.array([r["lang"] for r in rows])
+    by_lang = {lang: {"n": int((langs == lang).sum()), "accuracy": float(right[langs == lang].mean())}
+               for lang in dict.fromkeys(langs)}
+    wrong = [{"utterance_id": r["utterance_id"], "text": r["text"], "decision": _said(kind[i], tool[i]),
+              "gold": _said(r["gold_outcome"], r["gold_tool"] or "")} for i, r in enumerate(rows) if not right[i]]
     return {"set": name, "mode": mode, "router": router.label, "refused": refused,
-            **_card(rows, router, (kind, tool, p), resamples, top)}
+            **_card(rows, router, (kind, tool, p), resamples, top), "by_lang": by_lang, "wrong": wrong}
+
+
+def _said(kind: str, tool: str) -> str:
+    """A decision as the router's line words it (``act set_alarm``, ``delegate``) from the pipelines' kinds."""
+    word = KIND_WORDS.get(kind, kind)
+    return f"{word} {tool}" if tool and word in ("act", "ask") else word
 
 
 def reference_rows(router: Router, rows: list[dict], name: str, resamples: int = FILE_RESAMPLES) -> list[dict]:
