@@ -266,6 +266,10 @@ def test_a_bad_argument_is_one_line_without_the_usage(capsys):
                                             "(see toolgate decide --help)\n")
 
 
+def test_profile_refuses_a_path_for_an_experiment(capsys):
+    _fails(capsys, ["profile", "--experiment", "../../etc"], "field '--experiment': '../../etc' is no experiment name")
+
+
 def test_version_prints_the_package_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])

@@ -248,3 +248,20 @@ def test_control_character_is_unicodes_cc_and_cs_over_every_code_point():
         c = chr(cp)
         want = unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"
         assert (io.control_character(f"a{c}b") == c) is want, hex(cp)
+
+
+def test_a_key_given_twice_is_refused_in_json_and_yaml(tmp_path):
+    from toolgate.core.io import read_yaml
+
+    p = tmp_path / "c.jsonl"
+    p.write_text(json.dumps(tool("a_b")) + '\n{"id": "x", "id": "y"}\n')
+    with pytest.raises(InputError, match="duplicate key 'id'") as e:
+        load_catalog(p)
+    assert e.value.line == 2
+    y = tmp_path / "c.yaml"
+    y.write_text("experiment: x\nseed: 1\nnested: {a: 1}\nseed: 2\n")
+    with pytest.raises(InputError, match="duplicate key 'seed'") as e:
+        read_yaml(y)
+    assert e.value.line == 4
+    y.write_text("a: &base {x: 1}\nb:\n  <<: *base\n  x: 2\n")  # a merge key is not a duplicate, nor what overrides it
+    assert read_yaml(y) == {"a": {"x": 1}, "b": {"x": 2}}

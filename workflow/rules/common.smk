@@ -6,6 +6,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from toolgate.config import check_inputs, rebase, resolve, study_on
 from toolgate.core.errors import InputError
+from toolgate.core.io import read_yaml
 from toolgate.experiment import Layout, provenance
 from toolgate.config import utterances_path as config_utterances
 from toolgate.core.artifact import FILES, MANIFEST
@@ -21,6 +22,8 @@ from toolgate.router.select import latency_table
 # A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).
 CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "config"
 try:
+    for path in workflow.configfiles:  # Snakemake's reading keeps the last of a key given twice: ours refuses it
+        read_yaml(path)
     config.update(resolve(rebase(config, workflow.configfiles), CONFIG_SOURCE))
     check_inputs(config, CONFIG_SOURCE)
 except InputError as exc:  # the error alone, as the command line gives it: no traceback through this file

@@ -5,6 +5,7 @@ import argparse
 import json
 import math
 import os
+import re
 import select
 import shlex
 import sys
@@ -329,8 +330,13 @@ def _same_tables(args) -> int:
 def _profile(args) -> int:
     from .bench.profile import profile_text
     from .config import load
+    from .core import schemas
 
-    print(profile_text(Path("benchmarks") / (args.experiment or load(args.config)["experiment"]), args.top))
+    name = args.experiment or load(args.config)["experiment"]
+    if not re.fullmatch(schemas.schema("config")["properties"]["experiment"]["pattern"], name):
+        raise InputError("toolgate profile", f"'{name}' is no experiment name (a name, never a path)",
+                         field="--experiment")
+    print(profile_text(Path("benchmarks") / name, args.top))
     return 0
 
 

@@ -39,13 +39,28 @@ def loads_json(text: str, path, lineno: int | None = None):
     """``json.loads``, or InputError naming the line and column of a syntax error (``lineno``: the text's line
     in the file, for one JSONL line)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise InputError(path, f"duplicate key '{exc.args[0]}' (JSON keeps the last value silently)", lineno) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno + (lineno or 1) - 1) from None
     except RecursionError:  # the decoder recurses once per level: [[[[...]]]] thousands deep exhausts the stack
         raise InputError(path, "malformed JSON: nested too deeply", lineno) from None
     except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits() (4,300) and says not where
         raise _long_integer(text, path, lineno) from None
+
+
+class _DuplicateKey(ValueError):
+    """A key an object holds twice."""
+
+
+def _unique_keys(pairs: list[tuple]) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 class _LongInt(str):
@@ -76,6 +91,19 @@ def _yaml_loader():
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):  # a key given twice: PyYAML keeps the last silently
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":  # <<: *base merges; its keys may be overridden
+                        continue
+                    key = self.construct_object(key_node, deep)
+                    if isinstance(key, (str, int, float, bool)) and key in seen:
+                        raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key}'",
+                                                                key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
         def construct_object(self, node, deep=False):
             try:
                 return super().construct_object(node, deep)
