@@ -334,3 +334,13 @@ def test_an_import_with_no_request_left_says_why(tmp_path):
         import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
                    Destination(tmp_path / "out"), Options())
     assert not (tmp_path / "out").exists()
+
+
+def test_a_request_id_given_twice_is_named_in_the_requests_file(tmp_path):
+    (tmp_path / "tools.json").write_text(json.dumps([{"name": "a", "description": "x"}]))
+    write_jsonl(tmp_path / "requests.jsonl", [{"id": "q1", "text": "do a", "tool": "a"},
+                                              {"id": "q1", "text": "do a again", "tool": "a"}])
+    with pytest.raises(InputError, match=r"duplicate id 'q1' \(first on line 1\)") as e:
+        import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
+                   Destination(tmp_path / "out"), Options())
+    assert (e.value.path, e.value.line, e.value.field) == (str(tmp_path / "requests.jsonl"), 2, "id")

@@ -153,9 +153,14 @@ def _check_request(path, lineno: int, obj: dict, gold, cands: list[str], tools: 
                          "outcome")
 
 
-def _openai_request(line: Line, ids: dict, tools: Tools, notes: Decisions, out: A.Rows) -> None:
-    """One request of an openai-tools requests file, added to ``out`` (nothing when its language is skipped)."""
+def _openai_request(line: Line, ids: dict, tools: Tools, notes: Decisions, out: A.Rows, seen: dict) -> None:
+    """One request of an openai-tools requests file, added to ``out`` (nothing when its language is skipped);
+    ``seen``: each request id's line, updated."""
     path, lineno, obj = line.path, line.lineno, line.obj
+    uid = str(obj.get("id") or f"r{lineno:05d}")
+    if uid in seen:
+        raise InputError(path, f"duplicate id '{uid}' (first on line {seen[uid]})", lineno, "id")
+    seen[uid] = lineno
     field = "messages" if "text" not in obj and "messages" in obj else "text"
     text, context, _ = request(path, lineno, field, obj.get(field))
     lang = notes.lang(path, lineno, text, field, obj.get("lang"))
@@ -167,7 +172,6 @@ def _openai_request(line: Line, ids: dict, tools: Tools, notes: Decisions, out: 
     missing = obj.get("missing_slots") or []
     _check_request(path, lineno, obj, gold, cands, tools)
     outcome = ("ask" if missing else "action") if gold else obj.get("outcome", "delegate")
-    uid = str(obj.get("id") or f"r{lineno:05d}")
     if obj.get("candidates") == []:
         outcome = notes.offered_none(path, lineno, "candidates", uid, outcome)
         gold, missing = (gold, missing) if is_in_catalog(outcome) else (None, [])
@@ -182,10 +186,10 @@ def openai_tools(tools_path, requests_path, notes: Decisions) -> A.ExternalSet:
     """OpenAI tool schemas and a JSONL of requests with gold tool names (``tool``: null = cannot be answered)."""
     tools, out = Tools(notes, "imported"), A.Rows()
     ids = _tool_names(tools_path, tools)
-    path, problems = requests_path, Problems()
+    path, problems, seen = requests_path, Problems(), {}
     for lineno, obj in json_lines(path, "requests", problems):
         with problems.each():
-            _openai_request(Line(path, lineno, obj), ids, tools, notes, out)
+            _openai_request(Line(path, lineno, obj), ids, tools, notes, out, seen)
     problems.done()
     return out.done("openai-tools", notes.forced or "en", tools)
 
