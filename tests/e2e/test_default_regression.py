@@ -116,6 +116,7 @@ def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample:
     ``texts`` in one batch) once the loaded encoder has embedded ``sample`` of the texts the same. The routers then
     decide without encoding the requests again; the encoding itself runs in the router probes, the README
     examples and tests/models/test_router_encoder.py."""
+    from toolgate.core.artifact import WARM_UP
     from toolgate.core.rankers import encoder_rankers, query_embeddings
 
     specs = {cfg["rankers"][n]["encoder"]["backend"]: cfg["rankers"][n] for n in encoder_rankers(cfg["rankers"])}
@@ -129,6 +130,8 @@ def _pipeline_embeddings(make_encoder, cfg: dict, run, texts: list[str], sample:
             return getattr(self.enc, name)
 
         def encode_queries(self, batch):
+            if list(batch) == [WARM_UP]:  # Router.load's warm-up: not a request of the pipeline
+                return self.enc.encode_queries(batch)
             return np.vstack([self.table[t] for t in batch])
 
     def make(kwargs):

@@ -278,7 +278,7 @@ def test_a_path_of_the_wrong_kind_stops_at_validation(tmp_path):
         bad = {field: value} if section is None else {section: {field: value}}
         with pytest.raises(InputError) as e:
             config.resolve({"experiment": "x", **bad}, "my.yaml")
-        dotted = ".".join(filter(None, (section, field))) + (".0" if isinstance(value, list) else "")
+        dotted = ".".join(filter(None, (section, field))) + ("[0]" if isinstance(value, list) else "")
         assert (e.value.path, e.value.field) == ("my.yaml", dotted) and what in e.value.message
     assert config.resolve({"experiment": "x", "catalog": str(tmp_path / "built_by_a_rule.jsonl")})  # not there yet
 

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -265,3 +266,5 @@ def test_a_key_given_twice_is_refused_in_json_and_yaml(tmp_path):
     assert e.value.line == 4
     y.write_text("a: &base {x: 1}\nb:\n  <<: *base\n  x: 2\n")  # a merge key is not a duplicate, nor what overrides it
     assert read_yaml(y) == {"a": {"x": 1}, "b": {"x": 2}}
+    y.write_text("a: &a {p: x, q: 1}\nm1: &m1\n  <<: *a\n  p: lfm2\nother: {m2: {<<: *m1}}\n")  # merged twice
+    assert read_yaml(y) == yaml.safe_load(y.read_text())  # as PyYAML reads it, whatever a merge copied

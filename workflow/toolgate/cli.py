@@ -147,13 +147,9 @@ def _check(args) -> int:
     return 0 if run_check(args.results, args.expected, roles) else 1
 
 
-def _router_label(p: dict) -> str:
-    """'ranker + gate' of a manifest's pipeline: an examples router names its model, a router without a gate the ladder."""
-    return f"{p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
-
-
 def _export(args) -> int:
     from .config import load
+    from .core.runtime import pipeline_label
     from .router.product import export_experiment
 
     out, m, written = export_experiment(load(args.config), args.config, args.pipeline, args.out, args.force,
@@ -162,7 +158,7 @@ def _export(args) -> int:
     size = sum(f["bytes"] for f in m["files"].values()) + (out / "router.json").stat().st_size
     how = {"new": "", "replaced": " (replacing the earlier router's files)", "beside": " (beside the folder's files)"}
     scale = "P" if th["scale"] == "probability" else "pool score"
-    print(f"exported {p['name']} ({_router_label(p)}) to {out}{how[written]}: execute at "
+    print(f"exported {p['name']} ({pipeline_label(p)}) to {out}{how[written]}: execute at "
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
           "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
           + "".join(f"\n{line}" for line in sel.get("passed_over", []))
@@ -171,7 +167,7 @@ def _export(args) -> int:
 
 
 def _adapt(args) -> int:
-    from .core.runtime import RouterError
+    from .core.runtime import RouterError, pipeline_label
     from .router.export import adapt_router
 
     try:
@@ -194,7 +190,7 @@ def _adapt(args) -> int:
         caveat = "a gate of score features may not transfer (tables/gate_loco.csv, router_loco.csv)"
     else:
         caveat = "the ladder's thresholds on the pool score may not transfer (tables/router_loco.csv)"
-    print(f"adapted {p['name']} ({_router_label(p)}) to {args.catalog}: {m['catalog']['actions']} "
+    print(f"adapted {p['name']} ({pipeline_label(p)}) to {args.catalog}: {m['catalog']['actions']} "
           f"actions, written to {args.out}" + (" (replacing the earlier router's files)" if written == "replaced" else "")
           + (f"; the gate's scale moved by label-free anchors (scale x{m['retarget']['scale']:.3g})" if "retarget" in m
              else f"; thresholds as fitted on {m['adapted_from']['catalog']['source']}")
@@ -265,10 +261,23 @@ def _eval_catalog(args) -> str | None:
 WRONG_SHOWN = 10  # decide --eval's requests it got wrong, listed without --wrong
 
 
+def _short(text: str, width: int = 80) -> str:
+    """A request on one line of at most ``width`` characters (its whitespace runs as one space)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
 def _not_import_requests(path) -> None:
     """InputError when an --eval file read as utterances reads like an import's requests (a ``tool`` field, no
     ``utterance_id``): one line saying which flag reads it, not the same unknown field on every line."""
-    first = next((obj for _, obj in io.read_jsonl(path)), None) if Path(path).suffix == ".jsonl" else None
+    if Path(path).suffix != ".jsonl" or not Path(path).is_file():
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        line = next((x for x in fh if x.strip()), "")
+    try:
+        first = io.loads_json(line, path, 1)
+    except InputError:  # the reading below names what is wrong with it
+        return
     if isinstance(first, dict) and "tool" in first and "utterance_id" not in first:
         raise InputError(path, "reads like an import's requests (a 'tool' field, no 'utterance_id'): give "
                                "--eval-format openai-tools with TOOLS.json before it (or another format of "
@@ -301,7 +310,8 @@ def _evaluated(router, args, options) -> int:
     if shown:
         print(f"not right ({len(row['wrong'])} requests" + ("" if len(shown) == len(row["wrong"]) else
                                                            f"; the first {len(shown)}, --wrong lists all") + "):")
-        print("\n".join(f"  {w['utterance_id']}: {w['text']}  -> {w['decision']} (gold: {w['gold']})" for w in shown))
+        print("\n".join(f"  {w['utterance_id']}: {_short(w['text'])}  -> {w['decision']} (gold: {w['gold']})"
+                        for w in shown))
     for ref in refs:
         print(f"reference on the same requests: {ref['router']}")
         print("\n".join(_card_lines(ref)))

@@ -88,7 +88,7 @@ def _check_path_kinds(cfg: dict, source: str) -> None:
     """A path the config sets that exists is of its kind (:data:`PATH_KINDS`): a catalog naming a folder stops here,
     not inside a job. One not there yet may be built by a rule (the rules that read it check it)."""
     paths = [(key, functools.reduce(dict.get, key.split("."), cfg), kind) for key, kind in PATH_KINDS.items()]
-    paths += [(f"report.compare.{i}", p, "file") for i, p in enumerate(cfg["report"]["compare"])]
+    paths += [(field_path(("report", "compare", i)), p, "file") for i, p in enumerate(cfg["report"]["compare"])]
     for field, path, kind in paths:
         if path and Path(path).exists() and Path(path).is_dir() != (kind == "folder"):
             raise InputError(source, f"'{path}' is a {'file' if kind == 'folder' else 'folder'}; {field} names a "

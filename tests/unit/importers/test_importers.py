@@ -290,7 +290,7 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
 
 def test_openai_tools_keep_their_examples_and_negatives(tmp_path):
     tools = [{"type": "function", "function": {"name": "play_song", "description": "Play a song",
-                                               "examples": ["play some jazz", {"text": "노래 틀어 줘", "lang": "ko"}],
+                                               "examples": ["play some jazz", "노래 틀어 줘"],
                                                "negatives": ["what song is this?"]}},
              {"name": "next_track", "description": "Skip to the next track"}]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
@@ -329,7 +329,7 @@ def test_openai_tools_with_a_bad_example_or_parameter_name_it(tmp_path, tool, fi
 def test_an_import_with_no_request_left_says_why(tmp_path):
     (tmp_path / "tools.json").write_text(json.dumps([{"name": "a", "description": "x"}]))
     write_jsonl(tmp_path / "requests.jsonl", [{"text": "Привет мир", "tool": "a"}, {"text": "Как дела", "tool": None}])
-    with pytest.raises(InputError, match=r"no request left to import \(rows in neither Hangul nor Latin script: "
+    with pytest.raises(InputError, match=r"no request left \(rows in neither Hangul nor Latin script: "
                                          r"left out \(--other-langs skip\): 2\)"):
         import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
                    Destination(tmp_path / "out"), Options())

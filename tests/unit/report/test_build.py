@@ -117,3 +117,4 @@ def test_on_a_set_of_its_own_the_papers_values_are_a_reference_not_a_target():
     assert headline_blocks(sbs, own=True) == [("p", OWN_DATA + " They are under Paper vs reproduced.")]
     assert paper_blocks(sbs, "mine", own=True)[1][1].startswith(OWN_DATA)
     assert own_data({"utterances": {"source": "file"}}) and not own_data(_config("config.yaml"))
+    assert own_data(_config("config/functionchat.yaml")) and own_data({"catalog": "mine/catalog.jsonl"})

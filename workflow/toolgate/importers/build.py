@@ -160,10 +160,10 @@ def prepare(ext: ExternalSet, opt: Options, notes: Decisions | None = None, remo
     clash = sorted({t["id"] for t in catalog} & {r[0] for r in ROUTES})
     if opt.routes and clash:
         raise InputError(ext.dataset, f"tool id '{clash[0]}' is also a route entry; import with --no-routes")
-    if not rows:
+    if not rows:  # why: what left rows out (dropped here, or skipped while reading), not how columns were chosen
         why = "; ".join(f"{reason}: {n}" for reason, n in (*dropped.items(), *notes.counts.items())
-                        if n and not reason.startswith("language ")) or "the source holds none"
-        raise InputError(ext.dataset, f"no request left to import ({why})")
+                        if n and (reason in dropped or "left out" in reason)) or "the source holds none"
+        raise InputError(ext.dataset, f"no request left ({why})")
     langs = Counter(u["lang"] for u in rows)
     langs = {lang: langs[lang] for lang in io.LANGS if lang in langs or any(lang in t["names"] for t in catalog)}
     info = {"format": ext.dataset, "langs": langs, "options": asdict(opt), "actions": len(catalog),

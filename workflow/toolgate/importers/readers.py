@@ -159,7 +159,9 @@ def _openai_request(line: Line, ids: dict, tools: Tools, notes: Decisions, out: 
     path, lineno, obj = line.path, line.lineno, line.obj
     uid = str(obj.get("id") or f"r{lineno:05d}")
     if uid in seen:
-        raise InputError(path, f"duplicate id '{uid}' (first on line {seen[uid]})", lineno, "id")
+        raise InputError(path, f"duplicate id '{uid}' (first on line {seen[uid]})" if obj.get("id") else
+                         f"the line's default id '{uid}' is line {seen[uid]}'s id: give this request an id", lineno,
+                         "id" if obj.get("id") else None)
     seen[uid] = lineno
     field = "messages" if "text" not in obj and "messages" in obj else "text"
     text, context, _ = request(path, lineno, field, obj.get(field))

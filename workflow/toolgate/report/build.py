@@ -11,7 +11,7 @@ import pandas as pd
 from .. import __version__
 from ..bench.tokenizer_ablation import winner_sentences
 from ..config import BENCH_STUDIES, section
-from ..core import io
+from ..core import io, schemas
 from ..core.catalog import MUTATING_NOTE, mutating_known
 from ..core.rankers import encoder_rankers
 from ..core.scores import has_routes, mode_note
@@ -189,8 +189,11 @@ def setup_blocks(config: dict, roles, catalog, rows, utterances) -> list[tuple]:
 
 
 def own_data(config: dict) -> bool:
-    """Does the experiment read a set of its own (an import, a file), not the paper's design generated from banks?"""
-    return (config.get("utterances") or {}).get("source") == "file"
+    """Is the experiment's set another than the paper's design (requests generated from the banks over the
+    device70 catalog): an import, a file, FunctionChat or CLINC150, or requests generated over another catalog?"""
+    props = schemas.schema("config")["properties"]
+    return ((config.get("utterances") or {}).get("source", "generate") != "generate"
+            or config.get("catalog", props["catalog"]["default"]) != props["catalog"]["default"])
 
 
 OWN_DATA = ("This experiment's catalog and requests are its own, not the paper's 600 requests over 70 actions: the "
