@@ -47,8 +47,9 @@ def test_readme_python_example_runs(tmp_path, capsys):
     for path in named:  # a router of the test's own, never the one a workflow run may have left in results/
         code = code.replace(path, str(folder))
     exec(code, {})
-    first, second = capsys.readouterr().out.splitlines()
+    first, second, refused = capsys.readouterr().out.splitlines()
     assert first.split()[0] in {"act", "ask", "delegate", "chat"} and second.startswith("[")
+    assert "empty" in refused  # the example's RouterError, caught
 
 
 def test_router_cost_measures_each_router_in_its_own_process(tmp_path):

@@ -118,3 +118,20 @@ def test_on_a_set_of_its_own_the_papers_values_are_a_reference_not_a_target():
     assert paper_blocks(sbs, "mine", own=True)[1][1].startswith(OWN_DATA)
     assert own_data({"utterances": {"source": "file"}}) and not own_data(_config("config.yaml"))
     assert own_data(_config("config/functionchat.yaml")) and own_data({"catalog": "mine/catalog.jsonl"})
+
+
+def test_the_verdict_names_its_stand_ins_and_the_card_an_external_set_over_the_danger_budget(tmp_path):
+    from toolgate.report.build import standin_blocks
+
+    subs = substitutions(_config("config.yaml"), _config("config/paper.yaml"))
+    (kind, text), = standin_blocks(subs, own=False)
+    assert kind == "p" and all(what in text for _, what, _ in subs.values()) and "says nothing against" in text
+    assert standin_blocks(subs, own=True) == [] and standin_blocks({}, own=False) == []
+    card = pd.DataFrame({"set": ["default", "bfcl", "functionchat_singlecall"],
+                         "mode": ["within (out of fold)", "external (unchanged)", "external (unchanged)"],
+                         "n": [600, 240, 500], "accuracy": [0.8, 0.66, 0.33], "danger_rate": [0.005, 0.096, 0.0]})
+    manifest = tmp_path / "router.json"
+    manifest.write_text(json.dumps({"thresholds": {"danger_budget": 0.06}}))
+    said = [b[1] for b in router_blocks("default", {"router_eval": card}, manifest) if b[0] == "p"]
+    assert ("Above the danger budget of 0.06 it keeps on this experiment's set: bfcl at 0.096 (the share of requests "
+            "it acts on where none of the set's tools applies, unchanged).") in said

@@ -114,6 +114,9 @@ def test_the_two_routing_claims_are_tested_apart():
     verdict, deciding = _verdict(t, "gated_not_below_ladder", "deciding")
     assert verdict == "does not hold" and deciding == "gated - ladder -0.150 [-0.250, -0.050]: upper end < 0"
     assert _verdict(t, "gate_cuts_errors")[0] == "holds"
+    delegations = pd.DataFrame({"metric": ["delegations"], "gated_count": [272], "gated_of": [600]})
+    with_rate = {"routing_baselines": pd.concat([t["routing_baselines"], delegations], ignore_index=True)}
+    assert _verdict(with_rate, "gate_cuts_errors")[1] == "40/50 -> 5/50 (8.0x); it delegates 272 of 600 requests"
     t["routing_baselines"].loc[0, "gated_count"] = 20  # 40 -> 20: twice, not several-fold
     assert _verdict(t, "gate_cuts_errors", "deciding") == ("does not hold", "40 -> 20 errors: 2.0x < 3")
     t["routing_baselines"] = t["routing_baselines"].drop(columns="gated_minus_single_pool_ladder_ci_high")

@@ -20,6 +20,7 @@ if len(sys.argv) > 1:
     r = Router.load(sys.argv[1])
     got["loaded"] = heavy()
     got["kind"] = r.decide("alarm at 7").kind
+    got["many"] = [d.kind for d in r.decide_many(["alarm at 7", "alarm at 8"])]  # a batch: BM25's product too
     got["decided"] = heavy()
 print(json.dumps(got))
 """
@@ -37,11 +38,11 @@ def test_importing_the_router_imports_no_study_library():
 
 def test_a_ladder_router_loads_and_decides_without_the_study_libraries(tmp_path):
     got = _fresh(make_artifact(tmp_path, real_gate=False, gate=None))
-    assert got == {"imported": [], "loaded": [], "kind": "act", "decided": []}
+    assert got == {"imported": [], "loaded": [], "kind": "act", "many": ["act", "act"], "decided": []}
 
 
 def test_a_band_router_loads_and_decides_without_the_study_libraries(artifact):
-    assert _fresh(artifact) == {"imported": [], "loaded": [], "kind": "act", "decided": []}
+    assert _fresh(artifact) == {"imported": [], "loaded": [], "kind": "act", "many": ["act", "act"], "decided": []}
 
 
 def test_importing_the_router_reads_no_package_metadata():

@@ -47,7 +47,7 @@ def test_another_catalog_is_refused(artifact, tmp_path):
                                           ("wifi\x00on", "control character U\\+0000"),
                                           ("wifi\x85on", "control character U\\+0085"),  # C1
                                           ("wifi \ud800", "control character U\\+D800"),  # a lone surrogate
-                                          (42, "is a number, not a string")])
+                                          (42, "is a number, not a string"), (b"wifi on", "is a bytes, not a string")])
 def test_bad_requests_are_refused_not_bent(artifact, text, message):
     with pytest.raises(RouterError, match=message):
         Router.load(artifact).decide(text)

