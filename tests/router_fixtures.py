@@ -112,3 +112,11 @@ def tiny_experiment(tmp_path, real_gate: bool, gate: str = "g3", rs=None, router
 
 def manifest(folder):
     return json.loads((folder / "router.json").read_text())
+
+
+def sealed(m: dict) -> dict:
+    """``m`` with its seal made anew, as an export writes it: a test that edits a manifest on purpose, to reach a
+    check the seal would otherwise pre-empt."""
+    from toolgate.core.artifact import SEAL, manifest_digest
+
+    return {**m, SEAL: manifest_digest(m)}

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows
+from router_fixtures import RANKERS, catalog, make_artifact, manifest, rows, sealed
 from toolgate import Router
 from toolgate.config import Text
 from toolgate.core.calibration import platt_probability
@@ -80,7 +80,7 @@ def test_load_never_reencodes_and_refuses_embeddings_of_another_encoder_or_text(
                                   ("texts_sha256", "0" * 64, "of other index texts")):
         changed = json.loads(json.dumps(m))
         changed["encoders"]["use"][field] = value
-        (folder / "router.json").write_text(json.dumps(changed))
+        (folder / "router.json").write_text(json.dumps(sealed(changed)))
         with pytest.raises(RouterError, match=f"field 'encoders.use': .*{message}.*export the router again"):
             Router.load(folder)
 

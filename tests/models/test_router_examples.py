@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import tool
-from router_fixtures import make_artifact, manifest
+from router_fixtures import make_artifact, manifest, sealed
 from toolgate.core.artifact import RouterError
 from toolgate.core.runtime import Router
 
@@ -71,7 +71,7 @@ def test_an_integral_float_span_loads_as_its_integers(chars, tmp_path):
         (same / f.name).write_bytes(f.read_bytes())
     m = manifest(same)
     m["examples"]["chars"]["ngram"] = [1.0, 4.0]
-    (same / "router.json").write_text(json.dumps(m))
+    (same / "router.json").write_text(json.dumps(sealed(m)))
     assert Router.load(same).decide("wake me up at six").candidates == Router.load(chars).decide(
         "wake me up at six").candidates
 
@@ -89,7 +89,7 @@ def test_an_idf_below_1_is_refused(chars, tmp_path):
     (bad / "embeddings.npz").write_bytes(data)
     m = manifest(bad)
     m["files"]["embeddings.npz"] = file_entry(data)
-    (bad / "router.json").write_text(json.dumps(m))
+    (bad / "router.json").write_text(json.dumps(sealed(m)))
     with pytest.raises(RouterError, match="examples__idf holds a value below 1"):
         Router.load(bad)
 
@@ -106,7 +106,7 @@ def test_embeddings_narrower_than_the_encoders_are_refused_at_load(folder, tmp_p
     (bad / "embeddings.npz").write_bytes(data)
     m = manifest(bad)
     m["files"]["embeddings.npz"] = file_entry(data)
-    (bad / "router.json").write_text(json.dumps(m))
+    (bad / "router.json").write_text(json.dumps(sealed(m)))
     with pytest.raises(RouterError, match=r"has 100 columns, the encoder's embeddings 512; export the router again"):
         Router.load(bad)
 
@@ -153,7 +153,7 @@ def test_a_model_that_does_not_fit_its_catalog_is_refused(folder, tmp_path, chan
         (bad / f.name).write_bytes(f.read_bytes())
     m = manifest(bad)
     change(m)
-    (bad / "router.json").write_text(json.dumps(m))
+    (bad / "router.json").write_text(json.dumps(sealed(m)))
     with pytest.raises(RouterError, match=message):
         Router.load(bad)
 

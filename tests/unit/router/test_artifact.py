@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from router_fixtures import TEXTS, artifact, catalog, manifest  # noqa: F401  (fixture)
+from router_fixtures import TEXTS, artifact, catalog, manifest, sealed  # noqa: F401  (fixture)
 from toolgate.cli import main
 from toolgate.core import artifact as artifact_module
 from toolgate.core import bm25
@@ -35,7 +35,7 @@ def test_embeddings_archive_is_deterministic_and_round_trips():
 def write_manifest(folder, m, replace=None):
     """``m`` as the folder's router.json; ``replace``: (JSON text, raw text) put in verbatim (json.dumps cannot
     write 1e999)."""
-    text = json.dumps(m)
+    text = json.dumps(sealed(m))  # resealed: the check under test, not the seal, is what refuses it
     if replace:
         assert text.count(replace[0]) == 1
         text = text.replace(*replace)
@@ -299,4 +299,20 @@ def test_no_manifest_path_leads_outside_the_router_folder_and_nothing_is_written
     m["encoders"]["use"]["spec"]["encoder"][key] = 5
     write_manifest(artifact, m)
     with pytest.raises(RouterError, match=f"encoder.{key}': 5 is (no folder|not of type 'string')"):
+        Router.load(artifact)
+
+
+def test_a_manifest_edited_within_every_bound_is_refused_by_its_seal(artifact):
+    """A one-byte edit of the execute threshold passes every value check (it is still a probability above confirm)
+    and changed which requests act: the manifest's own sha256 refuses it, as each file's refuses theirs."""
+    m = manifest(artifact)
+    m["thresholds"]["execute"] = min(1.0, m["thresholds"]["execute"] + 0.01)
+    (artifact / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match="router.json: changed since toolgate wrote it .* export the router again"):
+        Router.load(artifact)
+    (artifact / "router.json").write_text(json.dumps(sealed(m)))  # as an export writing that threshold would
+    assert Router.load(artifact).manifest["thresholds"]["execute"] == m["thresholds"]["execute"]
+    m.pop("sealed")
+    (artifact / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match="field 'sealed': missing required field"):
         Router.load(artifact)

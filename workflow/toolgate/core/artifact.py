@@ -35,7 +35,7 @@ from .rankers import BM25Ranker, encoder_kwargs
 from .scores import ROUTE_STEP_IDS
 from .signals import registry
 
-FORMAT = 2
+FORMAT = 3
 MANIFEST = "router.json"
 INDEX = "bm25.index"
 FILES = (INDEX, "catalog.jsonl", EMBEDDINGS, MANIFEST)  # the format's fixed file names, the manifest last
@@ -102,6 +102,16 @@ def _not_finite(obj, path: tuple = ()):
     return next((bad for k, v in items if (bad := _not_finite(v, (*path, k)))), None)
 
 
+SEAL = "sealed"  # router.json's own sha256: every other file's is in its ``files``
+
+
+def manifest_digest(m: dict) -> str:
+    """The sha256 of a manifest's canonical JSON (keys sorted, no spaces) without its ``sealed`` field: what the
+    export writes there, and what a manifest must still give when it loads."""
+    body = {k: v for k, v in m.items() if k != SEAL}
+    return sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
 def read_manifest(folder: Path) -> dict:
     """The manifest of ``folder``, checked against ``router.schema.yaml`` and the rules the schema cannot say."""
     if not isinstance(folder, (str, os.PathLike)):
@@ -118,6 +128,7 @@ def read_manifest(folder: Path) -> dict:
         raise RouterError(f"{path}: not a router manifest ({exc})") from None
     if not isinstance(m, dict):
         raise RouterError(f"{path}: not a router manifest ({json_type(m)}, not an object)")
+    digest = manifest_digest(m)  # as read, before a check below may read a whole float as its integer
     if bad:
         field, text = bad
         raise RouterError(f"{path}: field '{field}': {text if len(text) <= 24 else text[:12] + '...'} is not a "
@@ -144,6 +155,9 @@ def read_manifest(folder: Path) -> dict:
         if problem:
             raise RouterError(f"{path}: field 'encoders.{name}.spec.encoder': {problem}; a router loads offline only")
         _check_places(path, folder, name, entry["spec"]["encoder"])
+    if m[SEAL] != digest:  # last: a value no check above refuses, but not the one the export wrote
+        raise RouterError(f"{path}: changed since toolgate wrote it (its content is not the sha256 its field "
+                          f"'{SEAL}' records); export the router again")
     return m
 
 

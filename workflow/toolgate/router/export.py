@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..core.artifact import FILES, FORMAT, MANIFEST, file_entry, npz_bytes, sha256
+from ..core.artifact import FILES, FORMAT, MANIFEST, SEAL, file_entry, manifest_digest, npz_bytes, sha256
 from ..core.calibration import fit_platt, platt_probability
 from ..core.catalog import actions, load_catalog, route_ids
 from ..core.decisions import band_decisions, ladder_decisions
@@ -179,6 +179,7 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
     """Write ``blobs`` (file name -> bytes) and ``manifest`` (its ``files`` filled from them) into ``out_dir``
     (:func:`toolgate.outdir.write_folder`: an existing folder is refused unless ``force``); how it was written."""
     manifest["files"] = {name: file_entry(data) for name, data in blobs.items()}
+    manifest[SEAL] = manifest_digest(manifest)
 
     def write(tmp: Path) -> None:
         for name, data in blobs.items():

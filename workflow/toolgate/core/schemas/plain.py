@@ -78,12 +78,12 @@ def _chars(c) -> bool:
 def router(m) -> bool:
     """A manifest (router.json) this passes is valid under router.schema.yaml."""
     if not _obj(m, "format", "toolgate_version", "seed", "pipeline", "lexical", "text", "langs", "gate", "encoders",
-                "calibrator", "thresholds", "catalog", "limits", "files"):
+                "calibrator", "thresholds", "catalog", "limits", "files", "sealed"):
         return False
     p, lex, text, cal, th, cat, lim, files = (m[k] for k in ("pipeline", "lexical", "text", "calibrator", "thresholds",
                                                              "catalog", "limits", "files"))
     probability = type(th) is dict and th.get("scale") == "probability"
-    return (_int(m["format"], 2, 2) and _str(m["toolgate_version"]) and _int(m["seed"], 0)
+    return (_int(m["format"], 3, 3) and _str(m["toolgate_version"]) and _int(m["seed"], 0) and _sha(m["sealed"])
             and _obj(p, "name", "kind", "ranker", "gate", "ranker_spec") and _str(p["name"])
             and _str(p["kind"], "band", "ladder", "examples") and _str(p["ranker"]) and (p["gate"] is None or _str(p["gate"]))
             and _opt(m, "examples", lambda e: _obj(e, "encoder", "classes", "c") and _str(e["encoder"])
