@@ -316,3 +316,11 @@ def test_a_manifest_edited_within_every_bound_is_refused_by_its_seal(artifact):
     (artifact / "router.json").write_text(json.dumps(m))
     with pytest.raises(RouterError, match="field 'sealed': missing required field"):
         Router.load(artifact)
+
+
+def test_a_lone_surrogate_in_the_manifest_is_a_one_line_refusal(artifact):
+    m = manifest(artifact)
+    m["experiment"] = "default\ud800"  # json.dumps writes it as the escape \ud800, which reads back as a lone surrogate
+    (artifact / "router.json").write_text(json.dumps(m))
+    with pytest.raises(RouterError, match="changed since toolgate wrote it"):
+        Router.load(artifact)

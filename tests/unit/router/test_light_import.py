@@ -66,3 +66,14 @@ def test_a_band_router_decides_on_numpy_columns(artifact):
     assert np.array_equal(value, payload_scores(fit, signals.frame()))
     assert np.array_equal(value, payload_scores(fit, dict(signals)))
     assert np.array_equal(signals[fit["features"]].to_numpy(), signals.frame()[fit["features"]].to_numpy())
+
+
+def test_a_sparse_bm25_index_fits_and_scores_without_scipy():
+    """A router over a large catalog fits its index at load in the sparse layout: numpy alone (scipy blocked)."""
+    code = ("import sys; sys.modules['scipy'] = None\n"
+            "from toolgate.core.bm25 import BM25\n"
+            "m = BM25().fit(['set an alarm', 'turn on wifi', 'play music'] * 40, layout='sparse')\n"
+            "print(m.layout, m.score('alarm wifi').shape, m.score_many(['alarm', 'wifi on']).shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.stdout.split() == ["sparse", "(120,)", "(2,", "120)"]

@@ -109,7 +109,8 @@ def manifest_digest(m: dict) -> str:
     """The sha256 of a manifest's canonical JSON (keys sorted, no spaces) without its ``sealed`` field: what the
     export writes there, and what a manifest must still give when it loads."""
     body = {k: v for k, v in m.items() if k != SEAL}
-    return sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return sha256(text.encode("utf-8", "surrogatepass"))  # a lone surrogate a "\ud800" escape reads as: refused below
 
 
 def read_manifest(folder: Path) -> dict:

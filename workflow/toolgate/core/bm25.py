@@ -12,14 +12,10 @@ import struct
 import zlib
 from array import array
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .text import TOKENIZERS, Terms, ngram_source, parse_tokenizer, term_function, window_counts
-
-if TYPE_CHECKING:
-    import scipy.sparse as sp
 
 IDF_VARIANTS = ("lucene", "robertson")
 LAYOUTS = ("auto", "dense", "sparse")
@@ -41,18 +37,23 @@ class _Postings:
     (8N bytes where its postings take 16N/``HOT_SHARE``). Postings are views, so a query term costs one ``np.add.at``.
     """
 
-    def __init__(self, postings: sp.csr_matrix, n_docs: int):
-        df = np.diff(postings.indptr)
-        hot = np.flatnonzero(df * HOT_SHARE >= n_docs)
-        self.hot = postings[hot].toarray()
-        hot_of = np.full(len(df), -1)
-        hot_of[hot] = np.arange(len(hot))
-        self.hot_of = hot_of.tolist()  # a list: the fastest scalar lookups
-        self.indptr, self.w = postings.indptr, postings.data
-        self.cols = postings.indices.astype(np.intp)  # np.add.at casts any other index type, on every call
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, w: np.ndarray, n_terms: int, n_docs: int):
+        """From the (term, document, weight) triples of distinct pairs: term-major, each term's documents ascending
+        (scipy's CSR of them, built in numpy: a router loads a large catalog without scipy)."""
+        order = np.lexsort((cols, rows))
+        df = np.bincount(rows, minlength=n_terms)
+        self.indptr = np.concatenate([[0], np.cumsum(df)])
+        self.w, self.cols = w[order], cols[order].astype(np.intp)  # np.add.at casts any other index type, every call
         bounds = self.indptr.tolist()
         self.cols_of = [self.cols[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
         self.w_of = [self.w[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
+        hot = np.flatnonzero(df * HOT_SHARE >= n_docs)
+        self.hot = np.zeros((len(hot), n_docs))
+        for row, t in zip(self.hot, hot):
+            row[self.cols_of[t]] = self.w_of[t]
+        hot_of = np.full(len(df), -1)
+        hot_of[hot] = np.arange(len(hot))
+        self.hot_of = hot_of.tolist()  # a list: the fastest scalar lookups
         self.n_docs = n_docs
 
     def scores(self, ids: list[int]) -> np.ndarray:
@@ -168,10 +169,8 @@ class BM25:
         if layout == "dense":
             self._dense = np.zeros((len(vocab), n_docs))
             self._dense[rows, cols] = w
-        else:  # term-major: a counting sort that keeps each term's documents ascending
-            import scipy.sparse as sp
-
-            self._sparse = _Postings(sp.csr_matrix((w, (rows, cols)), shape=(len(vocab), n_docs)), n_docs)
+        else:  # term-major, each term's documents ascending
+            self._sparse = _Postings(rows, cols, w, len(vocab), n_docs)
 
     def _idf(self, df: np.ndarray, n: int) -> np.ndarray:
         if self.idf_variant == "lucene":

@@ -140,7 +140,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
         ("table", verdict_table(matrix), "verdicts"),
         *headline_blocks(sbs, own_data(config)),
         *router_card_blocks(tables, router_json),
-        ("details", "Terms used below", [("table", pd.DataFrame(GLOSSARY, columns=["term", "meaning"]))]),
+        ("details", "Terms this report uses", [("table", pd.DataFrame(GLOSSARY, columns=["term", "meaning"]))]),
         ("toc",),
         *fig("fig2_operating_points"),
         ("h", 2, "Claims by data set"),
@@ -197,16 +197,17 @@ GLOSSARY = [
      "do not, and requests no action serves (chat or delegate); mismatch_hard: circumlocutions that avoid even the "
      "object noun"),
     ("G3", "the paper's BM25-score gate: a logistic regression, fitted out of fold, over six BM25 score features and "
-     "the request's character 3-gram count"),
+     "the request's character n-gram count"),
     ("maxcos (e5_maxcos, usem3_maxcos)", "an encoder gate: the highest cosine between the request and any action"),
     ("mismatch-in vs out", "the AUC the abstention claims read: mismatch requests against out-of-catalog ones"),
     ("single-pool ladder", "BM25 over actions and route entries together, two thresholds on the top score: act, "
      "confirm, delegate"),
-    ("danger rate", "gold-delegate requests sent to an action, over all requests (budget: gate.danger_budget)"),
+    ("danger rate", "gold-delegate requests executed as an action, over all requests (budget: gate.danger_budget)"),
     ("ask rate / ask cap", "requests the router asks to confirm, over all requests, and its ceiling"),
     ("P1", "the paper's retained pipeline: BM25 ranks, the e5 gate decides, a confirm band between"),
-    ("utility", "what the router selection maximises (router.utility; by default +1 a right act or route, +0.5 an "
-     "ask about the right action, 0 a wrong ask, -3 a wrong act, -6 when it changes something)"),
+    ("utility", "what the router selection maximises (router.utility; by default +1 the right act or route, +0.5 "
+     "an ask about an action that could have run, 0 a wrong ask, -3 a wrong act, -6 when it changes something; a "
+     "request missing a detail is served by the ask)"),
     ("clean", "the requests not near any catalog example (tables/example_leakage.csv)"),
     ("re-targeted", "a router moved to another catalog with label-free anchors (toolgate adapt --calibrate anchors)"),
 ]

@@ -179,7 +179,7 @@ def write_artifact(out_dir, manifest: dict, blobs: dict[str, bytes], force: bool
     """Write ``blobs`` (file name -> bytes) and ``manifest`` (its ``files`` filled from them) into ``out_dir``
     (:func:`toolgate.outdir.write_folder`: an existing folder is refused unless ``force``); how it was written."""
     manifest["files"] = {name: file_entry(data) for name, data in blobs.items()}
-    manifest[SEAL] = manifest_digest(manifest)
+    manifest[SEAL] = manifest_digest(json.loads(json.dumps(manifest)))  # as it will read back (keys as strings)
 
     def write(tmp: Path) -> None:
         for name, data in blobs.items():
