@@ -206,9 +206,9 @@ def test_the_thesis_sentence_says_within_and_on_which_sets_across():
             (ACROSS_CLAIMS[1], "ext", "holds", "v"), (ACROSS_CLAIMS[0], "one", "not testable", "")]
     m = pd.DataFrame(rows, columns=["claim", "set", "verdict", "deciding"])
     assert thesis_sentence(m, "own") == (
-        "The paper's case for spending the encoder on abstention holds within this catalog (x); across catalogs (a "
-        "BM25-score gate loses its separation, an encoder's similarity keeps it) it holds on 1 of the 2 sets that "
-        "test both transfer claims (own) and not on ext.")
+        "The paper's case for spending the encoder on abstention holds within this catalog (x); carried across "
+        "catalogs, which the paper does not test (a BM25-score gate loses its separation, an encoder's similarity "
+        "keeps it), it holds on 1 of the 2 sets that test both transfer claims (own) and not on ext.")
     m.loc[0, "verdict"] = "does not hold"
     m.loc[3, "verdict"] = "holds"
     assert "does not hold within this catalog (x)" in thesis_sentence(m, "own")

@@ -199,3 +199,5 @@ def test_computed_sentences_read_the_same_cells_as_the_matrix():
         sentence = own_set_sentence(own, "default")
         assert verdict_count(int(n.get("holds", 0)), "holds") + ", " in sentence
         assert verdict_count(int(n.get("does not hold", 0)), "does not hold") + " and " in sentence
+        assert sentence.startswith(f"Of the {len(own)} claims ({len(own) - 3} the paper makes within its catalog, 1 "
+                                   "beyond it, and 2 that carry its argument across catalogs")

@@ -99,7 +99,11 @@ def own_set_sentence(led: pd.DataFrame, experiment: str) -> str:
     """How many claims hold, do not hold and cannot be tested on this experiment's own set, from its matrix cells."""
     n = led["verdict"].value_counts()
     parts = [verdict_count(int(n.get(v, 0)), v) for v in ("holds", "does not hold")]
-    return (f"Of the paper's {len(led)} claims, on {experiment}'s own set {parts[0]}, {parts[1]} and "
+    beyond = int(led["claim"].str.startswith("(beyond the paper)").sum())
+    across = int(sum(FAMILY[c] == "transfer" for c in led["claim"]))
+    kinds = (f" ({len(led) - beyond - across} the paper makes within its catalog, {beyond} beyond it, and {across} "
+             "that carry its argument across catalogs, which the paper does not test)" if beyond or across else "")
+    return (f"Of the {len(led)} claims{kinds}, on {experiment}'s own set {parts[0]}, {parts[1]} and "
             f"{int(n.get(NOT_TESTABLE, 0))} cannot be tested; the matrix gives each one's deciding number on every set.")
 
 

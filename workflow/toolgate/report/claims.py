@@ -320,7 +320,8 @@ def split_not_better(t, c: Context):
 
 
 # Transfer (gate_loco.csv, the rows tested on this set): the paper's argument for spending the encoder on
-# abstention is that a BM25-score gate is a property of one catalog while a frozen encoder's similarity carries over.
+# abstention, carried across catalogs (the paper does not test it): a BM25-score gate is a property of one catalog
+# while a frozen encoder's similarity carries over.
 TRANSFER_LOSS = 0.05  # "loses its separation": a transferred AUC more than this below the gate's within-set AUC
 
 

@@ -197,5 +197,5 @@ def thesis_sentence(matrix: pd.DataFrame, own: str) -> str:
               else "cannot be tested as a whole (no set tests both transfer claims; the table counts each claim "
                    "on the sets that test it)")
     return (f"The paper's case for spending the encoder on abstention {within} within this catalog"
-            + (f" ({t['deciding']})" if t["deciding"] else "") + f"; across catalogs (a BM25-score gate loses its "
-            f"separation, an encoder's similarity keeps it) it {across}.")
+            + (f" ({t['deciding']})" if t["deciding"] else "") + f"; carried across catalogs, which the paper does not "
+            f"test (a BM25-score gate loses its separation, an encoder's similarity keeps it), it {across}.")
