@@ -270,6 +270,20 @@ def test_profile_refuses_a_path_for_an_experiment(capsys):
     _fails(capsys, ["profile", "--experiment", "../../etc"], "field '--experiment': '../../etc' is no experiment name")
 
 
+@pytest.mark.parametrize("argv,shut,named", [(["decide", "--jsonl"], 0, "stdin closed"),
+                                             (["--version"], 1, "stdout closed")])
+def test_a_descriptor_closed_at_start_is_one_line_with_exit_2(argv, shut, named):
+    """Started with stdin (for --jsonl) or stdout shut, the command said an AttributeError."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"import os, sys; os.close({shut}); os.execv(sys.executable, [sys.executable, '-m', 'toolgate.cli', *{argv!r}])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and named in out.stderr, out.stderr
+
+
 def test_version_prints_the_package_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])

@@ -560,6 +560,13 @@ def _config_hint(args, exc: InputError) -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    # started with a descriptor shut: every command writes to stdout, decide --jsonl reads stdin
+    closed = [n for n in ("stdin", "stdout") if getattr(sys, n) is None and (n == "stdout" or "--jsonl" in argv)]
+    if closed:
+        if sys.stderr is not None:
+            print(f"error: {' and '.join(closed)} closed: toolgate writes its answers to stdout (and decide --jsonl "
+                  "reads its requests from stdin)", file=sys.stderr)
+        return 2
     try:
         parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
     except MissingExtra as exc:  # a study command in a router-only install
