@@ -128,9 +128,13 @@ def read_yaml(path):
     import yaml
 
     try:
-        text = read_text(path)
-        _unique_yaml_keys(yaml.compose(text, Loader=_yaml_loader()))
-        return yaml.load(text, Loader=_yaml_loader())
+        loader = _yaml_loader()(read_text(path))
+        try:  # composed once: its nodes checked for a key given twice, then constructed
+            node = loader.get_single_node()
+            _unique_yaml_keys(node)
+            return None if node is None else loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

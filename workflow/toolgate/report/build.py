@@ -125,6 +125,7 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
     paper_path = _input(inputs, "paper", ".yaml")
     paper_cfg = io.read_yaml(paper_path) if paper_path else None
     router_json = _input(inputs, "router", "router.json")
+    subs, own = substitutions(config, paper_cfg), own_data(config)  # what runs in place of the paper's; whose set
     figures = {stem: (Path(figures_dir) / f"{stem}.png", table, caption) for stem, table, caption in FIGURES}
     shown = set()
 
@@ -140,9 +141,9 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
               f"{config.get('seed')})."),
         ("h", 2, "Verdict"),
         ("p", thesis_sentence(matrix, experiment)),
-        *standin_blocks(substitutions(config, paper_cfg), own_data(config)),
+        *standin_blocks(subs, own),
         ("table", verdict_table(matrix), "verdicts"),
-        *headline_blocks(sbs, own_data(config)),
+        *headline_blocks(sbs, own),
         *router_card_blocks(tables, router_json),
         ("details", "Terms this report uses", [("table", pd.DataFrame(GLOSSARY, columns=["term", "meaning"]))]),
         ("toc",),
@@ -161,13 +162,13 @@ def build(experiment: str, tables_dir, figures_dir, inputs, config: dict) -> lis
                   "the set cannot test the claim."),
             ("table", pd.DataFrame([line.split(" ", 1) for line in footnote_lines(matrix)], columns=["note", "why"]))]),
         ("details", "Claims ledger (this experiment): every number each test read", [("table", led.drop(columns="test"))]),
-        *differs_blocks(led, substitutions(config, paper_cfg)),
+        *differs_blocks(led, subs),
         *transfer_blocks(matrix, tables, reg, fig),
         *overlap_blocks(tables, fig),
         *bench_blocks(tables, config, fig),
         *tournament_blocks(tables),
         *router_blocks(experiment, tables, router_json),
-        *paper_blocks(sbs, experiment, own_data(config)),
+        *paper_blocks(sbs, experiment, own),
     ]
     rest = [f for stem, _, _ in FIGURES if stem not in shown and (stem not in BENCH_FIGURES or bench_ran(config))
             for f in fig(stem)]
@@ -275,7 +276,7 @@ def substitutions(config: dict, paper: dict | None) -> dict[str, tuple[str, str,
                              f"ran {_encoder_words(theirs)}", f"{PAPER_CONFIG}; it runs the paper's hub models, with hub access and "
                              "the st and onnx extras")
     utt = config.get("utterances") or {}
-    if utt.get("source", "generate") == "generate":
+    if not own_data(config):
         out["data"] = ("the generated requests", f"the requests are generated from the template banks "
                        f"({utt.get('templates', 'data/templates')}) to the paper's documented design (the data check "
                        "holds its Jaccard medians and the length AUC), not the paper's own requests",
