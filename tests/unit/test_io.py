@@ -36,6 +36,9 @@ def test_duplicate_id_names_file_line_field(tmp_path, small_catalog):
      "missing required field"),
     (lambda t: t.update(negatives=[{"text": "x" * 5000, "lang": "en"}]), "negatives[0].text",
      "^(?!.*xxx).*: 5000 characters; at most 1000 are allowed$"),
+    (lambda t: t["descriptions"].update(en="x" * 4001), "descriptions.en", ": 4001 characters; at most 4000 are allowed$"),
+    (lambda t: t["names"].update(ko="가" * 201), "names.ko", ": 201 characters; at most 200 are allowed$"),
+    (lambda t: t.update(id="a" * 129), "id", ": 129 characters; at most 128 are allowed$"),
 ])
 def test_catalog_field_errors(tmp_path, mutate, field, msg):
     bad = tool("set_alarm")
@@ -44,6 +47,35 @@ def test_catalog_field_errors(tmp_path, mutate, field, msg):
     with pytest.raises(InputError, match=msg) as e:
         load_catalog(path)
     assert (e.value.line, e.value.field) == (2, field)
+
+
+def test_every_problem_of_a_row_is_named(tmp_path):
+    """Two schema problems and two after it (a language, a required parameter) on one line: four lines of one
+    error, each with its field."""
+    bad = tool("set_alarm")
+    bad["descriptions"]["en"] = "x" * 4001
+    bad["keywords"]["en"] = ["k" * 201]
+    path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
+    with pytest.raises(InputError, match="^.*: 2 problems") as e:
+        load_catalog(path)
+    assert [(x.line, x.field) for x in e.value.each] == [(2, "descriptions.en"), (2, "keywords.en[0]")]
+    bad = tool("make_call")
+    bad["names"]["fr"] = "appel"
+    bad["parameters"]["required"] = ["zzz"]
+    path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
+    with pytest.raises(InputError, match="^.*: 3 problems") as e:
+        load_catalog(path)
+    assert [(x.line, x.field) for x in e.value.each] == [(2, "id"), (2, "names.fr"), (2, "parameters.required")]
+
+
+def test_a_tool_definition_too_long_is_named_at_its_own_field():
+    fn = {"name": "set_timer", "description": "x" * 4001,
+          "parameters": {"type": "object", "properties": {"m": {"type": "integer", "description": "y" * 4001}}}}
+    with pytest.raises(InputError) as e:
+        import_openai_tool({"type": "function", "function": fn}, where=("tools.json", None, "[3]"))
+    assert [(x.path, x.field, x.message) for x in e.value.each] == [
+        ("tools.json", "[3].function.description", "4001 characters; at most 4000 are allowed"),
+        ("tools.json", "[3].function.parameters.properties.m.description", "4001 characters; at most 4000 are allowed")]
 
 
 def test_malformed_json_and_non_utf8(tmp_path):

@@ -12,6 +12,7 @@ from toolgate.core.schemas import plain, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 VALUES = (None, True, False, 0, -1, 1.5, 9, 2, "", " ", "x", "ab", "E0", "bm25", "dense", "probability", "a" * 64,
+          "a" * 129, "a" * 201, "a" * 1001, "a" * 4001,  # each just over a length limit of the catalog schema
           [], ["x"], [1], {}, {"en": "x"})
 
 

@@ -87,6 +87,20 @@ def test_beir_gold_is_the_highest_scored_tool(tmp_path):
     assert load(out / "config.yaml")["gate"]["folds"] == info["out_of_catalog"] < 5  # fewer groups than the default
 
 
+def test_a_beir_passage_longer_than_a_description_is_cut_and_counted(tmp_path):
+    folder = beir_folder(tmp_path)
+    rows = [json.loads(line) for line in (folder / "corpus.jsonl").read_text().splitlines()]
+    rows[2]["text"] = "Forecast of the sky. " * 300  # 6,300 characters
+    rows[3]["title"] = "Music " + "of the spheres " * 20  # 306 characters: its id is cut too
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    info = import_set("beir", [folder], Destination(tmp_path / "out"), Options(holdout=0.5, seed=3))
+    catalog = _read(tmp_path / "out")[0]
+    assert info["decisions"]["corpus texts cut to the catalog's limit of 4000 characters"] == 1
+    assert info["decisions"]["corpus titles cut to the catalog's limit of 200 characters"] == 1
+    assert max(len(d) for t in catalog for d in t["descriptions"].values()) == 4000
+    assert max(len(t["id"]) for t in catalog) <= 120
+
+
 def test_sample_and_seed(tmp_path):
     a = import_set("bfcl", [bfcl_folder(tmp_path)], Destination(tmp_path / "a"), Options(sample=8, seed=1))
     b = import_set("bfcl", [bfcl_folder(tmp_path)], Destination(tmp_path / "b"), Options(sample=8, seed=1))

@@ -144,8 +144,9 @@ def read_manifest(folder: Path) -> dict:
                           "(another major version); export the router again")
     try:
         schemas.check_schema(path, None, m, "router")
-    except InputError as exc:
-        raise RouterError(str(exc)) from None
+    except InputError as exc:  # one line, as every RouterError: the first problem and a count of the rest
+        each = getattr(exc, "each", [exc])
+        raise RouterError(str(each[0]) + (f" (and {len(each) - 1} more)" if len(each) > 1 else "")) from None
     th = m["thresholds"]
     if th["execute"] < th["confirm"]:
         raise RouterError(f"{path}: field 'thresholds': execute {th['execute']} is below confirm {th['confirm']}")

@@ -17,6 +17,7 @@ from .io import LANGS, read_jsonl, script_lang
 from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
+ID_FROM_NAME = 120  # an id made from a name: under the schema's 128, leaving room for a renamed tool's "_2"
 ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
 
 
@@ -59,12 +60,6 @@ def route_ids(catalog: list[dict]) -> list[str]:
     return [t["id"] for t in catalog if not is_action(t)]
 
 
-def _check_langs(path, lineno, obj, field, langs) -> None:
-    for lang in obj[field]:
-        if lang not in langs:
-            raise InputError(path, f"unknown language code '{lang}' (known: {', '.join(langs)})", lineno, f"{field}.{lang}")
-
-
 def load_catalog(path, langs=LANGS) -> list[dict]:
     """Catalog rows in file order, validated (schema, unique ids, languages); every bad row in one error."""
     seen: dict[str, int] = {}
@@ -84,25 +79,31 @@ def load_catalog(path, langs=LANGS) -> list[dict]:
 
 
 def _check_tool(path, lineno: int, obj: dict, langs, seen: dict) -> None:
-    """One catalog row (``seen``: id -> its first line, updated)."""
+    """One catalog row (``seen``: id -> its first line, updated); every problem of the row in one error."""
     check_schema(path, lineno, obj, "catalog")
-    if obj["id"] in seen:
-        raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
-    seen[obj["id"]] = lineno
-    for field in ("names", "descriptions", "keywords"):
-        _check_langs(path, lineno, obj, field, langs)
-    for field in ("examples", "negatives"):
-        for k, phrase in enumerate(obj.get(field, [])):
-            if phrase["lang"] not in langs:
-                raise InputError(path, f"unknown language code '{phrase['lang']}' (known: {', '.join(langs)})",
-                                 lineno, f"{field}[{k}].lang")
-    if obj.get("examples") and obj["kind"] != ACTION:
-        raise InputError(path, "only an action carries examples (a route entry's are the generic bank's)",
-                         lineno, "examples")
+    problems = Problems()
+    with problems.each():
+        if obj["id"] in seen:
+            raise InputError(path, f"duplicate id '{obj['id']}' (first on line {seen[obj['id']]})", lineno, "id")
+    seen.setdefault(obj["id"], lineno)
+    known = f"(known: {', '.join(langs)})"
+    used = [(f"{field}.{lang}", lang) for field in ("names", "descriptions", "keywords") for lang in obj[field]]
+    used += [(f"{field}[{k}].lang", phrase["lang"]) for field in ("examples", "negatives")
+             for k, phrase in enumerate(obj.get(field, []))]
+    for where, lang in used:
+        with problems.each():
+            if lang not in langs:
+                raise InputError(path, f"unknown language code '{lang}' {known}", lineno, where)
+    with problems.each():
+        if obj.get("examples") and obj["kind"] != ACTION:
+            raise InputError(path, "only an action carries examples (a route entry's are the generic bank's)",
+                             lineno, "examples")
     props = obj["parameters"]["properties"]
     for req in obj["parameters"].get("required", []):
-        if req not in props:
-            raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
+        with problems.each():
+            if req not in props:
+                raise InputError(path, f"required parameter '{req}' is not a property", lineno, "parameters.required")
+    problems.done()
 
 
 def mutating_known(catalog: list[dict]) -> bool:
@@ -165,7 +166,21 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     for key in ("examples", "negatives"):
         if found := phrases(fn, key, lang, (path, lineno, at)):
             row[key] = found
+    try:
+        check_schema(path, lineno, row, "catalog")
+    except InputError as exc:  # named at the definition's own fields: the row is not written yet
+        problems = Problems()
+        for each in getattr(exc, "each", [exc]):
+            with problems.each():
+                raise InputError(path, each.message, lineno, _field(at, _source_field(each.field or ""))) from None
+        problems.done()
     return row
+
+
+def _source_field(field: str) -> str:
+    """The field of an OpenAI tool definition that a catalog row's ``field`` was made from."""
+    top = re.split(r"[.\[]", field, maxsplit=1)[0]
+    return {"id": "name", "names": "name", "descriptions": "description"}.get(top, field)
 
 
 def phrases(fn: dict, key: str, lang: str, where: tuple) -> list[dict]:
@@ -233,12 +248,13 @@ def _part(obj: dict, key: str, types, what: str, where: tuple):
 
 
 def tool_id(name: str) -> str:
-    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``); a name with no Latin letter or digit
-    (``알람 설정``) gets ``t_`` and a digest of the name, so two such names stay apart."""
+    """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``), at most :data:`ID_FROM_NAME`
+    characters (a corpus entry's title can be a sentence); a name with no Latin letter or digit (``알람 설정``)
+    gets ``t_`` and a digest of the name, so two such names stay apart."""
     s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
     if not s:
         return "t_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return s if s[0].isalpha() else f"t_{s}"
+    return (s if s[0].isalpha() else f"t_{s}")[:ID_FROM_NAME].rstrip("_")
 
 
 def own_queries(catalog: list[dict], langs) -> list[str]:

@@ -43,7 +43,7 @@ class Problems:
         try:
             yield
         except InputError as exc:
-            self.found.append(exc)
+            self.found.extend(getattr(exc, "each", [exc]))  # a record's own list of problems, one by one
 
     def done(self) -> None:
         if len(self.found) == 1:
@@ -52,7 +52,9 @@ class Problems:
             first, n = self.found[0], len(self.found)
             lines = "".join(f"\n  {e}" for e in self.found[:LIMIT])
             more = f"\n  ... and {n - LIMIT} more" if n > LIMIT else ""
-            raise InputError(first.path, f"{n} problems, each on a line below:{lines}{more}")
+            exc = InputError(first.path, f"{n} problems, each on a line below:{lines}{more}")
+            exc.each = list(self.found)
+            raise exc
 
 
 class MissingExtra(ImportError):

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..core import io
 from ..core.catalog import function_name
 from ..core.errors import InputError, Problems
+from ..core.schemas.plain import DOC_CHARS, NAME_CHARS
 from ..data.sources import PINS
 from ..external import adapters as A
 from ..external.sources import sha256
@@ -239,6 +240,17 @@ def _beir_text(value):
     return value if isinstance(value, dict) else str(value or "").strip()
 
 
+def _within(value, limit: int, notes: Decisions):
+    """A title (``limit``: the catalog's for a name) or a text (for a description), each text of it cut to
+    ``limit`` characters where longer, counted: passages run longer than any tool's description."""
+    if isinstance(value, dict):
+        return {k: _within(v, limit, notes) for k, v in value.items()}
+    if not isinstance(value, str) or len(value) <= limit:
+        return value
+    notes.count(f"corpus {'titles' if limit == NAME_CHARS else 'texts'} cut to the catalog's limit of {limit} characters")
+    return value[:limit].rstrip()
+
+
 def _beir_query(line: Line, judged: dict, docs: dict, notes: Decisions, out: A.Rows) -> None:
     """One judged query as a request of its highest-scored relevant entry (nothing for an unjudged one)."""
     queries, lineno, rec = line.path, line.lineno, line.obj
@@ -271,8 +283,9 @@ def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
                 raise InputError(corpus, "entry has neither title nor text", lineno, "text")
             per_lang = {f"{to}_{c}": rec[f"{key}_{c}"] for key, to in (("title", "name"), ("text", "description"))
                         for c in io.LANGS if f"{key}_{c}" in rec}
-            docs[str(did)] = tools.add({"name": title or str(did), "description": text or title, **per_lang}, corpus,
-                                       lineno)
+            tool = {"name": title or str(did), "description": text or title, **per_lang}
+            docs[str(did)] = tools.add({k: _within(v, NAME_CHARS if k.startswith("name") else DOC_CHARS, notes)
+                                        for k, v in tool.items()}, corpus, lineno)
     problems.done()
     judged = _qrels(qrels, docs)
     for lineno, rec in json_lines(queries, "queries", problems):

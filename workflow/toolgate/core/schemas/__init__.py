@@ -13,7 +13,7 @@ from functools import cache
 from importlib.resources import files  # package data (pyproject's package-data), wherever the package is installed
 from typing import TYPE_CHECKING
 
-from ..errors import InputError, field_path
+from ..errors import InputError, Problems, field_path
 from .plain import PLAIN
 
 if TYPE_CHECKING:
@@ -71,13 +71,18 @@ def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
 
 
 def check_schema(path, lineno: int | None, obj, name: str) -> None:
-    """InputError naming the field of ``obj`` that breaks ``toolgate/schemas/<name>.schema.yaml``, if one does;
-    jsonschema looks only at what the schema's hand-written check (:data:`.plain.PLAIN`) does not pass."""
+    """InputError naming each field of ``obj`` that breaks ``toolgate/schemas/<name>.schema.yaml`` (one error
+    listing them all where there are several); jsonschema looks only at what the schema's hand-written check
+    (:data:`.plain.PLAIN`) does not pass."""
     if name in PLAIN and PLAIN[name](obj):
         return
     from jsonschema.exceptions import best_match
 
-    err = best_match(_validator(name).iter_errors(obj))
-    if err is not None:
-        field, message = schema_error(err)
-        raise InputError(path, message, lineno, field)
+    problems, named = Problems(), set()
+    for err in _validator(name).iter_errors(obj):
+        field, message = schema_error(best_match([err]))  # an anyOf's most specific part
+        if field not in named:
+            named.add(field)
+            with problems.each():
+                raise InputError(path, message, lineno, field)
+    problems.done()

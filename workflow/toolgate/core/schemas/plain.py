@@ -111,15 +111,23 @@ def router(m) -> bool:
             and all(_obj(f, "bytes", "sha256") and _int(f["bytes"], 0) and _sha(f["sha256"]) for f in files.values()))
 
 
-def _langtext(x, min_items: int = 1) -> bool:
-    """catalog.schema.yaml's ``$defs.langtext``: language code -> a text with a non-space character."""
-    return (type(x) is dict and len(x) >= min_items
-            and all(_LANG.fullmatch(k) and type(v) is str and _TEXT.search(v) for k, v in x.items()))
+# catalog.schema.yaml's length limits (tests/unit/test_schemas_plain.py holds the two together)
+NAME_CHARS, DOC_CHARS, ID_CHARS, PHRASE_CHARS = 200, 4000, 128, 1000
+
+
+def _text(x, limit: int) -> bool:
+    """A string with a non-space character, at most ``limit`` characters."""
+    return type(x) is str and len(x) <= limit and _TEXT.search(x) is not None
+
+
+def _langtext(x, limit: int = NAME_CHARS) -> bool:
+    """catalog.schema.yaml's ``$defs.langtext`` (``$defs.langdoc`` with limit DOC_CHARS): language code -> a text."""
+    return type(x) is dict and len(x) >= 1 and all(_LANG.fullmatch(k) and _text(v, limit) for k, v in x.items())
 
 
 def _parameter(x) -> bool:
-    return (_obj(x, "type", "description") and _str(x["type"])
-            and (_str(x["description"]) or _langtext(x["description"]))
+    return (_obj(x, "type", "description") and _str(x["type"]) and len(x["type"]) <= NAME_CHARS
+            and ((_str(x["description"]) and len(x["description"]) <= DOC_CHARS) or _langtext(x["description"], DOC_CHARS))
             and _opt(x, "enum", lambda v: type(v) is list and len(v) >= 1))
 
 
@@ -129,8 +137,8 @@ CATALOG_FIELDS = frozenset(("id", "kind", "group", "domain", "mutating", "names"
 
 def _phrase(x) -> bool:
     """catalog.schema.yaml's ``$defs.phrases`` item: {text, lang}."""
-    return (type(x) is dict and set(x) == {"text", "lang"} and type(x["text"]) is str and len(x["text"]) <= 1000
-            and _TEXT.search(x["text"]) is not None and type(x["lang"]) is str and _LANG.fullmatch(x["lang"]) is not None)
+    return (type(x) is dict and set(x) == {"text", "lang"} and _text(x["text"], PHRASE_CHARS)
+            and type(x["lang"]) is str and _LANG.fullmatch(x["lang"]) is not None)
 
 
 def catalog(t) -> bool:
@@ -139,15 +147,17 @@ def catalog(t) -> bool:
             or not CATALOG_FIELDS.issuperset(t):
         return False
     p, kw = t["parameters"], t["keywords"]
-    return (_str(t["id"]) and _ID.fullmatch(t["id"]) is not None and _str(t["kind"], "action", "route")
-            and _str(t["group"]) and len(t["group"]) >= 1 and _str(t["domain"]) and len(t["domain"]) >= 1
-            and _opt(t, "mutating", lambda v: type(v) is bool) and _langtext(t["names"]) and _langtext(t["descriptions"])
+    return (_str(t["id"]) and len(t["id"]) <= ID_CHARS and _ID.fullmatch(t["id"]) is not None
+            and _str(t["kind"], "action", "route")
+            and _str(t["group"]) and 1 <= len(t["group"]) <= NAME_CHARS and _str(t["domain"])
+            and 1 <= len(t["domain"]) <= NAME_CHARS
+            and _opt(t, "mutating", lambda v: type(v) is bool) and _langtext(t["names"])
+            and _langtext(t["descriptions"], DOC_CHARS)
             and _obj(p, "type", "properties") and p["type"] == "object" and type(p["properties"]) is dict
-            and all(_parameter(v) for v in p["properties"].values())
+            and all(len(k) <= ID_CHARS and _parameter(v) for k, v in p["properties"].items())
             and _opt(p, "required", lambda v: _list(v, _str) and len(set(v)) == len(v))
             and type(kw) is dict
-            and all(_LANG.fullmatch(k) and _list(v, lambda s: type(s) is str and _TEXT.search(s) is not None)
-                    for k, v in kw.items())
+            and all(_LANG.fullmatch(k) and _list(v, lambda s: _text(s, NAME_CHARS)) for k, v in kw.items())
             and _opt(t, "examples", lambda v: _list(v, _phrase)) and _opt(t, "negatives", lambda v: _list(v, _phrase)))
 
 
