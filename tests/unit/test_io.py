@@ -300,3 +300,17 @@ def test_a_key_given_twice_is_refused_in_json_and_yaml(tmp_path):
     assert read_yaml(y) == {"a": {"x": 1}, "b": {"x": 2}}
     y.write_text("a: &a {p: x, q: 1}\nm1: &m1\n  <<: *a\n  p: lfm2\nother: {m2: {<<: *m1}}\n")  # merged twice
     assert read_yaml(y) == yaml.safe_load(y.read_text())  # as PyYAML reads it, whatever a merge copied
+
+
+@pytest.mark.parametrize("text,line,field", [
+    ('[{"name": "a"},\n {"name": "b",\n  "d": "{\\"name\\": 1, [x]}",\n  "name": "c"}]', 4, "[1].name"),  # braces in a string
+    ('{"a": 1,\n "b": {"p": [0, {"z": 1,\n "z": 2}]}}', 3, "b.p[1].z"),
+    ('{"a": 1,\n "a": 2, "b": {"x": 1, "x": 2}}', 2, "a"),  # the first in the text, where the decoder meets x first
+    ('{"k\\nx": 1,\n "k\\nx": 2, "k\\\\nx": 3}', 2, "k\\nx"),  # escaped: the error stays one line
+])
+def test_a_duplicate_key_in_a_json_file_is_named_at_its_line_and_field(text, line, field):
+    with pytest.raises(InputError) as e:
+        io.loads_json(text, "tools.json")
+    assert (e.value.line, e.value.field) == (line, field) and "\n" not in str(e.value)
+    assert str(e.value).endswith(f"duplicate key '{field.split('.')[-1].split(']')[-1]}' (JSON keeps the last value "
+                                 "silently)")

@@ -40,9 +40,10 @@ def loads_json(text: str, path, lineno: int | None = None):
     in the file, for one JSONL line)."""
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:  # the key escaped where it holds a newline: the error stays one line
-        key = exc.args[0] if exc.args[0].isprintable() else ascii(exc.args[0])[1:-1]
-        raise InputError(path, f"duplicate key '{key}' (JSON keeps the last value silently)", lineno) from None
+    except _DuplicateKey:
+        line, parts = _duplicate_at(text)
+        raise InputError(path, f"duplicate key '{parts[-1]}' (JSON keeps the last value silently)",
+                         line + (lineno or 1) - 1, field_path(parts)) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", exc.lineno + (lineno or 1) - 1) from None
     except RecursionError:  # the decoder recurses once per level: [[[[...]]]] thousands deep exhausts the stack
@@ -62,6 +63,35 @@ def _unique_keys(pairs: list[tuple]) -> dict:
             raise _DuplicateKey(key)
         out[key] = value
     return out
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')  # a string (braces inside it are its own), or a structural character
+
+
+def _duplicate_at(text: str) -> tuple[int, list]:
+    """(line, field path as keys and indexes) of the first key in ``text`` (JSON the decoder reads) that its
+    object holds twice: the decoder's hook sees an object's pairs, not where they are. A key holding a newline is
+    escaped, so an error naming it stays one line."""
+    stack: list[dict] = []  # open containers: {"keys": a set (an object's) or None, "at": the current key or index}
+    for m in _TOKEN.finditer(text):
+        tok, top = m.group(), stack[-1] if stack else None
+        if tok in "{[":
+            stack.append({"keys": set() if tok == "{" else None, "at": None if tok == "{" else 0, "key": tok == "{"})
+        elif tok in "}]":
+            stack.pop()
+        elif tok == ",":
+            top["key"] = top["keys"] is not None
+            if top["keys"] is None:
+                top["at"] += 1
+        elif tok[0] == '"' and top and top["key"]:
+            key, top["key"] = json.loads(tok), False
+            if key in top["keys"]:
+                parts = [f["at"] for f in stack[:-1]] + [key]
+                return (text.count("\n", 0, m.start()) + 1,
+                        [k if not isinstance(k, str) or k.isprintable() else ascii(k)[1:-1] for k in parts])
+            top["keys"].add(key)
+            top["at"] = key
+    raise AssertionError("no duplicate key in a text the decoder found one in")
 
 
 class _LongInt(str):
