@@ -331,8 +331,9 @@ def test_an_empty_batch_and_requests_that_see_no_action(artifact):
     assert r.decide_many([]) == [] and r.decide_many([], []) == []
     got = r.decide_many(["alarm at 7", "alarm at 7", "alarm at 7"], [["set_alarm"], [], ["chat"]])
     assert got[0].tool == "set_alarm" and got[0].candidates[0][0] == "set_alarm"
-    assert [(d.kind in ("chat", "delegate"), d.tool, d.reason, d.candidates) for d in got[1:]] == \
-        [(True, None, "no_candidates", [])] * 2
+    assert [(d.kind in ("chat", "delegate"), d.tool, d.reason, d.candidates, d.p_in_catalog) for d in got[1:]] == \
+        [(True, None, "no_candidates", [], 0.0)] * 2  # P(in catalog) of what it sees, not of the whole catalog
+    assert got[0].p_in_catalog > 0.5
 
 
 def test_a_request_that_only_talks_about_an_action_takes_the_route_step(artifact):

@@ -330,6 +330,7 @@ class Router:
             kind, tool = band_decisions(prob, self.t_low, self.t_high, self.ids[self.actions][top[:, 0]], route)
         out = []
         seen = np.ones(acts.shape, bool) if visible is None else visible[:, self.actions]
+        prob = np.where(seen.any(1), prob, 0.0)  # no action offered: none of them can be in catalog
         for i, t in enumerate(texts):
             band = (kind[i], str(tool[i]), route[i])
             k, chosen, why = self.rules.checked(t, band, acts[i], lex[i, self.actions].max(), seen[i])
