@@ -1,6 +1,7 @@
 """toolgate import: each format on a small fixture (BFCL and FunctionChat also on ../shared/external), the
 options (sample, tool split, pooled candidates, routes, language) and one-line errors without half-written output."""
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -99,6 +100,22 @@ def test_a_beir_passage_longer_than_a_description_is_cut_and_counted(tmp_path):
     assert info["decisions"]["corpus titles cut to the catalog's limit of 200 characters"] == 1
     assert max(len(d) for t in catalog for d in t["descriptions"].values()) == 4000
     assert max(len(t["id"]) for t in catalog) <= 120
+
+
+@pytest.mark.parametrize("fmt,folder,name,field", [
+    ("bfcl", bfcl_folder, "BFCL_v4_multiple.json", "id"),
+    ("functionchat", functionchat_folder, "FunctionChat-CallDecision.jsonl", "serial_num"),
+    ("beir", beir_folder, "queries.jsonl", "_id"),
+])
+def test_a_request_id_given_twice_is_named_in_its_source(tmp_path, fmt, folder, name, field):
+    src = folder(tmp_path)
+    path = next(src.rglob(name))
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + lines[:1]) + "\n")  # the first record again, as the last line
+    with pytest.raises(InputError) as e:
+        import_set(fmt, [src], Destination(tmp_path / "out"), Options(holdout=0.5, seed=3))
+    assert (Path(e.value.path).name, e.value.line, e.value.field) == (name, len(lines) + 1, field)
+    assert "given twice (first on line 1)" in e.value.message and not (tmp_path / "out").exists()
 
 
 def test_sample_and_seed(tmp_path):

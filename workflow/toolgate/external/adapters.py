@@ -95,8 +95,19 @@ class Rows:
 
     def __init__(self):
         self.utts, self.cands, self.clusters, self.conds = [], [], [], []
+        self.lines: dict[str, tuple] = {}  # request id -> (path, line) of the record it came from
 
-    def add(self, utt: dict, cands: list[str], cluster: str, cond: str) -> None:
+    def add(self, utt: dict, cands: list[str], cluster: str, cond: str, where: tuple | None = None) -> None:
+        """Append a request; ``where``: (path, line, field) of what its id is made from, so an id met twice is
+        named in its source, not in the file an import writes."""
+        uid = utt["utterance_id"]
+        if where is not None:
+            path, lineno, field = where
+            if uid in self.lines:
+                first_path, first_line = self.lines[uid]
+                first = f"line {first_line}" + ("" if first_path == path else f" of {Path(first_path).name}")
+                raise InputError(path, f"request id '{uid}' given twice (first on {first})", lineno, field)
+            self.lines[uid] = (path, lineno)
         self.utts.append(utt)
         self.cands.append(cands)
         self.clusters.append(cluster)
@@ -172,7 +183,7 @@ def _singlecall_record(rec: dict, tools: Tools, out: Rows, path, lineno: int) ->
     gold_key = json.dumps(gold_def.get("function", gold_def), sort_keys=True, ensure_ascii=False)
     gold_id = tools.add(gold_def, path, lineno, f"{fields['exact']}[0]")
     truths = {g["serial_num"]: io.loads_json(g["content"], path, lineno)["name"] for g in rec["ground_truth"]}
-    for q in rec["query"]:
+    for k, q in enumerate(rec["query"]):
         if truths.get(q["serial_num"], rec["function_name"]) != tools.names[gold_id]:
             raise InputError(path, f"ground truth of request {q['serial_num']} is not the exact tool", lineno, "ground_truth")
         for cond in SINGLECALL_CONDITIONS:
@@ -181,7 +192,7 @@ def _singlecall_record(rec: dict, tools: Tools, out: Rows, path, lineno: int) ->
                 raise InputError(path, f"condition '{cond}' lacks the gold tool {gold_key[:60]}", lineno, "tools")
             sid = f"{q['serial_num']:03d}"
             utt = utterance(f"fcs-{sid}-{cond}", f"fcs-{sid}", "ko", q["content"], gold_id, f"singlecall:{cond}")
-            out.add(utt, ids, q["content"], cond)
+            out.add(utt, ids, q["content"], cond, (path, lineno, f"query[{k}].serial_num"))
 
 
 def _reject_cluster(rec: dict, calls: dict, call_by_text: dict, path, lineno: int) -> str:
@@ -233,7 +244,7 @@ def functionchat_calldecision(folder=None, tools: Tools | None = None) -> Extern
             else:
                 gold, cluster = None, _reject_cluster(rec, calls, call_by_text, path, lineno)
             out.add(utterance(f"fcd-{rec['serial_num']:03d}", cluster, "ko", text, gold, cat.lower()), ids, cluster,
-                    cat.lower())
+                    cat.lower(), (path, lineno, "serial_num"))
     problems.done()
     return out.done("functionchat_calldecision", "ko", tools)
 
@@ -280,7 +291,7 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
                     if rec["id"] not in answers:
                         raise InputError(path, f"no possible answer for '{rec['id']}'", lineno, "id")
                     gold = _gold_in(ids, tools, answers[rec["id"]], f"{path}:{lineno}")
-                out.add(utterance(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub)
+                out.add(utterance(rec["id"], rec["id"], "en", text, gold, sub), ids, rec["id"], sub, (path, lineno, "id"))
     problems.done()
     return out.done("bfcl", "en", tools)
 

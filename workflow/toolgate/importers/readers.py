@@ -264,7 +264,7 @@ def _beir_query(line: Line, judged: dict, docs: dict, notes: Decisions, out: A.R
     if lang is None:
         return
     utt = A.utterance(uid, uid, lang, text, gold, "query")
-    out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text", "lang"))), [], uid, "query")
+    out.add(with_extras(utt, [], notes.meta(rec, ("_id", "text", "lang"))), [], uid, "query", (queries, lineno, "_id"))
 
 
 def beir(corpus, queries, qrels, notes: Decisions) -> A.ExternalSet:
