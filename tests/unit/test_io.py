@@ -131,6 +131,15 @@ def test_utterance_errors(tmp_path, small_catalog, row, field, msg):
     assert (e.value.path, e.value.line, e.value.field) == (str(path), 2, field)
 
 
+def test_every_problem_of_a_request_row_is_named(tmp_path, small_catalog):
+    bad = {**utterance(1, "set_alarm", "ask", missing=["y"]), "lang": "fr", "candidates": ["make_call", "nope"]}
+    path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), bad])
+    with pytest.raises(InputError, match="^.*: 4 problems") as e:
+        load_utterances(path, small_catalog)
+    assert [(x.line, x.field) for x in e.value.each] == [(2, "utterance_id"), (2, "lang"), (2, "missing_slots"),
+                                                          (2, "candidates")]
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.binary(max_size=400))
 def test_fuzz_any_bytes_load_or_input_error(tmp_path, blob):

@@ -65,14 +65,27 @@ def check_utterances(numbered_rows, catalog: list[dict], path, langs=LANGS,
 
 
 def _check_row(path, lineno: int, obj: dict, acts: dict, langs, seen: dict) -> None:
-    """One row against the schema and the catalog (``seen``: utterance id -> its first line, updated)."""
+    """One row against the schema and the catalog (``seen``: utterance id -> its first line, updated); every
+    problem of the row in one error (each part below is checked on its own)."""
     check_schema(path, lineno, obj, "utterances")
+    problems = Problems()
     uid = obj["utterance_id"]
-    if uid in seen:
-        raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
-    seen[uid] = lineno
-    if obj["lang"] not in langs:
-        raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
+    with problems.each():
+        if uid in seen:
+            raise InputError(path, f"duplicate utterance_id '{uid}' (first on line {seen[uid]})", lineno, "utterance_id")
+    seen.setdefault(uid, lineno)
+    with problems.each():
+        if obj["lang"] not in langs:
+            raise InputError(path, f"unknown language code '{obj['lang']}' (known: {', '.join(langs)})", lineno, "lang")
+    with problems.each():
+        _check_gold(path, lineno, obj, acts)
+    with problems.each():
+        _check_candidates(path, lineno, obj, acts)
+    problems.done()
+
+
+def _check_gold(path, lineno: int, obj: dict, acts: dict) -> None:
+    """The gold outcome, tool, slice and missing slots agree with each other and with the catalog."""
     outcome, tool = obj["gold_outcome"], obj["gold_tool"]
     if is_in_catalog(outcome):
         if tool is None:
@@ -86,7 +99,6 @@ def _check_row(path, lineno: int, obj: dict, acts: dict, langs, seen: dict) -> N
             raise InputError(path, f"gold_outcome '{outcome}' must have gold_tool null", lineno, "gold_tool")
         if obj["slice"] != "out":
             raise InputError(path, f"gold_outcome '{outcome}' needs slice 'out'", lineno, "slice")
-    _check_candidates(path, lineno, obj, acts)
     missing = obj["missing_slots"]
     if (outcome == "ask") != bool(missing):
         raise InputError(path, "missing_slots must be non-empty exactly when gold_outcome is 'ask'", lineno, "missing_slots")
