@@ -312,6 +312,7 @@ rule fig_gate_loco:
         pdf=f"{FIG}/fig_gate_loco.pdf",
     params:
         signals=SIGNALS,
+        own=EXP,
     benchmark:
         f"benchmarks/{EXP}/fig_gate_loco.tsv"
     log:
@@ -330,6 +331,7 @@ rule fig_gate_transfer:
         pdf=f"{FIG}/fig_gate_transfer.pdf",
     params:
         signals=SIGNALS,
+        own=EXP,
     benchmark:
         f"benchmarks/{EXP}/fig_gate_transfer.tsv"
     log:

@@ -4,4 +4,4 @@ from toolgate.smk import logged
 
 with logged(snakemake):
     p = typed(snakemake.params)
-    fig_gate_transfer(snakemake.input.table, snakemake.output.png[: -len(".png")], p.signals)
+    fig_gate_transfer(snakemake.input.table, snakemake.output.png[: -len(".png")], p.signals, p.own)

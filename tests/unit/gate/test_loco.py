@@ -74,3 +74,28 @@ def test_catalog_scale_is_the_median_self_score_of_its_actions():
     ranker = fit_ranker({"type": "bm25", "variant": "E1"}, cat, ("en",), r.text)
     by_hand = np.median([np.max(ranker.score(f"{t['names']['en']} {t['descriptions']['en']}")) for t in cat[:2]])
     assert catalog_scale(cat, {"type": "bm25", "variant": "E1"}, ("en",), r.text) == by_hand > 0
+
+
+def test_the_figure_names_each_set_and_keeps_one_style_per_fitted_on_set():
+    from toolgate.core.signals import registry
+    from toolgate.report.plots import CHANCE, gate_loco_figure
+
+    rows = [{"gate": g, "kind": "fitted", "test_set": t, "mode": m, "fit_set": f, "auc": 0.7, "ci_low": 0.6,
+             "ci_high": 0.8, "n_in": 10, "n_out": 5}
+            for t in ("mine", "functionchat", "bfcl") for g in ("g3", "g3_rel")
+            for m, f in [("within", t), ("pooled", "pool")] + [("transfer", o) for o in ("mine", "functionchat", "bfcl")
+                                                             if o != t]]
+    rows += [{**rows[0], "gate": "top_score", "mode": "raw", "fit_set": "none", "test_set": t}
+             for t in ("mine", "functionchat", "bfcl")]
+    fig = gate_loco_figure(pd.DataFrame(rows), registry("bm25", ["e5"]), "mine")
+    assert [ax.get_title() for ax in fig.axes] == ["tested on mine: 10 in / 5 out",
+                                                   "tested on functionchat_calldecision (external): 10 in / 5 out",
+                                                   "tested on bfcl (external): 10 in / 5 out"]  # two panels a row
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "within", "raw", "fitted on the other sets pooled", "fitted on functionchat", "fitted on bfcl",
+        "fitted on mine", "top BM25 score (ladder)", CHANCE]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][1] == "G3-rel (catalog-relative)"
+    for fit in ("functionchat", "bfcl", "mine"):  # one marker and colour per fitted-on set, in every panel
+        styles = {(ln.get_marker(), ln.get_color()) for ax in fig.axes for ln in ax.get_lines()
+                  if ln.get_label() == f"fitted on {fit}"}
+        assert len(styles) == 1

@@ -8,7 +8,7 @@ from toolgate.config import section
 from toolgate.core.signals import compared_gates, registry
 from toolgate.experiment import Experiment
 from toolgate.gate.transfer import closing_sentences, transfer_frame, write_gate_transfer
-from toolgate.report.plots import gate_transfer_figure
+from toolgate.report.plots import CHANCE, gate_transfer_figure
 
 
 def test_transfer_table_own_set_then_external_within_before_transfer():
@@ -33,10 +33,12 @@ def test_transfer_table_own_set_then_external_within_before_transfer():
     assert list(zip(tail["gate"], tail["set"], tail["mode"])) == [
         ("g3", "functionchat", "within"), ("g3", "functionchat", "transfer"), ("g3", "bfcl_2plus", "within"),
         ("g3", "bfcl_2plus", "transfer"), ("e5_knn", "functionchat", "raw"), ("e5_knn", "bfcl_2plus", "raw")]
-    fig = gate_transfer_figure(both, reg)
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["within", "raw", "transfer"]
+    fig = gate_transfer_figure(both, reg, "mine")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["within", "raw", "fitted on mine (transfer)", CHANCE]
+    assert [ax.get_title() for ax in fig.axes] == ["mine: 20 in / 20 out", "functionchat_calldecision (external): 5 in "
+                                                   "/ 5 out", "bfcl_2plus (external): 5 in / 5 out"]
     alone = gate_transfer_figure(own, reg)  # no external study: no transfer in the legend
-    assert [t.get_text() for t in alone.legends[0].get_texts()] == ["within", "raw"]
+    assert [t.get_text() for t in alone.legends[0].get_texts()] == ["within", "raw", CHANCE]
 
 
 def test_the_rule_entry_reads_its_experiment(tmp_path):

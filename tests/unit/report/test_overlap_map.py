@@ -37,3 +37,11 @@ def test_map_figure_panels_labels_and_marks(tmp_path):
     _table().to_csv(tmp_path / "map.csv", index=False)
     fig_gate_overlap_map(tmp_path / "map.csv", tmp_path / "fig", REG)
     assert (tmp_path / "fig.png").stat().st_size > 10_000 and (tmp_path / "fig.pdf").exists()
+
+
+def test_a_bound_near_0_shows_which_side_of_0_it_is_on():
+    table = _table()
+    table.loc[(table["in_bin"] == "Q1") & (table["out_bin"] == "Q1"), "ci_high"] = -0.0017  # two decimals: -0.00
+    fig = overlap_map_figure(table, REG)
+    assert "-0.20*\n[-0.30, -0.002]" in [t.get_text() for t in fig.axes[0].texts]
+    plt.close(fig)

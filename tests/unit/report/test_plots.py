@@ -20,7 +20,7 @@ def test_figures_from_small_tables(tmp_path):
     curves = pd.DataFrame({"gate": ["g3", "g3", "e5_maxcos", "e5_maxcos"], "threshold": [1, 0, 1, 0],
                            "danger_rate": [0.0, 0.2, 0.0, 0.1], "coverage": [0.1, 0.6, 0.2, 0.5], "admitted": [0.1, 1, 0.1, 1]})
     points = pd.DataFrame({"gate": ["g3", "e5_maxcos"], "budget": [0.06] * 2, "ceiling_current": [0.75] * 2,
-                           "ceiling_extended": [0.85] * 2})
+                           "ceiling_extended": [0.85] * 2, "danger_rate": [0.05, 0.06], "best_coverage": [0.4, 0.3]})
     curves.to_csv(tmp_path / "c.csv", index=False)
     points.to_csv(tmp_path / "p.csv", index=False)
     fig_operating_points(tmp_path / "c.csv", tmp_path / "p.csv", tmp_path / "fig2", REG)
@@ -28,6 +28,22 @@ def test_figures_from_small_tables(tmp_path):
     fig_reliability(tmp_path / "r.csv", tmp_path / "fig3", REG)
     for stem in ("fig2", "fig3"):
         assert (tmp_path / f"{stem}.png").stat().st_size > 10_000 and (tmp_path / f"{stem}.pdf").exists()
+
+
+def test_figure_2_spans_the_sweep_marks_each_point_and_draws_equal_ceilings_once(tmp_path, monkeypatch):
+    curves = pd.DataFrame({"gate": ["g3", "g3"], "threshold": [1, 0], "danger_rate": [0.0, 0.45],
+                           "coverage": [0.1, 0.6], "admitted": [0.1, 1]})
+    points = pd.DataFrame({"gate": ["g3"], "budget": [0.06], "ceiling_current": [0.52], "ceiling_extended": [0.52],
+                           "danger_rate": [0.05], "best_coverage": [0.4]})
+    curves.to_csv(tmp_path / "c.csv", index=False)
+    points.to_csv(tmp_path / "p.csv", index=False)
+    kept = _kept(monkeypatch)
+    fig_operating_points(tmp_path / "c.csv", tmp_path / "p.csv", tmp_path / "fig2", REG)
+    (ax,) = kept["fig"].axes
+    assert ax.get_xlim()[1] >= 0.45  # the whole sweep, past 0.3
+    assert [t.get_text() for t in ax.get_legend().get_texts()][-1] == "current = extended ceiling 0.520"
+    assert any(list(line.get_xdata()) == [0.05] and list(line.get_ydata()) == [0.4] for line in ax.get_lines())
+    plt.close(kept["fig"])
 
 
 def _reliability(gates):
@@ -106,9 +122,21 @@ def test_reliability_shows_the_items_in_each_bin():
     for ax in counts:  # a stem and a marker per (method, bin), at the bin's count
         ys = sorted(y for line in ax.get_lines() for y in line.get_ydata())
         assert ys.count(300) == 3 and ys.count(5) == 27
-    small = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert small.count("5") == 2 * 27  # bins of under 20 items are labelled with their count
-    assert "300" not in small
+    for ax in (a for a in fig.axes if a.get_yscale() == "linear"):  # each point's area grows with its bin's items
+        for points in ax.collections:
+            sizes = points.get_sizes()
+            assert sizes[-1] > 5 * sizes[0] and len(set(sizes[:-1])) == 1
+    assert not [t for ax in fig.axes for t in ax.texts]  # no counts over the lines: the strip holds them
+    plt.close(fig)
+
+
+def test_reliability_names_a_constant_calibrator_and_a_raw_cosine():
+    curves = _reliability(("g3", "e5_maxcos"))
+    curves = curves[~((curves["gate"] == "e5_maxcos") & (curves["method"] == "platt") & (curves["bin"] > 0))]
+    fig = reliability_figure(curves, REG)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == [REG["g3"].short, REG["e5_maxcos"].short + " (uncalibrated: a raw cosine, not a probability)"]
+    assert [t.get_text() for ax in fig.axes for t in ax.texts] == ["platt: constant"]
     plt.close(fig)
 
 

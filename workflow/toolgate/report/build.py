@@ -29,11 +29,14 @@ from .tables import load_tables, side_by_side
 # (figure stem, the table it draws, caption). A figure whose section is below sits there; the rest close the report.
 FIGURES = [
     ("fig2_operating_points", "operating_points", "Figure 2 reproduced: local coverage against danger rate for each "
-     "gate. Look at the dashed budget line: the gate whose curve is highest there is the one a product can ship."),
+     "gate. Look at the dashed budget line: the gate whose dot is highest there is the one a product can ship."),
     ("fig3_reliability", "reliability", "Figure 3 reproduced: reliability of each gate before and after out-of-fold "
-     "calibration. Points on the diagonal are calibrated; a confirmation band needs that."),
-    ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: matched vocabulary on the "
-     "left, paraphrases on the right, each on its own y range; the gap between them is what the crossover trades."),
+     "calibration. Points on the diagonal are calibrated; a confirmation band needs that. A point's area grows with "
+     "its bin's items, and an encoder's uncalibrated curve is its raw cosine, not a probability."),
+    ("fig_candidate_ablation", "crossover", "Top-1 accuracy against the number of candidates: where the set has the "
+     "split, matched vocabulary on the left and paraphrases on the right, each on its own y range; the gap between "
+     "them is what the crossover trades. rrf and convex: the BM25 + encoder hybrids (reciprocal-rank fusion, and a "
+     "weighted sum of normalised scores; docs/metrics.md)."),
     ("fig_gate_by_overlap", "gate_by_overlap", "Gates and rankers by the request's overlap with its gold action's "
      "text: where the encoder gates' intervals clear G3's, abstention has stopped being a retrieval problem. Raw "
      "signals are not re-oriented: query length below 0.5 means shorter requests are the in-catalog ones."),
@@ -41,10 +44,11 @@ FIGURES = [
      "gold action (rows) and the out-of-catalog request's highest overlap with any action (columns); starred cells' "
      "intervals exclude 0: blue cells are where the encoder side wins."),
     ("fig_gate_loco", "gate_loco", "Leave one catalog out: each gate's AUROC on a set it was not fitted on (transfer) "
-     "beside its fit within that set; a gate that carries over keeps its transfer point near its within point."),
+     "beside its fit within that set; a gate that carries over keeps its transfer point near its within point. Below "
+     "the dotted 0.5 a gate ranks out-of-catalog requests higher than in-catalog ones."),
     ("fig_gate_transfer", "gate_transfer", "Every compared gate's AUROC on this experiment's set and, where the "
-     "external study runs, on FunctionChat and BFCL, refitted within each set beside this experiment's fit applied "
-     "unchanged: a gate worth shipping keeps its transfer point near its within point."),
+     "external study runs, on each external set its panel names, refitted within each set beside this experiment's "
+     "fit applied unchanged: a gate worth shipping keeps its transfer point near its within point."),
     ("fig_scaling", "scaling", "Cost against catalog size: our BM25 beside bm25s and rank_bm25, and the encoders, "
      "from the experiment's actions to tens of thousands of tools (tables/scaling.csv)."),
     ("fig_tokenizer_ablation", "tokenizer_ablation", "Korean top-1 of BM25 by lexical unit, match and mismatch, at the "

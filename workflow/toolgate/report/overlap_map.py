@@ -19,6 +19,11 @@ def _ticks(df: pd.DataFrame, side: str) -> tuple[list[str], list[str]]:
     return list(bins[cols[0]]), [f"{b}\n{lo:.3f}-{hi:.3f}" for b, lo, hi in bins.itertuples(index=False)]
 
 
+def _bound(v: float) -> str:
+    """An interval bound, to three decimals where two would print it as 0 and hide which side of 0 it is on."""
+    return f"{v:+.3f}" if abs(v) < 0.005 else f"{v:+.2f}"
+
+
 def overlap_map_figure(table: pd.DataFrame, signals: dict[str, Signal]):
     """One heatmap per encoder gate of its AUC minus G3's; starred, bold-bordered cells' intervals exclude 0."""
     encoders = [e for e in of_kind(signals, "encoder") if difference_label(e, "g3") in set(table["name"])]
@@ -40,7 +45,7 @@ def overlap_map_figure(table: pd.DataFrame, signals: dict[str, Signal]):
                 ax.text(c, r, f"{row['n_in']} in / {row['n_out']} out\ntoo few", ha="center", va="center", fontsize=7)
                 continue
             excludes = row["ci_low"] > 0 or row["ci_high"] < 0
-            ax.text(c, r, f"{v:+.2f}{'*' if excludes else ''}\n[{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]",
+            ax.text(c, r, f"{v:+.2f}{'*' if excludes else ''}\n[{_bound(row['ci_low'])}, {_bound(row['ci_high'])}]",
                     ha="center", va="center", fontsize=7.5, fontweight="bold" if excludes else "normal",
                     color="white" if abs(v) > 0.6 * bound else "black")
             if excludes:

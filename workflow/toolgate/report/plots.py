@@ -12,8 +12,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..core.signals import Signal
+from ..gate.loco import G3_REL
+from .sets import GATE_SETS
 
 LANG_NAMES = {"en": "English", "ko": "Korean"}
+CHANCE = "chance, 0.5 (below: the signal ranks out-of-catalog requests higher)"
+FIT_STYLE = {"marker": "D", "color": "C3"}  # a gate fitted on the experiment's own set and applied elsewhere
 
 
 def save(fig, stem) -> None:
@@ -39,24 +43,30 @@ def timing_source(table_csv, df: pd.DataFrame | None = None) -> str:
 
 
 def fig_operating_points(curves_csv, points_csv, stem, signals: dict[str, Signal]) -> None:
+    """Figure 2: each gate's best coverage at every danger rate, its operating point at the budget marked."""
     curves, points = pd.read_csv(curves_csv), pd.read_csv(points_csv)
     budget = points["budget"].iloc[0]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for gate, df in curves.groupby("gate", sort=False):
+    fig, ax = plt.subplots(figsize=(9.4, 4.6), layout="constrained")
+    for i, (gate, df) in enumerate(curves.groupby("gate", sort=False)):
         df = df.sort_values("danger_rate")
-        ax.step(df["danger_rate"], df["coverage"].cummax(), where="post", label=signals[gate].short, lw=1.6)
-    ax.axvline(budget, color="k", ls="--", lw=1, label=f"danger budget {budget:.3f}")
-    ax.axhline(points["ceiling_current"].iloc[0], color="grey", ls=":", lw=1.2,
-               label=f"current-catalog ceiling {points['ceiling_current'].iloc[0]:.3f}")
-    ax.axhline(points["ceiling_extended"].iloc[0], color="grey", ls="-.", lw=1.2,
-               label=f"extended ceiling (multistep local) {points['ceiling_extended'].iloc[0]:.3f}")
+        ax.step(df["danger_rate"], df["coverage"].cummax(), where="post", label=signals[gate].short, lw=1.6,
+                color=f"C{i}")
+        at = points[points["gate"] == gate]
+        ax.plot(at["danger_rate"], at["best_coverage"], "o", ms=5, color=f"C{i}")
+    ax.axvline(budget, color="k", ls="--", lw=1, label=f"danger budget {budget:.3f} (dots: each gate's point there)")
+    current, extended = points["ceiling_current"].iloc[0], points["ceiling_extended"].iloc[0]
+    if np.isclose(current, extended):  # one line, not one hidden under the other
+        ax.axhline(current, color="grey", ls=":", lw=1.2, label=f"current = extended ceiling {current:.3f}")
+    else:
+        ax.axhline(current, color="grey", ls=":", lw=1.2, label=f"current-catalog ceiling {current:.3f}")
+        ax.axhline(extended, color="grey", ls="-.", lw=1.2, label=f"extended ceiling (multistep local) {extended:.3f}")
     ax.set_xlabel("danger rate (gold-delegate sent to a local action / all)")
     ax.set_ylabel("local coverage (resolved locally and correctly / all)")
     ax.set_title("Gate operating points: best coverage at each danger rate")
-    ax.set_xlim(0, max(0.3, budget * 2))
+    ax.set_xlim(0, max(curves["danger_rate"].max() * 1.03, budget * 2))  # the whole sweep, the budget well inside
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the curves, never over them
     save(fig, stem)
 
 
@@ -74,16 +84,19 @@ def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_n
     for j, gate in enumerate(gates):
         ax, low = grid[2 * (j // cols)][j % cols], grid[2 * (j // cols) + 1][j % cols]
         for i, (method, df) in enumerate(curves[curves["gate"] == gate].groupby("method", sort=False)):
-            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], marker="o", ms=3, color=f"C{i}",
+            ax.plot(df["mean_predicted"], df["fraction_in_catalog"], lw=1.2, color=f"C{i}",
                     label="uncalibrated" if method == "none" else method)
+            # a point's area grows with its bin's items, so a bin of a handful cannot pass for a trend
+            ax.scatter(df["mean_predicted"], df["fraction_in_catalog"], s=3 + 6 * np.sqrt(df["n"]), color=f"C{i}",
+                       zorder=3)
+            if len(df) == 1:  # a calibrator that maps every item to one value
+                ax.annotate(f"{method}: constant", (df["mean_predicted"].iloc[0], df["fraction_in_catalog"].iloc[0]),
+                            textcoords="offset points", xytext=(6, -10), fontsize=7, color=f"C{i}")
             low.vlines(df["mean_predicted"], 0.8, df["n"], color=f"C{i}", lw=1.2)
             low.plot(df["mean_predicted"], df["n"], "o", ms=2.5, color=f"C{i}")
-            for x, y, n in zip(df["mean_predicted"], df["fraction_in_catalog"], df["n"]):
-                if n < 20:  # few items: say how few, beside the point
-                    ax.annotate(f"{int(n)}", (x, y), textcoords="offset points", xytext=(3, -7), fontsize=7,
-                                color=f"C{i}")
         ax.plot([0, 1], [0, 1], color="k", lw=0.8, ls="--", label="perfect")
-        ax.set_title(signals[gate].short, fontsize=10)
+        raw = "" if signals[gate].log_odds else " (uncalibrated: a raw cosine, not a probability)"
+        ax.set_title(signals[gate].short + raw, fontsize=10)
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.04, 1.06)  # a fraction of 0 or 1 sits inside the frame, not on it
         ax.grid(alpha=0.3)
@@ -99,7 +112,7 @@ def reliability_figure(curves: pd.DataFrame, signals: dict[str, Signal], slice_n
     handles, labels = grid[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"Reliability of the gates ({slice_name} utterances, out-of-fold calibration; "
-                 "a bin of under 20 items has its count beside its point)", fontsize=10)
+                 "a point's area grows with its bin's items, counted in the strip under each panel)", fontsize=10)
     return fig
 
 
@@ -132,8 +145,8 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
             ax.plot(x, d["top1_mean"], "-", marker=markers[i % len(markers)], ms=6 if same else 4,
                     mfc="none" if same else color, color=color, label=label, zorder=3 + (1 if same else 0))
             ax.fill_between(x, d["top1_mean"] - d["top1_std"], d["top1_mean"] + d["top1_std"], color=color, alpha=0.12)
-        low = (df.loc[df["slice"] == slc, "top1_mean"] - df.loc[df["slice"] == slc, "top1_std"]).min()
-        ax.set_ylim(max(0.0, low - 0.02), 1.005)
+        spread = df.loc[df["slice"] == slc, "top1_mean"], df.loc[df["slice"] == slc, "top1_std"]
+        ax.set_ylim(max(0.0, (spread[0] - spread[1]).min() - 0.02), min(1.005, (spread[0] + spread[1]).max() + 0.02))
         ax.set_xscale("log")
         ax.minorticks_off()
         ax.set_xticks(ks)
@@ -141,9 +154,10 @@ def fig_candidate_ablation(ablation_csv, stem, lang="all") -> None:
         ax.set_xlabel("candidates offered (gold + uniform distractors)")
         ax.set_title(f"{slc} requests" if slc != "all" else "all requests", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     axes[0][0].set_ylabel("top-1 accuracy (mean over seeds, band = 1 sd)")
-    fig.suptitle("Selection accuracy against candidate count (y ranges differ; markers shifted apart)", fontsize=11)
+    fig.suptitle("Selection accuracy against candidate count ("
+                 + ("y ranges differ; " if len(slices) > 1 else "") + "markers shifted apart)", fontsize=11)
     save(fig, stem)
 
 
@@ -155,13 +169,18 @@ def fig_jaccard(items_csv, stem) -> None:
                              layout="constrained")
     for ax, lang in zip(axes[0], langs):
         d = items[items["lang"] == lang]
-        order = {"synthetic match": 0, "synthetic mismatch": 1, "synthetic in": 2}
+        order = {"synthetic match": 0, "synthetic mismatch": 1, "synthetic mismatch_hard": 2}  # then the others
         names = sorted(dict.fromkeys(d["dataset"]), key=lambda n: (order.get(n, 3), n))
-        ax.boxplot([d[d["dataset"] == n]["jaccard"] for n in names], showfliers=False)
+        values = [d[d["dataset"] == n]["jaccard"] for n in names]
+        ax.boxplot(values, showfliers=False)
+        for x, v in enumerate(values, 1):  # a box flat at 0 is a line, easily missed: say how much sits there
+            if v.quantile(0.75) == 0:
+                ax.annotate(f"{(v == 0).mean():.0%} at 0", (x, 0), textcoords="offset points", xytext=(0, 5),
+                            ha="center", fontsize=7)
         ax.set_xticks(range(1, len(names) + 1))
-        # one word a line ("synthetic" over "match"): side by side the names of neighbouring boxes ran together
-        ax.set_xticklabels([f"{n.replace(' ', chr(10))}\n(n={int((d['dataset'] == n).sum())})" for n in names],
-                           fontsize=7)
+        # "synthetic" over the slice's name: side by side the names of neighbouring boxes ran together
+        ax.set_xticklabels([f"{n.replace('synthetic ', 'synthetic' + chr(10))}\n(n={len(v)})"
+                            for n, v in zip(names, values)], fontsize=7)
         ax.set_title(LANG_NAMES.get(lang, lang))
         ax.grid(alpha=0.3, axis="y")
     axes[0][0].set_ylabel("character 3-gram Jaccard with the gold tool text")
@@ -174,9 +193,9 @@ def fig_gate_by_overlap(table_csv, stem, signals: dict[str, Signal]) -> None:
     df = pd.read_csv(table_csv)
     bins = list(dict.fromkeys(df["bin"]))
     x = range(len(bins))
-    ticks = [f"{b}\n{lo:.2f}-{hi:.2f}" for b, lo, hi in df.drop_duplicates("bin")[["bin", "jaccard_low", "jaccard_high"]]
-             .itertuples(index=False)]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    ticks = [f"{b}\n{lo:.2f}-{hi:.2f}\n{n} in" for b, lo, hi, n in
+             df.drop_duplicates("bin")[["bin", "jaccard_low", "jaccard_high", "n_in"]].itertuples(index=False)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
     shown = ["g3", "length"] + [n for n, s in signals.items() if s.kind == "encoder"]
     auc = df[df["measure"] == "auc"]
     for i, name in enumerate(n for n in shown if n in set(auc["name"])):
@@ -188,54 +207,64 @@ def fig_gate_by_overlap(table_csv, stem, signals: dict[str, Signal]) -> None:
     left.set_ylabel("AUC: bin's in-catalog items vs all out")
     left.set_title("Gates by overlap with the gold text")
     top1 = df[df["measure"] == "top1"]
-    for name, d in top1.groupby("name", sort=False):
-        right.plot(list(x), d.set_index("bin").loc[bins, "value"], marker="o", ms=4, lw=1.4, label=name)
+    for i, (name, d) in enumerate(top1.groupby("name", sort=False)):  # rankers that coincide stay apart
+        off = (i - (top1["name"].nunique() - 1) / 2) * 0.06
+        right.plot([v + off for v in x], d.set_index("bin").loc[bins, "value"], marker="osD^vP*X"[i % 8], ms=4,
+                   lw=1.4, label=name)
     right.set_ylabel("top-1 over the catalog's actions")
     right.set_title("Rankers by overlap with the gold text")
     right.set_ylim(0, 1.02)
     for ax in (left, right):
         ax.set_xticks(list(x))
         ax.set_xticklabels(ticks, fontsize=8)
-        ax.set_xlabel("Jaccard bin (character 3-grams)")
+        ax.set_xlabel(f"Jaccard bin (character 3-grams; every bin against all {int(df['n_out'].iloc[0])} out)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3)  # under the panel, off the data
     save(fig, stem)
 
 
-def gate_transfer_figure(table: pd.DataFrame, signals: dict[str, Signal]):
-    """Gates x sets from gate_transfer.csv: AUROC with 95% intervals, one panel per set, modes side by side."""
+def set_title(table: pd.DataFrame, name: str, own: str | None, key: str = "set") -> str:
+    """A panel's set as the claims matrix names it (the experiment's own set, else an external one) with its item
+    counts: the external CallDecision set and an experiment called functionchat share the table name."""
+    d = table[table[key] == name].iloc[0]
+    label = name if name == own or own is None else f"{GATE_SETS.get(name, name)} (external)"
+    return f"{label}: {int(d['n_in'])} in / {int(d['n_out'])} out"
+
+
+def gate_transfer_figure(table: pd.DataFrame, signals: dict[str, Signal], own: str | None = None):
+    """Gates x sets from gate_transfer.csv: AUROC with 95% intervals, one panel per set, modes side by side;
+    ``own``: the experiment's set (the others are external)."""
     sets = list(dict.fromkeys(table["set"]))
     gates = list(dict.fromkeys(table["gate"]))
-    styles = {"within": ("o", "C0", -0.12), "raw": ("s", "C2", -0.12), "transfer": ("D", "C3", 0.12)}
+    styles = {"within": ("o", "C0", -0.12), "raw": ("s", "C2", -0.12), "transfer": FIT_STYLE | {"offset": 0.12}}
     fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.32 * len(gates) + 1.6), squeeze=False,
                              sharex=True, sharey=True, layout="constrained")
     for ax, name in zip(axes[0], sets):
         d = table[table["set"] == name]
-        for mode, (marker, color, offset) in styles.items():  # a gate is within or raw, and may be transferred
+        for mode, style in styles.items():  # a gate is within or raw, and may be transferred
+            marker, color, offset = style if isinstance(style, tuple) else (style["marker"], style["color"],
+                                                                            style["offset"])
             m = d[d["mode"] == mode]
             if m.empty:
                 continue
             y = [gates.index(g) + offset for g in m["gate"]]
             ax.errorbar(m["auc"], y, xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4,
-                        color=color, capsize=2, lw=1, label=mode)
-        ax.axvline(0.5, color="grey", ls=":", lw=1)
-        ax.set_title(name, fontsize=9)
+                        color=color, capsize=2, lw=1,
+                        label=f"fitted on {own} (transfer)" if mode == "transfer" and own else mode)
+        ax.axvline(0.5, color="grey", ls=":", lw=1, label=CHANCE)
+        ax.set_title(set_title(table, name, own), fontsize=9)
         ax.set_xlabel("AUROC (in vs out)")
         ax.grid(alpha=0.3, axis="x")
     axes[0][0].set_yticks(range(len(gates)))
-    axes[0][0].set_yticklabels([signals[g].short for g in gates], fontsize=8)
+    axes[0][0].set_yticklabels([signals[g].short if g in signals else g for g in gates], fontsize=8)
     axes[0][0].invert_yaxis()
-    legend = {}  # every mode drawn in any panel (the own set has no transfer)
-    for ax in axes[0]:
-        legend |= dict(zip(*reversed(ax.get_legend_handles_labels())))
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=len(legend), fontsize=8)
+    _legend(fig, ["within", "raw", "transfer", f"fitted on {own} (transfer)", CHANCE])
     fig.suptitle("Gates within each set and transferred without refit", fontsize=10)
     return fig
 
 
-def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal]) -> None:
-    save(gate_transfer_figure(pd.read_csv(table_csv), signals), stem)
+def fig_gate_transfer(table_csv, stem, signals: dict[str, Signal], own: str | None = None) -> None:
+    save(gate_transfer_figure(pd.read_csv(table_csv), signals, own), stem)
 
 
 def scaling_figure(df: pd.DataFrame, source="the scaling table"):
@@ -336,44 +365,60 @@ def fig_tokenizer_ablation(table_csv, stem, lang="ko") -> None:
     save(fig, stem)
 
 
-def gate_loco_figure(table: pd.DataFrame, signals: dict[str, Signal]):
+def gate_loco_figure(table: pd.DataFrame, signals: dict[str, Signal], own: str | None = None):
     """gate_loco.csv: per test set, each gate within the set (or raw) against the same gate fitted on each other set
-    and on all of them pooled; the top BM25 score's AUC (the single-pool ladder's signal) as a dashed line."""
+    and on all of them pooled; the top BM25 score's AUC (the single-pool ladder's signal) as a dashed line. Two
+    panels a row, so the labels stay legible at the report's width; each fitted-on set keeps one marker and colour
+    in every panel (the experiment's own set, ``own``, that of the transfer figure)."""
     sets = list(dict.fromkeys(table["test_set"]))
     gates = list(dict.fromkeys(table["gate"]))
-    fits = [f for f in dict.fromkeys(table.loc[table["mode"] == "transfer", "fit_set"])]
-    colors = {f: f"C{3 + i}" for i, f in enumerate(fits)}
-    fig, axes = plt.subplots(1, len(sets), figsize=(3.3 * len(sets) + 1.6, 0.42 * len(gates) + 1.8), squeeze=False,
-                             sharex=True, sharey=True, layout="constrained")
-    for ax, name in zip(axes[0], sets):
+    fits = list(dict.fromkeys(table.loc[table["mode"] == "transfer", "fit_set"]))
+    others = iter(zip("v^PXh", ("C5", "C9", "C8", "C6", "C7")))
+    style = {f: (FIT_STYLE["marker"], FIT_STYLE["color"]) if f == own else next(others) for f in fits}
+    cols = min(2, len(sets))
+    rows = -(-len(sets) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols + 1.4, (0.3 * len(gates) + 1.0) * rows + 0.8),
+                             squeeze=False, sharex=True, sharey=True, layout="constrained")
+    for ax, name in zip(axes.flat, sets):
         d = table[table["test_set"] == name]
         for mode, marker, color, offset in (("within", "o", "C0", -0.3), ("raw", "s", "C2", -0.3),
-                                            ("pooled", "^", "C1", -0.15)):
+                                            ("pooled", "p", "C1", -0.15)):
             m = d[d["mode"] == mode]
             if not m.empty:
                 ax.errorbar(m["auc"], [gates.index(g) + offset for g in m["gate"]],
                             xerr=[m["auc"] - m["ci_low"], m["ci_high"] - m["auc"]], fmt=marker, ms=4, color=color,
                             capsize=2, lw=1, label={"pooled": "fitted on the other sets pooled"}.get(mode, mode))
-        for fit, m in d[d["mode"] == "transfer"].groupby("fit_set", sort=False):  # a row each: none hides another
-            ax.plot(m["auc"], [gates.index(g) + 0.4 * (fits.index(fit) + 1) / len(fits) for g in m["gate"]], "D",
-                    ms=4, color=colors[fit], label=f"fitted on {fit}")
+        for fit, m in d[d["mode"] == "transfer"].groupby("fit_set", sort=False):  # a row each, 0.15 apart
+            ax.plot(m["auc"], [gates.index(g) + 0.15 * fits.index(fit) for g in m["gate"]], style[fit][0], ms=5,
+                    color=style[fit][1], label=f"fitted on {fit}")
         ladder = d[d["gate"] == "top_score"]
         if not ladder.empty:
-            ax.axvline(float(ladder["auc"].iloc[0]), color="C2", ls="--", lw=1, label="top BM25 score (ladder)")
-        ax.axvline(0.5, color="grey", ls=":", lw=1)
-        ax.set_title(f"tested on {name}", fontsize=9)
+            ax.axvline(float(ladder["auc"].iloc[0]), color="k", ls="--", lw=1, label="top BM25 score (ladder)")
+        ax.axvline(0.5, color="grey", ls=":", lw=1, label=CHANCE)
+        ax.set_title(f"tested on {set_title(table, name, own, 'test_set')}", fontsize=9)
         ax.set_xlabel("AUROC (in vs out)")
+        ax.tick_params(labelbottom=True, labelsize=8)  # every panel its own AUROC scale, the rows are far apart
         ax.grid(alpha=0.3, axis="x")
+    for ax in axes.flat[len(sets):]:  # an odd set count leaves one cell empty
+        ax.remove()
     axes[0][0].set_yticks(range(len(gates)))
-    axes[0][0].set_yticklabels([signals[g].short if g in signals else g for g in gates], fontsize=8)
+    names = {**signals, G3_REL.name: G3_REL}  # a gate only the leave-one-catalog-out study fits
+    axes[0][0].set_yticklabels([names[g].short if g in names else g for g in gates])
     axes[0][0].invert_yaxis()
-    legend = {}
-    for ax in axes[0]:
-        legend |= dict(zip(*reversed(ax.get_legend_handles_labels())))
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=min(len(legend), 4), fontsize=8)
+    _legend(fig, ["within", "raw", "fitted on the other sets pooled", *(f"fitted on {f}" for f in fits),
+                             "top BM25 score (ladder)", CHANCE])
     fig.suptitle("Leave one catalog out: each gate within a set against fitted elsewhere", fontsize=10)
     return fig
 
 
-def fig_gate_loco(table_csv, stem, signals: dict[str, Signal]) -> None:
-    save(gate_loco_figure(pd.read_csv(table_csv), signals), stem)
+def _legend(fig, order=()) -> None:
+    """One legend under the panels for every entry drawn in any of them, ``order``'s entries first in that order."""
+    entries = {}
+    for ax in fig.axes:
+        entries |= dict(zip(*reversed(ax.get_legend_handles_labels())))
+    names = [n for n in order if n in entries] + [n for n in entries if n not in order]
+    fig.legend([entries[n] for n in names], names, loc="outside lower center", ncol=min(len(names), 4), fontsize=8)
+
+
+def fig_gate_loco(table_csv, stem, signals: dict[str, Signal], own: str | None = None) -> None:
+    save(gate_loco_figure(pd.read_csv(table_csv), signals, own), stem)
