@@ -58,14 +58,14 @@ def test_every_problem_of_a_row_is_named(tmp_path):
     path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
     with pytest.raises(InputError, match="^.*: 2 problems") as e:
         load_catalog(path)
-    assert [(x.line, x.field) for x in e.value.each] == [(2, "descriptions.en"), (2, "keywords.en[0]")]
+    assert [(x.line, x.field) for x in e.value.problems] == [(2, "descriptions.en"), (2, "keywords.en[0]")]
     bad = tool("make_call")
     bad["names"]["fr"] = "appel"
     bad["parameters"]["required"] = ["zzz"]
     path = write_jsonl(tmp_path / "c.jsonl", [tool("make_call"), bad])
     with pytest.raises(InputError, match="^.*: 3 problems") as e:
         load_catalog(path)
-    assert [(x.line, x.field) for x in e.value.each] == [(2, "id"), (2, "names.fr"), (2, "parameters.required")]
+    assert [(x.line, x.field) for x in e.value.problems] == [(2, "id"), (2, "names.fr"), (2, "parameters.required")]
 
 
 def test_a_tool_definition_too_long_is_named_at_its_own_field():
@@ -73,7 +73,7 @@ def test_a_tool_definition_too_long_is_named_at_its_own_field():
           "parameters": {"type": "object", "properties": {"m": {"type": "integer", "description": "y" * 4001}}}}
     with pytest.raises(InputError) as e:
         import_openai_tool({"type": "function", "function": fn}, where=("tools.json", None, "[3]"))
-    assert [(x.path, x.field, x.message) for x in e.value.each] == [
+    assert [(x.path, x.field, x.message) for x in e.value.problems] == [
         ("tools.json", "[3].function.description", "4001 characters; at most 4000 are allowed"),
         ("tools.json", "[3].function.parameters.properties.m.description", "4001 characters; at most 4000 are allowed")]
 
@@ -136,7 +136,7 @@ def test_every_problem_of_a_request_row_is_named(tmp_path, small_catalog):
     path = write_jsonl(tmp_path / "u.jsonl", [utterance(1), bad])
     with pytest.raises(InputError, match="^.*: 4 problems") as e:
         load_utterances(path, small_catalog)
-    assert [(x.line, x.field) for x in e.value.each] == [(2, "utterance_id"), (2, "lang"), (2, "missing_slots"),
+    assert [(x.line, x.field) for x in e.value.problems] == [(2, "utterance_id"), (2, "lang"), (2, "missing_slots"),
                                                           (2, "candidates")]
 
 

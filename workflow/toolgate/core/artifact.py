@@ -145,7 +145,7 @@ def read_manifest(folder: Path) -> dict:
     try:
         schemas.check_schema(path, None, m, "router")
     except InputError as exc:  # one line, as every RouterError: the first problem and a count of the rest
-        each = getattr(exc, "each", [exc])
+        each = exc.problems
         raise RouterError(str(each[0]) + (f" (and {len(each) - 1} more)" if len(each) > 1 else "")) from None
     th = m["thresholds"]
     if th["execute"] < th["confirm"]:

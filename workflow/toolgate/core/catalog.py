@@ -170,7 +170,7 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         check_schema(path, lineno, row, "catalog")
     except InputError as exc:  # named at the definition's own fields: the row is not written yet
         problems = Problems()
-        for each in getattr(exc, "each", [exc]):
+        for each in exc.problems:
             with problems.each():
                 raise InputError(path, each.message, lineno, _field(at, _source_field(each.field or ""))) from None
         problems.done()

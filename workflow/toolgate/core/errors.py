@@ -12,11 +12,13 @@ class InputError(ValueError):
     """Bad input, located: ``file:line: field 'x': message``.
 
     ``line`` is 1-based (None for file-level problems); ``field`` is a path into the JSON object, keys dotted and
-    list items indexed (``examples[0].lang``: :func:`field_path`), None when the whole line is bad.
+    list items indexed (``examples[0].lang``: :func:`field_path`), None when the whole line is bad. ``problems``: the
+    problems it reports, one by one (itself, or those :meth:`Problems.done` lists).
     """
 
     def __init__(self, path, message: str, line: int | None = None, field: str | None = None):
         self.path, self.line, self.field, self.message = str(path), line, field, message
+        self.problems: list[InputError] = [self]
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{message}")
@@ -43,7 +45,7 @@ class Problems:
         try:
             yield
         except InputError as exc:
-            self.found.extend(getattr(exc, "each", [exc]))  # a record's own list of problems, one by one
+            self.found.extend(exc.problems)  # a record's own list of problems, one by one
 
     def done(self) -> None:
         if len(self.found) == 1:
@@ -53,7 +55,7 @@ class Problems:
             lines = "".join(f"\n  {e}" for e in self.found[:LIMIT])
             more = f"\n  ... and {n - LIMIT} more" if n > LIMIT else ""
             exc = InputError(first.path, f"{n} problems, each on a line below:{lines}{more}")
-            exc.each = list(self.found)
+            exc.problems = list(self.found)
             raise exc
 
 
