@@ -126,7 +126,7 @@ def _route(args) -> int:
     ranker = fit_ranker(with_members(cfg["rankers"][args.ranker], cfg["rankers"]), catalog, run.langs, run.text)
     scores = np.asarray(ranker.score(args.text))
     order = [i for i in top_order(scores) if args.routes or is_action(catalog[i])]
-    lang = io.script_lang(args.text) or "en"
+    lang = io.request_lang(args.text) or "en"
     print(f"{args.ranker} top {args.top} for: {args.text}")
     for rank, i in enumerate(order[: args.top], start=1):
         t = catalog[i]
@@ -234,9 +234,10 @@ def _decide(args) -> int:
                 print(json.dumps(d.to_dict(), ensure_ascii=False))
             else:
                 print(d.line())
-                names, lang = {t["id"]: t["names"] for t in router.catalog}, io.script_lang(args.text) or "en"
+                names, lang = {t["id"]: t["names"] for t in router.catalog}, io.request_lang(args.text) or "en"
                 for rank, (tool, score) in enumerate(d.candidates, start=1):
-                    print(f"{rank:>3}. {score:9.4f}  {tool:<22} {names[tool].get(lang, '')}")
+                    name = names[tool].get(lang) or next(iter(names[tool].values()))  # else the one it has
+                    print(f"{rank:>3}. {score:9.4f}  {tool:<22} {name}")
             return 0
     except RouterError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -65,6 +65,15 @@ def test_mixed_script_text_reads_as_its_majority_script(text, lang):
     assert io.script_lang(text) == lang
 
 
+@pytest.mark.parametrize("text, lang", [
+    ("BTS Dynamite 틀어줘", "ko"), ("Play 아이유 songs", "en"), ("Sets an alarm for the given time 알람 설정", "ko"),
+    ("The company says Amazon and Google plan it. 이 영어문장의 단어 수를 계산해주세요.", "ko"), ("Call mom", "en"),
+    ("ローマの天気は？iPhoneで", None)])
+def test_a_request_ending_on_a_korean_word_is_korean(text, lang):
+    """A request's language: a Korean request ends on its verb or particle, whatever it names in Latin letters."""
+    assert io.request_lang(text) == lang
+
+
 def test_the_default_sets_language_labels_are_their_script(tmp_path):
     rows = [obj for _, obj in io.read_jsonl(EXAMPLE / "requests.jsonl")]
     assert all(io.script_lang(r["text"]) == ("ko" if any("가" <= c <= "힣" for c in r["text"]) else "en")

@@ -132,6 +132,8 @@ def test_sweeping_scopes_and_wipes():
     assert not EV.sweeping("Show all my alarms", "list_alarms")  # a sweeping scope of a read-only action
     assert not EV.sweeping("Delete the meeting notes document", "delete_file")
     assert not EV.sweeping("Clear all the YouTube notifications", "clear_notifications")  # the action's own "all"
+    unflagged = [{k: v for k, v in t.items() if k != "mutating"} for t in CATALOG]  # an import's: no flags
+    assert Evidence(unflagged, io.LANGS).sweeping("Delete all my files", "delete_file")  # mutating until known
     assert not EV.sweeping("이번 달 데이터 거의 다 썼으니까 끊어 줘", "set_mobile_data")  # 다: too ambiguous a word
     # an action without a target acts on everything it can already; one with a target asks
     assert not EV.sweeping("Cancel all the timers", "cancel_timer") and not EV.sweeping("Mute everything", "set_ringer_mode")
@@ -141,6 +143,7 @@ def test_sweeping_scopes_and_wipes():
 def test_near_ties_and_effects():
     from toolgate.core.evidence import effect, near_tie, tie_margin
     assert effect("set_alarm") == "set" and effect("deleteFile") == "delete" and effect("x") == "x"
+    assert effect("t_efcee120") == "t_efcee120" != effect("t_0a1b2c3d")  # a Korean name's digest: no verb to read
     assert near_tie(4.7593, 4.7589, 0.001) and not near_tie(4.7593, 4.7589, 0.0) and near_tie(1.0, 1.0, 0.0)
     assert near_tie(-2.0, -2.01, 0.01) and not near_tie(-2.0, -2.03, 0.01)  # relative to the size of the top score
     # four action requests in two folds; the margin may turn at most one in four into an ask on each fold

@@ -13,11 +13,12 @@ import hashlib
 import re
 
 from .errors import InputError, Problems
-from .io import LANGS, read_jsonl, script_lang
+from .io import LANGS, read_jsonl, request_lang
 from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
 ID_FROM_NAME = 120  # an id made from a name: under the schema's 128, leaving room for a renamed tool's "_2"
+DIGEST_ID = re.compile("t_[0-9a-f]{8}")  # the id of a name without Latin letters or digits (tool_id): says nothing
 ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
 
 
@@ -190,7 +191,7 @@ def phrases(fn: dict, key: str, lang: str, where: tuple) -> list[dict]:
     path, lineno, at = where
     out = []
     for i, item in enumerate(_part(fn, key, list, "a list of requests", where) or []):
-        item = {"text": item, "lang": script_lang(item) or lang} if isinstance(item, str) else item
+        item = {"text": item, "lang": request_lang(item) or lang} if isinstance(item, str) else item
         if not (isinstance(item, dict) and set(item) == {"text", "lang"} and isinstance(item["text"], str)
                 and item["text"].strip() and item["lang"] in LANGS):
             raise InputError(path, f"expected a request: a non-empty string, or {{text, lang}} with lang one of "
@@ -253,7 +254,7 @@ def tool_id(name: str) -> str:
     gets ``t_`` and a digest of the name, so two such names stay apart."""
     s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
     if not s:
-        return "t_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        return "t_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]  # DIGEST_ID
     return (s if s[0].isalpha() else f"t_{s}")[:ID_FROM_NAME].rstrip("_")
 
 

@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .catalog import actions, index_text
-from .io import script_lang
+from .catalog import DIGEST_ID, actions, index_text
+from .io import request_lang
 from .scores import top_order
 from .text import normalize
 
@@ -147,7 +147,7 @@ class Evidence:
         whatever it asks: there a score of 0 is no evidence against it, and the ranker decides)."""
         content = content_words(text)
         return bool(content) and (lexical_max > 0 or any(w in self.catalog_words for w in content)
-                                  or script_lang(text) not in self.described | {None})
+                                  or request_lang(text) not in self.described | {None})
 
     def _unexplained(self, text: str, tool_id: str) -> list[str]:
         """Words that could fill a free slot of ``tool_id``: content words its catalog text does not explain that are
@@ -196,7 +196,7 @@ class Evidence:
     def sweeping(self, text: str, tool_id: str) -> bool:
         """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
         text does not state ("Clear all notifications" states it): more than the action does."""
-        scope = WIPE | SWEEPING if self.tools[tool_id].get("mutating") and self._targets(tool_id) else WIPE
+        scope = WIPE | SWEEPING if self.changes(tool_id) and self._targets(tool_id) else WIPE
         return any(w in scope and not self._explains(tool_id, w) for w in words(text))
 
     def _targets(self, tool_id: str) -> bool:
@@ -291,7 +291,10 @@ def _has_value(ws: list[str], kind: str) -> bool:
 
 
 def effect(tool_id: str) -> str:
-    """What an action does, read from its id's verb (set_alarm: set; deleteFile: delete)."""
+    """What an action does, read from its id's verb (set_alarm: set; deleteFile: delete); an id that is a digest of
+    its name (a Korean one: 음악_재생) has no verb to read, so the action is taken to differ from every other."""
+    if DIGEST_ID.fullmatch(tool_id):
+        return tool_id
     m = _VERB.match(tool_id)
     return (m.group(0) if m else tool_id).lower()
 

@@ -210,6 +210,13 @@ def script_lang(text: str) -> str | None:
     return "en" if latin and latin >= sum(ch.isalpha() for ch in text) - latin else None
 
 
+def request_lang(text: str) -> str | None:
+    """The language of a request: ``ko`` when its last word holds Hangul (a Korean request ends on its verb or
+    particle, whatever it names in Latin letters before: "BTS Dynamite 틀어줘"), else :func:`script_lang`'s."""
+    words = _LETTERS.findall(text)
+    return "ko" if words and _HANGUL.search(words[-1]) else script_lang(text)
+
+
 # Unicode's Cc (U+0000-001F, U+007F-009F) less tab, newline and carriage return, and Cs (the surrogates): a test
 # holds it to unicodedata.category over every code point; one regex search, not a category lookup per character
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")

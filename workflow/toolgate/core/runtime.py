@@ -45,6 +45,8 @@ from .scores import route_choice, top_order
 
 __all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
+BAND_WORDS = {"ask": "between the confirm and execute thresholds: asked",  # the band's own reason, by its kind
+              "chat": "below the confirm threshold: route step", "delegate": "below the confirm threshold: route step"}
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
            "no_candidates": "no action among the request's candidates: route step",
            "multistep": "two actions in one request: delegated",
@@ -70,7 +72,7 @@ class Decision:
 
     def line(self) -> str:
         head = f"{self.kind} {self.tool}" if self.tool else self.kind
-        why = "" if self.reason == "band" else f"; {REASONS[self.reason]}"
+        why = f"; {BAND_WORDS[self.kind] if self.reason == 'band' else REASONS[self.reason]}" if self.kind != "act" else ""
         return f"{head}  (P(in catalog) {self.p_in_catalog:.3f}, {self.latency_ms:.1f} ms{why})"
 
     def to_dict(self) -> dict:

@@ -61,7 +61,7 @@ class Decisions:
                 raise InputError(path, f"unknown language '{declared}' (known: {', '.join(io.LANGS)})", lineno, "lang")
             self.count(f"language {declared}: declared by the row")
             return declared
-        lang = io.script_lang(text)
+        lang = io.request_lang(text)
         if self.forced:
             self.count(f"language {self.forced}: forced by --lang")
             self.count(f"language {self.forced}: forced by --lang over a row whose script reads "
