@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from conftest import tool, utterance, write_jsonl
 from toolgate.core import io, schemas
-from toolgate.core.catalog import import_openai_tool, load_catalog, mutating_known
+from toolgate.core.catalog import import_openai_tool, load_catalog, mutating_known, tool_id
 from toolgate.core.errors import InputError
 from toolgate.utterances import load_utterances, summarize
 
@@ -76,6 +76,23 @@ def test_a_tool_definition_too_long_is_named_at_its_own_field():
     assert [(x.path, x.field, x.message) for x in e.value.problems] == [
         ("tools.json", "[3].function.description", "4001 characters; at most 4000 are allowed"),
         ("tools.json", "[3].function.parameters.properties.m.description", "4001 characters; at most 4000 are allowed")]
+
+
+def test_a_korean_identifier_name_is_named_in_words_and_keeps_its_digest_id():
+    fn = {"name": "음악_재생", "description": "음악을 재생한다", "parameters": {"type": "object", "properties": {}}}
+    row = import_openai_tool(fn, "ko")
+    assert row["names"] == {"ko": "음악 재생"} and row["id"] == tool_id("음악_재생") != tool_id("음악 재생")
+    assert import_openai_tool({**fn, "name": "get_weather"})["names"] == {"en": "get_weather"}
+
+
+def test_a_tools_examples_beside_its_function_are_kept_and_given_twice_refused():
+    fn = {"name": "play", "description": "Play music", "parameters": {"type": "object", "properties": {}}}
+    row = import_openai_tool({"type": "function", "function": fn, "examples": ["play some jazz", "음악 틀어 줘"]})
+    assert row["examples"] == [{"text": "play some jazz", "lang": "en"}, {"text": "음악 틀어 줘", "lang": "ko"}]
+    with pytest.raises(InputError, match="examples given twice") as e:
+        import_openai_tool({"type": "function", "function": {**fn, "examples": ["x"]}, "examples": ["y"]},
+                           where=("tools.json", None, "[0]"))
+    assert e.value.field == "[0].examples"
 
 
 def test_malformed_json_and_non_utf8(tmp_path):

@@ -339,6 +339,19 @@ def test_openai_tools_keep_their_examples_and_negatives(tmp_path):
     assert "examples" not in next(t for t in catalog if t["id"] == "next_track")
 
 
+def test_korean_named_tools_are_listed_by_their_digest_ids(tmp_path):
+    tools = [{"name": "음악_재생", "description": "음악을 재생한다"}, {"name": "다음_곡", "description": "다음 곡으로 넘긴다"}]
+    (tmp_path / "tools.json").write_text(json.dumps(tools, ensure_ascii=False))
+    write_jsonl(tmp_path / "requests.jsonl", [{"text": "노래 틀어 줘", "tool": "음악_재생"}, {"text": "다음 곡", "tool": "다음_곡"},
+                                              {"text": "부산 날씨 어때", "tool": None}, {"text": "농담해 줘", "tool": None}])
+    info = import_set("openai-tools", [tmp_path / "tools.json", tmp_path / "requests.jsonl"],
+                      Destination(tmp_path / "out"), Options())
+    catalog, rows, _ = _read(tmp_path / "out")
+    assert info["digest_ids"] == {t["id"]: n for t, n in zip(catalog, ("음악_재생", "다음_곡"))}
+    assert catalog[0]["names"] == {"ko": "음악 재생"} and rows[0]["gold_tool"] == catalog[0]["id"]
+    assert any(k.startswith("tools whose name has no Latin letter") and v == 2 for k, v in info["decisions"].items())
+
+
 @pytest.mark.parametrize("tool, field", [
     ({"name": "a", "description": "x", "examples": ["ok", {"text": " ", "lang": "en"}]}, "[0].examples[1]"),
     ({"name": "a", "description": "x", "examples": [{"text": "hi", "lang": "fr"}]}, "[0].examples[0]"),

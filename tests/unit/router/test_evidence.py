@@ -184,3 +184,27 @@ def test_two_step_requests_on_the_generated_set():
     single = found["single_action", True] / (found["single_action", True] + found["single_action", False])
     assert multistep >= 0.75 and single <= 0.02, found
     assert len(_steps("알람 끄고 블루투스 켜 줘")) == 2 and len(_steps("Open the camera and take a picture")) == 1
+
+
+def _ko_tool(tid, name, props, required):
+    return {"id": tid, "kind": "action", "group": "skill", "domain": "music", "names": {"ko": name},
+            "descriptions": {"ko": f"{name}을 설정한다."}, "keywords": {},
+            "parameters": {"type": "object", "properties": props, "required": required}}
+
+
+@pytest.mark.parametrize("text, tool, missing", [
+    ("셔플 켜 줘", "t_00000001", None), ("반복 꺼 줘", "t_00000002", None), ("한 곡 반복해 줘", "t_00000002", None),
+    ("이퀄라이저 베이스 강조로 바꿔 줘", "t_00000003", None), ("이퀄라이저 바꿔 줘", "t_00000003", "프리셋"),
+    ("수면 타이머 십 분", "t_00000004", None), ("수면 타이머 삼십 분 맞춰 줘", "t_00000004", None),
+    ("수면 타이머 이십오 초", "t_00000004", None), ("수면 타이머 맞춰 줘", "t_00000004", "분"),
+    ("이 분한테 수면 타이머", "t_00000004", "분"),  # 이 분: this person, not two minutes
+])
+def test_korean_enum_values_and_sino_korean_numbers_fill_their_slots(text, tool, missing):
+    """A Korean-only catalog's enum values (켜기/끄기 by their verbs, 한곡 said as 한 곡, a value with a space) and
+    Sino-Korean numbers with their unit (삼십 분), as people say them."""
+    enum = lambda *v: {"type": "string", "description": "값", "enum": list(v)}  # noqa: E731
+    tools = [_ko_tool("t_00000001", "셔플", {"상태": enum("켜기", "끄기")}, ["상태"]),
+             _ko_tool("t_00000002", "반복", {"방식": enum("한곡", "전체", "끄기")}, ["방식"]),
+             _ko_tool("t_00000003", "이퀄라이저", {"프리셋": enum("베이스 강조", "보컬 강조")}, ["프리셋"]),
+             _ko_tool("t_00000004", "수면 타이머", {"분": {"type": "integer", "description": "분"}}, ["분"])]
+    assert Evidence(tools, ("ko",)).missing_slot(text, tool) == missing

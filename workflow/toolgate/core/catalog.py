@@ -18,6 +18,7 @@ from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
 ID_FROM_NAME = 120  # an id made from a name: under the schema's 128, leaving room for a renamed tool's "_2"
+_HANGUL_NAME = re.compile("[\uac00-\ud7a3]")
 DIGEST_ID = re.compile("t_[0-9a-f]{8}")  # the id of a name without Latin letters or digits (tool_id): says nothing
 ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
 
@@ -152,7 +153,9 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         if isinstance(spec.get("enum"), list) and spec["enum"]:
             prop["enum"] = spec["enum"]
         props[pname] = prop
-    names = lang_texts(fn, "name", lang, (path, lineno, at))
+    # a Korean name written as an identifier (음악_재생) is words to the rankers; a Latin one stays as its source has it
+    names = {k: v.replace("_", " ") if _HANGUL_NAME.search(v) else v
+             for k, v in lang_texts(fn, "name", lang, (path, lineno, at)).items()}
     descs = lang_texts(fn, "description", lang, (path, lineno, at)) or {lang: name}
     row = {
         "id": tool_id(name),
@@ -164,8 +167,12 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
         "keywords": {},
     }
-    for key in ("examples", "negatives"):
-        if found := phrases(fn, key, lang, (path, lineno, at)):
+    for key in ("examples", "negatives"):  # inside the function, or beside it in the wrapper: either, not both
+        if fn is not obj and key in obj and key in fn:
+            raise InputError(path, f"{key} given twice, beside 'function' and inside it: give them once", lineno,
+                             _field(field, key))
+        holder, where = (obj, (path, lineno, field)) if fn is not obj and key in obj else (fn, (path, lineno, at))
+        if found := phrases(holder, key, lang, where):
             row[key] = found
     try:
         check_schema(path, lineno, row, "catalog")

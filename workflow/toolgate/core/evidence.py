@@ -73,6 +73,12 @@ VALUE_SLOTS = {"time": "time", "date": "date", "day": "date", "duration": "durat
 # Korean number words count with a unit after them (일곱 시, 세시 반, 다섯 분): alone they are quantities (하나, 한 번).
 _KO_NUMBER = re.compile("^(?:열한|열두|다섯|여섯|일곱|여덟|아홉|스무|서른|마흔|한|두|세|네|열|쉰)")
 _KO_UNIT = re.compile("^(?:시|분|초|시간)")
+# Sino-Korean number words count with the units they are said with (삼십 분, 십 초, 오십 퍼센트); a lone 이 is left
+# out: 이 분 is "this person" as often as two minutes.
+_KO_SINO = re.compile("^(?:[이삼사오육칠팔구]?십[일이삼사오육칠팔구]?|[이삼사오육칠팔구]?백|[일삼사오육칠팔구])")
+_KO_SINO_UNIT = re.compile("^(?:분|초|퍼센트|프로|단계)")
+# Korean enum values of a toggle (켜기, 켬; 끄기, 끔) name it by its verbs, as on and off do.
+_KO_TOGGLE = {"켜": "on", "켬": "on", "끄": "off", "끔": "off", "꺼": "off"}
 # A reported or quoted message: saying ..., says ..., that ..., a colon or quotes; Korean -다고/-라고/-자고.
 _QUOTE = re.compile(r"\b(?:saying|says|that)\b|[:\"“”‘’]|[다라자냐까요]고(?:\s|$|,)")
 _VERB = re.compile(r"[A-Za-z][a-z0-9]*|[^_\W]+")
@@ -271,10 +277,13 @@ def _described(tool: dict, lang: str) -> bool:
 
 
 def _names_value(ws: list[str], value) -> bool:
-    """Does a word name the enum value (on/off by its verbs too; a Korean form as a word's start)?"""
+    """Does a word name the enum value (on/off, 켜기/끄기 by their verbs too; a Korean form as a word's start, a
+    Korean value of two syllables or more wherever the request's words run together: 한 곡 for 한곡)?"""
     v = str(value).lower()
-    forms = ON_OFF.get(v) or (v, *ENUM_FORMS.get(v, ()))
-    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms)
+    forms = ON_OFF.get(v) or ON_OFF.get(_KO_TOGGLE.get(v[:1], "")) or (v, *ENUM_FORMS.get(v, ()))
+    joined = v.replace(" ", "")
+    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms) or (
+        bool(_HANGUL.match(joined)) and len(joined) > 1 and joined in "".join(ws))
 
 
 def _has_value(ws: list[str], kind: str) -> bool:
@@ -286,8 +295,13 @@ def _has_value(ws: list[str], kind: str) -> bool:
         return True
     if kind == "date":
         return any(w.endswith("요일") for w in ws)
-    units = [w[m.end():] or (ws[i + 1] if i + 1 < len(ws) else "") for i, w in enumerate(ws) if (m := _KO_NUMBER.match(w))]
-    return any(_KO_UNIT.match(u) for u in units)
+    return _with_unit(ws, _KO_NUMBER, _KO_UNIT) or _with_unit(ws, _KO_SINO, _KO_SINO_UNIT)
+
+
+def _with_unit(ws: list[str], number: re.Pattern, unit: re.Pattern) -> bool:
+    """A number word followed by a unit, in the word (세시) or the next (일곱 시)."""
+    after = [w[m.end():] or (ws[i + 1] if i + 1 < len(ws) else "") for i, w in enumerate(ws) if (m := number.match(w))]
+    return any(unit.match(u) for u in after)
 
 
 def effect(tool_id: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import io
-from ..core.catalog import function_name, tool_id
+from ..core.catalog import DIGEST_ID, function_name, tool_id
 from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
@@ -88,10 +88,13 @@ class Decisions:
     def info(self, names: dict[str, str]) -> dict:
         """What import.json records of these decisions, given the set's tool id -> original name map."""
         renamed = {tid: name for tid, name in names.items() if tid != tool_id(name)}
+        digests = {tid: name for tid, name in names.items() if DIGEST_ID.fullmatch(tid)}
         self.count("tools renamed: another definition under a name already taken (import.json: renamed_tools)",
                    len(renamed))
+        self.count("tools whose name has no Latin letter or digit: their id is t_ and a digest of the name "
+                   "(import.json: digest_ids)", len(digests))
         return {"decisions": dict(sorted(self.counts.items())), "meta_fields": dict(sorted(self.meta_fields.items())),
-                "renamed_tools": renamed, "ambiguous_gold": self.ambiguous}
+                "renamed_tools": renamed, "digest_ids": digests, "ambiguous_gold": self.ambiguous}
 
 
 def json_lines(path, what: str, problems: Problems | None = None) -> list[tuple[int, dict]]:
