@@ -52,6 +52,10 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     assert agree.loc[("en", "mismatch", "p1 vs gold"), "agreement"] == 0.0  # set_alarm read as none
     assert agree.loc[("ko", "match", "p1 vs gold"), "annotated"] == 0
     assert "set_alarm | none | 1" in outs.card.read_text()  # the confusable pair
+    card = outs.card.read_text()
+    samples = card[card.index("## Random examples"):]
+    assert "**en / match**" in samples and "**ko / mismatch**" in samples and samples.count("\n- `") == 4
+    assert "longer = out): not computed (no mismatch items, or no out-of-catalog ones)." in card  # no out items
 
 
 def test_the_card_names_the_licences_of_the_data_it_used(tmp_path, small_catalog):

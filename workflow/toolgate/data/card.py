@@ -1,6 +1,7 @@
 """Data card: composition, vocabulary overlap with the catalog, lengths, examples."""
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -150,8 +151,9 @@ def write_data_card(exp) -> None:
     comp = composition_table(rows)
     jac = summarize_distribution(jaccard_frame(rows, catalog, ngram), ["lang", "slice"], "jaccard")
     lengths = length_table(rows, ngram)
-    langs = language_table(catalog, rows)
+    lang_table = language_table(catalog, rows)
     rng = random.Random(seed)
+    aucs = {lang: v for lang, v in length_auc(main_set(rows), ngram).items() if not math.isnan(v)}
     parts = [
         f"# Data card: {utterances_path}",
         "",
@@ -176,15 +178,16 @@ def write_data_card(exp) -> None:
         to_markdown(lengths, ".1f"),
         "",
         "AUC of the n-gram count alone for out-of-catalog against mismatch items (main set; longer = out): "
-        + ", ".join(f"{lang} {v:.3f}" for lang, v in length_auc(main_set(rows), ngram).items())
+        + (", ".join(f"{lang} {v:.3f}" for lang, v in aucs.items()) or "not computed (no mismatch items, or no "
+           "out-of-catalog ones)")
         + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
         + paper_note(("gate.query_length.auc_raw",)),
         "",
         "## Languages: the requests' and the catalog's texts",
         "",
-        to_markdown(langs),
+        to_markdown(lang_table),
         "",
-        " ".join(f"{g[0].upper()}{g[1:]}." for g in language_gaps(langs)) or "Every request language has a name or "
+        " ".join(f"{g[0].upper()}{g[1:]}." for g in language_gaps(lang_table)) or "Every request language has a name or "
         "description in it for most actions.",
         "Top-1 by language and ranker: tables/selection.csv.",
         "",
@@ -194,7 +197,7 @@ def write_data_card(exp) -> None:
     if utterances.get("source") == "generate" and readme.is_file():
         parts += ["## How the template banks were written", "", readme.read_text(encoding="utf-8").strip(), ""]
     parts += ann_lines + [f"## Random examples ({examples} per slice and language)", ""]
-    for lang in langs:
+    for lang in sorted({r["lang"] for r in rows}):
         for slice_ in schemas.schema("utterances")["properties"]["slice"]["enum"]:
             pool = [r for r in rows if r["lang"] == lang and r["slice"] == slice_]
             if not pool:
