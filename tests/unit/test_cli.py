@@ -314,3 +314,15 @@ def test_a_reader_gone_early_ends_quietly_with_exit_0(artifact, tmp_path, small_
     with os.fdopen(write, "wb") as stdout:
         closed = subprocess.run([TOOLGATE, "validate", "--catalog", str(cat)], stdout=stdout, stderr=subprocess.PIPE)
     assert (closed.returncode, closed.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("confirm, note", [(0.886, True), (0.7, False)])
+def test_export_says_when_there_is_no_confirm_band(tmp_path, monkeypatch, capsys, confirm, note):
+    from toolgate.router import product
+
+    (tmp_path / "router.json").write_text("{}")
+    m = {"thresholds": {"execute": 0.886, "confirm": confirm, "scale": "probability"}, "files": {},
+         "pipeline": {"name": "selected", "ranker": "usem3", "gate": None, "kind": "examples"}}
+    monkeypatch.setattr(product, "export_experiment", lambda *a: (tmp_path, m, "new"))
+    assert main(["export", "--out", str(tmp_path)]) == 0
+    assert ("note: no confirm band" in capsys.readouterr().out) is note

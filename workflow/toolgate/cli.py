@@ -162,7 +162,9 @@ def _export(args) -> int:
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
           "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
           + "".join(f"\n{line}" for line in sel.get("passed_over", []))
-          + (f"\nwarning: {sel['warning']}" if sel.get("warning") else ""))
+          + (f"\nwarning: {sel['warning']}" if sel.get("warning") else "")
+          + ("\nnote: no confirm band (the two thresholds are equal, as fitted out of fold): below it a request takes "
+             "the route step, chat or delegate; only an evidence rule asks" if th["execute"] == th["confirm"] else ""))
     return 0
 
 
@@ -444,7 +446,8 @@ def _decide_args(p) -> None:
     p.add_argument("--config", default="config.yaml", help="experiment config naming the default router")
     p.add_argument("--catalog", help="refuse the router unless it was exported from this catalog file; with --eval: "
                    "evaluate the router re-targeted to this catalog (its BM25 index and catalog embeddings made for "
-                   "it, nothing refitted; default: the catalog.jsonl an import wrote beside the --eval file, else the "
+                   "it; an examples router's model refitted on the catalog's own examples and texts, no request "
+                   "labels; default: the catalog.jsonl an import wrote beside the --eval file, else the "
                    "router's own)")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: 1, one request on one core)")
     p.add_argument("--eval", metavar="FILE", nargs="+", help="evaluate the router on labelled requests: an "
@@ -498,8 +501,9 @@ COMMANDS = {
     "route": ("rank the catalog for one request and print the top candidates", _route_args),
     "check": ("compare result tables with an expected-values file", _check_args),
     "export": ("export a pipeline of an experiment as a router artifact", _export_args),
-    "adapt": ("write an exported router for another catalog, without labels: index and catalog embeddings made for "
-              "the new tools, nothing refitted", _adapt_args),
+    "adapt": ("write an exported router for another catalog, without request labels: index and catalog embeddings "
+              "made for the new tools (an examples router's model refitted on the catalog's own examples and texts)",
+              _adapt_args),
     "decide": ("route one request (or stdin lines with --jsonl) with an exported router", _decide_args),
     "same-tables": ("are two tables folders byte-identical outside their timing columns?", _same_tables_args),
     "profile": ("per-rule wall times of the last workflow run, slowest first", _profile_args),

@@ -6,7 +6,7 @@ labelled requests, within the experiment and on every external set.
   ``decide --eval`` on the main set runs the thresholds fitted on all of it instead (in sample).
 * **external**: the exported artifact applied unchanged (:meth:`toolgate.core.runtime.Router.on_catalog`: ranker,
   gate, calibrator, thresholds and evidence rules as shipped; the BM25 index and catalog embeddings made for the
-  set's tools, nothing refitted), each request over its own candidate tools.
+  set's tools, nothing fitted on request labels), each request over its own candidate tools.
 * **file** (``decide --eval``): the artifact unchanged over its own catalog, or re-targeted to another one
   (:func:`on_catalog`, as the external rows are), on an utterances file, or on the files of an import format read as
   ``toolgate import`` reads them (:func:`eval_rows`); each request over its own candidates where it has a list (an
