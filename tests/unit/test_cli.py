@@ -147,9 +147,12 @@ def test_check_refuses_what_is_not_an_expected_file_or_a_tables_folder(tmp_path,
     empty, bad = tmp_path / "empty.yaml", tmp_path / "bad.yaml"
     empty.write_text("")
     bad.write_text("entries:\n  - {name: x\n")
-    for exp, why in ((tmp_path / "missing.yaml", "cannot read file"), (empty, "field 'experiment': missing"),
-                     (bad, ":3: cannot parse YAML"), (ROOT / "config.yaml", "field 'entries': missing")):
+    for exp, why in ((tmp_path / "missing.yaml", "cannot read file"), (bad, ":3: cannot parse YAML"),
+                     (ROOT / "config.yaml", "field 'entries': missing")):
         _fails(capsys, ["check", "--expected", str(exp), "--results", str(tables), *cfg], exp, why)
+    assert main(["check", "--expected", str(empty), "--results", str(tables), *cfg]) == 2  # both fields, a line each
+    err = capsys.readouterr().err
+    assert "2 problems" in err and "field 'experiment': missing" in err and "field 'entries': missing" in err
     expected = tmp_path / "e.yaml"
     expected.write_text((ROOT / "tests/expected/default.yaml").read_text())
     for write in ([], ["--write"]):  # a results folder that is not there is not "20 differ"

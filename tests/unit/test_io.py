@@ -68,13 +68,22 @@ def test_every_problem_of_a_row_is_named(tmp_path):
     assert [(x.line, x.field) for x in e.value.problems] == [(2, "id"), (2, "names.fr"), (2, "parameters.required")]
 
 
+def test_every_missing_and_unknown_key_of_a_row_is_named(tmp_path):
+    bad = tool("set_alarm")
+    del bad["names"], bad["descriptions"]
+    bad.update(zz=1, yy=2)
+    with pytest.raises(InputError, match="^.*: 4 problems") as e:
+        load_catalog(write_jsonl(tmp_path / "c.jsonl", [bad]))
+    assert sorted(x.field for x in e.value.problems) == ["descriptions", "names", "yy", "zz"]
+
+
 def test_a_tool_definition_too_long_is_named_at_its_own_field():
     fn = {"name": "set_timer", "description": "x" * 4001,
           "parameters": {"type": "object", "properties": {"m": {"type": "integer", "description": "y" * 4001}}}}
     with pytest.raises(InputError) as e:
         import_openai_tool({"type": "function", "function": fn}, where=("tools.json", None, "[3]"))
     assert [(x.path, x.field, x.message) for x in e.value.problems] == [
-        ("tools.json", "[3].function.description", "4001 characters; at most 4000 are allowed"),
+        ("tools.json", "[3].function.description", "its en text: 4001 characters; at most 4000 are allowed"),
         ("tools.json", "[3].function.parameters.properties.m.description", "4001 characters; at most 4000 are allowed")]
 
 
@@ -83,6 +92,18 @@ def test_a_korean_identifier_name_is_named_in_words_and_keeps_its_digest_id():
     row = import_openai_tool(fn, "ko")
     assert row["names"] == {"ko": "음악 재생"} and row["id"] == tool_id("음악_재생") != tool_id("음악 재생")
     assert import_openai_tool({**fn, "name": "get_weather"})["names"] == {"en": "get_weather"}
+
+
+def test_a_wrappers_examples_are_named_where_they_are_and_keep_a_definition_apart():
+    from toolgate.external.adapters import Tools
+
+    fn = {"name": "play", "description": "Play music", "parameters": {"type": "object", "properties": {}}}
+    with pytest.raises(InputError) as e:
+        import_openai_tool({"type": "function", "function": fn, "examples": ["x" * 1001]}, where=("t.json", None, "[0]"))
+    assert e.value.field == "[0].examples[0].text"  # beside 'function', where the user wrote it
+    tools = Tools("en", "x")
+    assert [tools.add({"type": "function", "function": fn}),
+            tools.add({"type": "function", "function": fn, "examples": ["play some jazz"]})] == ["play", "play_2"]
 
 
 def test_a_tools_examples_beside_its_function_are_kept_and_given_twice_refused():

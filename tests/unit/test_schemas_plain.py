@@ -83,3 +83,27 @@ def test_the_router_ranker_types_are_the_registry_s_exportable_kinds():
     assert list(plain.ROUTER_RANKERS) == schema("router")["$defs"]["ranker"]["properties"]["type"]["enum"]
     assert all(getattr(RANKERS[t], part) for t, part in plain.ROUTER_RANKERS.items())
     assert sorted(plain.ROUTER_RANKERS) == sorted(kinds("lexical") + kinds("encoder_gate"))
+
+
+def test_the_catalog_checks_length_limits_are_the_schemas():
+    """plain.py cannot read the schema (a router loads without PyYAML): its limits are held to the schema's here."""
+    s = schema("catalog")
+    props, defs = s["properties"], s["$defs"]
+    param = props["parameters"]["properties"]["properties"]
+    assert plain.ID_CHARS == props["id"]["maxLength"] == param["propertyNames"]["maxLength"]
+    assert plain.NAME_CHARS == defs["langtext"]["additionalProperties"]["maxLength"] == props["group"]["maxLength"] \
+        == props["domain"]["maxLength"] == props["keywords"]["additionalProperties"]["items"]["maxLength"] \
+        == param["additionalProperties"]["properties"]["type"]["maxLength"]
+    assert plain.DOC_CHARS == defs["langdoc"]["additionalProperties"]["maxLength"] \
+        == param["additionalProperties"]["properties"]["description"]["anyOf"][0]["maxLength"]
+    assert plain.PHRASE_CHARS == defs["phrases"]["items"]["properties"]["text"]["maxLength"]
+    enum = param["additionalProperties"]["properties"]["enum"]
+    assert plain.ITEMS == enum["maxItems"] == param["maxProperties"] == props["keywords"]["additionalProperties"]["maxItems"]
+    assert plain.NAME_CHARS == enum["items"]["maxLength"]
+    row = {"id": "a", "kind": "action", "group": "g", "domain": "d", "names": {"en": "A"}, "descriptions": {"en": "A"},
+           "keywords": {"en": ["k"] * (plain.ITEMS + 1)},
+           "parameters": {"type": "object", "properties": {"p": {"type": "string", "description": "x", "enum": ["v"]}}}}
+    assert plain.catalog({**row, "keywords": {}}) and not plain.catalog(row)
+    row["keywords"] = {}
+    row["parameters"]["properties"]["p"]["enum"] = ["v" * (plain.NAME_CHARS + 1)]
+    assert not plain.catalog(row)

@@ -44,7 +44,7 @@ def test_a_cache_entry_cut_short_is_encoded_again(tmp_path, monkeypatch, per_tex
     enc = CachedEncoder(fake, tmp_path)
     want = enc.encode_queries(["ab", "c"])
     for entry in tmp_path.rglob("*.npy"):
-        entry.write_bytes(entry.read_bytes()[:-4])  # a job killed while writing
+        entry.write_bytes(entry.read_bytes()[:-4])  # a cache cut short: copied by hand, a disk that filled
     assert np.array_equal(enc.encode_queries(["ab", "c"]), want) and len(fake.seen) == 2
     assert np.array_equal(enc.encode_queries(["ab", "c"]), want) and len(fake.seen) == 2  # rewritten
 

@@ -55,7 +55,8 @@ def test_write_data_card_outputs(tmp_path, small_catalog):
     card = outs.card.read_text()
     samples = card[card.index("## Random examples"):]
     assert "**en / match**" in samples and "**ko / mismatch**" in samples and samples.count("\n- `") == 4
-    assert "longer = out): not computed (no mismatch items, or no out-of-catalog ones)." in card  # no out items
+    assert "longer = out): all not computed, en not computed, ko not computed (no mismatch items, or no " \
+           "out-of-catalog ones)." in card  # the set has no out-of-catalog items
 
 
 def test_the_card_names_the_licences_of_the_data_it_used(tmp_path, small_catalog):

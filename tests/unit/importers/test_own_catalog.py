@@ -11,6 +11,7 @@ from toolgate.cli import main
 from toolgate.core import io
 from toolgate.core.catalog import load_catalog
 from toolgate.core.errors import LIMIT
+from toolgate.core.schemas import schema
 from toolgate.importers.command import eval_lines
 from toolgate.utterances import load_utterances
 
@@ -68,7 +69,8 @@ def test_mixed_script_text_reads_as_its_majority_script(text, lang):
 @pytest.mark.parametrize("text, lang", [
     ("BTS Dynamite 틀어줘", "ko"), ("Play 아이유 songs", "en"), ("Sets an alarm for the given time 알람 설정", "ko"),
     ("The company says Amazon and Google plan it. 이 영어문장의 단어 수를 계산해주세요.", "ko"), ("Call mom", "en"),
-    ("ローマの天気は？iPhoneで", None)])
+    ("ローマの天気は？iPhoneで", None),
+    ("Send a text to 김민수", "en"), ("Navigate to 강남역", "en"), ("Set an alarm for 7 ㅋㅋ", "en")])  # a name at the end
 def test_a_request_ending_on_a_korean_word_is_korean(text, lang):
     """A request's language: a Korean request ends on its verb or particle, whatever it names in Latin letters."""
     assert io.request_lang(text) == lang
@@ -172,12 +174,13 @@ def test_validators_list_fifty_problems_and_count_the_rest(tmp_path):
     write_jsonl(tmp_path / "u.jsonl", [{"utterance_id": f"u{i}"} for i in range(LIMIT + 10)])
     with pytest.raises(io.InputError) as exc:
         load_utterances(tmp_path / "u.jsonl", catalog)
-    message = str(exc.value)
-    assert f"{LIMIT + 10} problems" in message and message.count("\n") == LIMIT + 1 and "... and 10 more" in message
+    message, each = str(exc.value), len(schema("utterances")["required"]) - 1  # a row's every missing field
+    total = (LIMIT + 10) * each
+    assert f"{total} problems" in message and message.count("\n") == LIMIT + 1 and f"... and {total - LIMIT} more" in message
     rows = [json.dumps(t) for t in catalog[:3]]
     (tmp_path / "c.jsonl").write_text("\n".join([rows[0], "{", rows[0], json.dumps({"id": "x"})]) + "\n")
-    with pytest.raises(io.InputError, match="3 problems") as exc:
-        load_catalog(tmp_path / "c.jsonl")
+    with pytest.raises(io.InputError, match=f"{2 + len(schema('catalog')['required']) - 1} problems") as exc:
+        load_catalog(tmp_path / "c.jsonl")  # a malformed line, a duplicate id, and each field line 4 misses
     assert all(f"c.jsonl:{n}: " in str(exc.value) for n in (2, 3, 4))
 
 

@@ -99,6 +99,11 @@ def test_a_score_matrix_cut_short_or_missing_an_array_is_named(tmp_path):
     np.savez(tmp, matrix=s.matrix)
     with pytest.raises(InputError, match="cannot be read as a score matrix"):
         load_scores(tmp)
+    np.save(npy := tmp_path / "plain.npy", s.matrix)  # one array, not the archive
+    with pytest.raises(InputError, match="cannot be read as a score matrix"):
+        load_scores(npy)
+    with pytest.raises(InputError, match="no score matrix here: run snakemake"):
+        load_scores(tmp_path / "none.npz")
 
 
 def test_candidates_hide_other_actions_and_keep_routes():

@@ -198,6 +198,15 @@ def _ko_tool(tid, name, props, required):
     ("수면 타이머 십 분", "t_00000004", None), ("수면 타이머 삼십 분 맞춰 줘", "t_00000004", None),
     ("수면 타이머 이십오 초", "t_00000004", None), ("수면 타이머 맞춰 줘", "t_00000004", "분"),
     ("이 분한테 수면 타이머", "t_00000004", "분"),  # 이 분: this person, not two minutes
+    ("수면 타이머 백이십 분", "t_00000004", None), ("수면 타이머 삼십분 뒤에", "t_00000004", None),
+    # a unit inside another word is no number: 구분 (telling apart), 사분기 (a quarter), 오프로드
+    ("수면 타이머 구분해서 맞춰 줘", "t_00000004", "분"), ("사분기 수면 타이머", "t_00000004", "분"),
+    ("오프로드 수면 타이머", "t_00000004", "분"),
+    # an enum value is whole words from a word's start: 목소리 is not 소리, 매일 반복 is not 일반, 무진동 not 진동
+    ("벨소리 모드 목소리로", "t_00000005", "모드"), ("전원 모드 매일 반복해 줘", "t_00000006", "모드"),
+    ("벨소리 모드 무진동으로", "t_00000005", "모드"), ("벨소리 진동으로 해 줘", "t_00000005", None),
+    # the spaced match is for enum values only: 내 일정 holds no 내일, 최 대리 no 최대
+    ("내 일정에 회의 추가해 줘", "t_00000007", "date"), ("내일 회의 추가해 줘", "t_00000007", None),
 ])
 def test_korean_enum_values_and_sino_korean_numbers_fill_their_slots(text, tool, missing):
     """A Korean-only catalog's enum values (켜기/끄기 by their verbs, 한곡 said as 한 곡, a value with a space) and
@@ -206,5 +215,8 @@ def test_korean_enum_values_and_sino_korean_numbers_fill_their_slots(text, tool,
     tools = [_ko_tool("t_00000001", "셔플", {"상태": enum("켜기", "끄기")}, ["상태"]),
              _ko_tool("t_00000002", "반복", {"방식": enum("한곡", "전체", "끄기")}, ["방식"]),
              _ko_tool("t_00000003", "이퀄라이저", {"프리셋": enum("베이스 강조", "보컬 강조")}, ["프리셋"]),
-             _ko_tool("t_00000004", "수면 타이머", {"분": {"type": "integer", "description": "분"}}, ["분"])]
+             _ko_tool("t_00000004", "수면 타이머", {"분": {"type": "integer", "description": "분"}}, ["분"]),
+             _ko_tool("t_00000005", "벨소리", {"모드": enum("소리", "진동", "무음")}, ["모드"]),
+             _ko_tool("t_00000006", "전원", {"모드": enum("일반", "절전")}, ["모드"]),
+             _ko_tool("t_00000007", "회의 추가", {"date": {"type": "string", "description": "날짜"}}, ["date"])]
     assert Evidence(tools, ("ko",)).missing_slot(text, tool) == missing

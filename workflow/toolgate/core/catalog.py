@@ -13,13 +13,13 @@ import hashlib
 import re
 
 from .errors import InputError, Problems
-from .io import LANGS, read_jsonl, request_lang
+from .io import LANGS, SYLLABLE, read_jsonl, request_lang
 from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")
 ID_FROM_NAME = 120  # an id made from a name: under the schema's 128, leaving room for a renamed tool's "_2"
-_HANGUL_NAME = re.compile("[\uac00-\ud7a3]")
-DIGEST_ID = re.compile("t_[0-9a-f]{8}")  # the id of a name without Latin letters or digits (tool_id): says nothing
+DIGEST_ID = re.compile("t_[0-9a-f]{8}(?:_[0-9]+)?")  # the id of a name without Latin letters or digits (tool_id),
+# or of a second such definition of the name (_2): it says nothing of what the tool does
 ACTION = "action"  # the kind of a searchable entry; every other entry (kind "route") is a route step
 
 
@@ -154,7 +154,7 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
             prop["enum"] = spec["enum"]
         props[pname] = prop
     # a Korean name written as an identifier (음악_재생) is words to the rankers; a Latin one stays as its source has it
-    names = {k: v.replace("_", " ") if _HANGUL_NAME.search(v) else v
+    names = {k: v.replace("_", " ") if SYLLABLE.search(v) else v
              for k, v in lang_texts(fn, "name", lang, (path, lineno, at)).items()}
     descs = lang_texts(fn, "description", lang, (path, lineno, at)) or {lang: name}
     row = {
@@ -167,11 +167,12 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
         "parameters": {"type": "object", "properties": props, "required": [r for r in required if r in props]},
         "keywords": {},
     }
+    beside = {key for key in ("examples", "negatives") if fn is not obj and key in obj}  # in the wrapper
     for key in ("examples", "negatives"):  # inside the function, or beside it in the wrapper: either, not both
-        if fn is not obj and key in obj and key in fn:
+        if key in beside and key in fn:
             raise InputError(path, f"{key} given twice, beside 'function' and inside it: give them once", lineno,
                              _field(field, key))
-        holder, where = (obj, (path, lineno, field)) if fn is not obj and key in obj else (fn, (path, lineno, at))
+        holder, where = (obj, (path, lineno, field)) if key in beside else (fn, (path, lineno, at))
         if found := phrases(holder, key, lang, where):
             row[key] = found
     try:
@@ -179,16 +180,21 @@ def import_openai_tool(obj, lang: str = "en", group: str = "skill", domain: str 
     except InputError as exc:  # named at the definition's own fields: the row is not written yet
         problems = Problems()
         for each in exc.problems:
+            source, message = _source_field(each.field or "", each.message)
             with problems.each():
-                raise InputError(path, each.message, lineno, _field(at, _source_field(each.field or ""))) from None
+                raise InputError(path, message, lineno,
+                                 _field(field if source.split("[")[0] in beside else at, source)) from None
         problems.done()
     return row
 
 
-def _source_field(field: str) -> str:
-    """The field of an OpenAI tool definition that a catalog row's ``field`` was made from."""
-    top = re.split(r"[.\[]", field, maxsplit=1)[0]
-    return {"id": "name", "names": "name", "descriptions": "description"}.get(top, field)
+def _source_field(field: str, message: str) -> tuple[str, str]:
+    """The field of an OpenAI tool definition that a catalog row's ``field`` was made from, and the message with the
+    language of a name's or description's text (given as a string, a map or a field per language)."""
+    top, _, lang = field.partition(".")
+    if top in ("names", "descriptions"):
+        return top[:-1], f"its {lang} text: {message}"
+    return field, message
 
 
 def phrases(fn: dict, key: str, lang: str, where: tuple) -> list[dict]:

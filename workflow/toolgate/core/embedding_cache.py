@@ -26,8 +26,8 @@ def _save(path: Path, emb) -> None:
 
 
 def _read(path: Path):
-    """A cached array, or None when there is none or it cannot be read (cut short by a killed job): then the texts
-    are encoded again and the entry rewritten."""
+    """A cached array, or None when there is none or it cannot be read (a cache copied or edited by hand, a disk
+    that filled): then the texts are encoded again and the entry rewritten."""
     if not path.exists():
         return None
     try:

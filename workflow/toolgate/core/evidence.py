@@ -13,13 +13,13 @@ from functools import lru_cache
 import numpy as np
 
 from .catalog import DIGEST_ID, actions, index_text
-from .io import request_lang
+from .io import SYLLABLE, request_lang
 from .scores import top_order
 from .text import normalize
 
 _WORD = re.compile(r"\w+")
 _JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler
-_HANGUL = re.compile("^[\uac00-\ud7a3]")
+_HANGUL = SYLLABLE  # matched at a word's start
 # Conversational filler of both languages: words that carry no action and fill no slot on their own.
 FILLER = frozenset("""
 a an the my me i you it this that please pls now right just do it's its can could would will to for of with
@@ -73,10 +73,12 @@ VALUE_SLOTS = {"time": "time", "date": "date", "day": "date", "duration": "durat
 # Korean number words count with a unit after them (일곱 시, 세시 반, 다섯 분): alone they are quantities (하나, 한 번).
 _KO_NUMBER = re.compile("^(?:열한|열두|다섯|여섯|일곱|여덟|아홉|스무|서른|마흔|한|두|세|네|열|쉰)")
 _KO_UNIT = re.compile("^(?:시|분|초|시간)")
-# Sino-Korean number words count with the units they are said with (삼십 분, 십 초, 오십 퍼센트); a lone 이 is left
-# out: 이 분 is "this person" as often as two minutes.
-_KO_SINO = re.compile("^(?:[이삼사오육칠팔구]?십[일이삼사오육칠팔구]?|[이삼사오육칠팔구]?백|[일삼사오육칠팔구])")
-_KO_SINO_UNIT = re.compile("^(?:분|초|퍼센트|프로|단계)")
+# Sino-Korean number words count with the units they are said with (삼십 분, 백이십 초, 오십 퍼센트로), the unit
+# ending its word or followed by a particle or a time word (구분해서, 사분기, 오프로드 are no numbers); a lone 이
+# is left out: 이 분 is "this person" as often as two minutes.
+_KO_SINO = re.compile("^(?=[일이삼사오육칠팔구십백천])(?:[이삼사오육칠팔구]?천)?(?:[이삼사오육칠팔구]?백)?"
+                      "(?:[이삼사오육칠팔구]?십)?[일이삼사오육칠팔구]?")
+_KO_SINO_UNIT = re.compile("^(?:분|초|퍼센트|프로|단계)(?:$|만|간|동안|뒤|후|전|쯤|에|으로|로|이|짜리|씩|까지|정도)")
 # Korean enum values of a toggle (켜기, 켬; 끄기, 끔) name it by its verbs, as on and off do.
 _KO_TOGGLE = {"켜": "on", "켬": "on", "끄": "off", "끔": "off", "꺼": "off"}
 # A reported or quoted message: saying ..., says ..., that ..., a colon or quotes; Korean -다고/-라고/-자고.
@@ -172,7 +174,7 @@ class Evidence:
         for name in params.get("required") or []:
             spec = props.get(name) or {}
             if spec.get("enum"):
-                filled = any(_names_value(ws, v) for v in spec["enum"]) or (
+                filled = any(_names_value(ws, v) or _spans_value(ws, v) for v in spec["enum"]) or (
                     set(spec["enum"]) == {"on", "off"} and self._into(ws, tool_id))
             elif name in VALUE_SLOTS or spec.get("type") in ("integer", "number"):
                 filled = _has_value(ws, VALUE_SLOTS.get(name, "value"))
@@ -277,13 +279,27 @@ def _described(tool: dict, lang: str) -> bool:
 
 
 def _names_value(ws: list[str], value) -> bool:
-    """Does a word name the enum value (on/off, 켜기/끄기 by their verbs too; a Korean form as a word's start, a
-    Korean value of two syllables or more wherever the request's words run together: 한 곡 for 한곡)?"""
+    """Does a word name the value (on/off, 켜기/끄기 by their verbs too; a Korean form as a word's start)?"""
     v = str(value).lower()
     forms = ON_OFF.get(v) or ON_OFF.get(_KO_TOGGLE.get(v[:1], "")) or (v, *ENUM_FORMS.get(v, ()))
-    joined = v.replace(" ", "")
-    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms) or (
-        bool(_HANGUL.match(joined)) and len(joined) > 1 and joined in "".join(ws))
+    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms)
+
+
+def _spans_value(ws: list[str], value) -> bool:
+    """Does a run of words, from a word's start, spell a Korean enum value however the request spaces it (한 곡 for
+    한곡, 베이스강조로 for 베이스 강조)? Whole words, the last one's ending aside: 목소리 is not 소리."""
+    v = str(value).replace(" ", "")
+    if not (_HANGUL.match(v) and len(v) > 1):
+        return False
+    for i in range(len(ws)):
+        run = ""
+        for w in ws[i:]:
+            if not v.startswith(run) or len(run) >= len(v):
+                break
+            run += w
+            if run.startswith(v):
+                return True
+    return False
 
 
 def _has_value(ws: list[str], kind: str) -> bool:

@@ -193,6 +193,7 @@ def read_jsonl(path, problems: Problems | None = None) -> list[tuple[int, dict]]
 
 
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # syllables, jamo, compatibility jamo
+SYLLABLE = re.compile("[\uac00-\ud7a3]")  # a Hangul syllable: what a Korean word is written in
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -211,10 +212,17 @@ def script_lang(text: str) -> str | None:
 
 
 def request_lang(text: str) -> str | None:
-    """The language of a request: ``ko`` when its last word holds Hangul (a Korean request ends on its verb or
-    particle, whatever it names in Latin letters before: "BTS Dynamite 틀어줘"), else :func:`script_lang`'s."""
+    """The language of a request: ``ko`` when it ends on a Korean verb or request ending, whatever it names in Latin
+    letters before ("BTS Dynamite 틀어줘"), or on two Korean words; else :func:`script_lang`'s (a name at the end,
+    "Send a text to 김민수", leaves an English request English)."""
     words = _LETTERS.findall(text)
-    return "ko" if words and _HANGUL.search(words[-1]) else script_lang(text)
+    if words and SYLLABLE.search(words[-1]) and (_KO_ENDING.search(words[-1])
+                                                 or len(words) > 1 and SYLLABLE.search(words[-2])):
+        return "ko"
+    return script_lang(text)
+
+
+_KO_ENDING = re.compile("[줘요해어아라까다자지봐줄래]$")  # how a Korean request ends: 틀어줘, 켜요, 꺼, 할까, 보여 줄래
 
 
 # Unicode's Cc (U+0000-001F, U+007F-009F) less tab, newline and carriage return, and Cs (the surrogates): a test

@@ -92,12 +92,16 @@ def save_scores(path, s: Scores) -> None:
 def load_scores(path) -> Scores:
     """A saved score matrix; one that cannot be read (cut short, edited) is an InputError naming it and the way
     back: a workflow output is remade, never mended."""
+    if not Path(path).is_file():
+        raise InputError(path, "no score matrix here: run snakemake to make it")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return Scores(*(z[k] for k in ("utterance_ids", "tool_ids", "kinds", "matrix")))
+        z = np.load(path, allow_pickle=False)
+        if isinstance(z, np.lib.npyio.NpzFile):
+            with z:
+                return Scores(*(z[k] for k in ("utterance_ids", "tool_ids", "kinds", "matrix")))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        raise InputError(path, "cannot be read as a score matrix this workflow wrote; delete it and run snakemake "
-                               "again") from None
+        pass
+    raise InputError(path, "cannot be read as a score matrix this workflow wrote; delete it and run snakemake again")
 
 
 def compute_scores(exp) -> Scores:

@@ -153,7 +153,7 @@ def write_data_card(exp) -> None:
     lengths = length_table(rows, ngram)
     lang_table = language_table(catalog, rows)
     rng = random.Random(seed)
-    aucs = {lang: v for lang, v in length_auc(main_set(rows), ngram).items() if not math.isnan(v)}
+    aucs = length_auc(main_set(rows), ngram)
     parts = [
         f"# Data card: {utterances_path}",
         "",
@@ -178,8 +178,8 @@ def write_data_card(exp) -> None:
         to_markdown(lengths, ".1f"),
         "",
         "AUC of the n-gram count alone for out-of-catalog against mismatch items (main set; longer = out): "
-        + (", ".join(f"{lang} {v:.3f}" for lang, v in aucs.items()) or "not computed (no mismatch items, or no "
-           "out-of-catalog ones)")
+        + ", ".join(f"{lang} " + ("not computed" if math.isnan(v) else f"{v:.3f}") for lang, v in aucs.items())
+        + (" (no mismatch items, or no out-of-catalog ones)" if any(math.isnan(v) for v in aucs.values()) else "")
         + ". The paper's value, pooled and untransformed, is the target of `data_check.length_auc`. "
         + paper_note(("gate.query_length.auc_raw",)),
         "",

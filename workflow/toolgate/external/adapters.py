@@ -71,7 +71,8 @@ class Tools:
     def add(self, obj: dict, path="<tools>", lineno: int | None = None, field: str = "") -> str:
         """The id of a tool definition, added when new; ``path``, ``lineno``, ``field``: where it sits, for errors."""
         fn = obj.get("function", obj) if isinstance(obj, dict) else obj
-        key = json.dumps(fn, sort_keys=True, ensure_ascii=False)
+        beside = {k: obj[k] for k in ("examples", "negatives") if fn is not obj and k in obj}  # a wrapper's own
+        key = json.dumps([fn, beside], sort_keys=True, ensure_ascii=False)
         if key in self.by_key:
             return self.by_key[key]
         row = import_openai_tool(obj, self.lang, "external", self.domain, (path, lineno, field))

@@ -54,20 +54,28 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
-    """(dotted field path, message) for one jsonschema error."""
+    """(dotted field path, message) for one jsonschema error (its first missing or unknown key)."""
+    return schema_errors(err)[0]
+
+
+def schema_errors(err: jsonschema.ValidationError) -> list[tuple[str | None, str]]:
+    """(dotted field path, message) for each problem of one jsonschema error: a key each where several are missing
+    or unknown."""
     path = list(err.absolute_path)
     if err.validator == "required" and isinstance(err.instance, dict):
-        missing = [k for k in err.validator_value if k not in err.instance]
-        return field_path(path + missing[:1]), "missing required field"
+        return [(field_path(path + [k]), "missing required field") for k in err.validator_value if k not in err.instance]
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set(err.schema.get("properties", {}))
-        extra = sorted(k for k in err.instance if k not in allowed)
-        near = difflib.get_close_matches(str(extra[0]), sorted(allowed), n=1) if extra else []
-        return field_path(path + extra[:1]) or None, "unknown field" + (f" (did you mean '{near[0]}'?)" if near else "")
+        out = []
+        for extra in sorted(k for k in err.instance if k not in allowed):
+            near = difflib.get_close_matches(str(extra), sorted(allowed), n=1)
+            out.append((field_path(path + [extra]) or None,
+                        "unknown field" + (f" (did you mean '{near[0]}'?)" if near else "")))
+        return out or [(field_path(path) or None, err.message)]
     if err.validator in ("maxLength", "minLength") and isinstance(err.instance, str):  # not the text itself: it may
         bound = "at most" if err.validator == "maxLength" else "at least"                 # be thousands of characters
-        return field_path(path) or None, f"{len(err.instance)} characters; {bound} {err.validator_value} are allowed"
-    return field_path(path) or None, err.message
+        return [(field_path(path) or None, f"{len(err.instance)} characters; {bound} {err.validator_value} are allowed")]
+    return [(field_path(path) or None, err.message)]
 
 
 def check_schema(path, lineno: int | None, obj, name: str) -> None:
@@ -80,9 +88,9 @@ def check_schema(path, lineno: int | None, obj, name: str) -> None:
 
     problems, named = Problems(), set()
     for err in _validator(name).iter_errors(obj):
-        field, message = schema_error(best_match([err]))  # an anyOf's most specific part
-        if field not in named:
-            named.add(field)
-            with problems.each():
-                raise InputError(path, message, lineno, field)
+        for field, message in schema_errors(best_match([err])):  # an anyOf's most specific part
+            if field not in named:
+                named.add(field)
+                with problems.each():
+                    raise InputError(path, message, lineno, field)
     problems.done()

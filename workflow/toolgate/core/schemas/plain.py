@@ -111,8 +111,9 @@ def router(m) -> bool:
             and all(_obj(f, "bytes", "sha256") and _int(f["bytes"], 0) and _sha(f["sha256"]) for f in files.values()))
 
 
-# catalog.schema.yaml's length limits (tests/unit/test_schemas_plain.py holds the two together)
-NAME_CHARS, DOC_CHARS, ID_CHARS, PHRASE_CHARS = 200, 4000, 128, 1000
+# catalog.schema.yaml's length limits (tests/unit/test_schemas_plain.py holds them equal to the schema's)
+NAME_CHARS, DOC_CHARS, ID_CHARS, PHRASE_CHARS, ITEMS = 200, 4000, 128, 1000, 1000  # ITEMS: enum values, keywords
+# of a language, parameters
 
 
 def _text(x, limit: int) -> bool:
@@ -128,7 +129,8 @@ def _langtext(x, limit: int = NAME_CHARS) -> bool:
 def _parameter(x) -> bool:
     return (_obj(x, "type", "description") and _str(x["type"]) and len(x["type"]) <= NAME_CHARS
             and ((_str(x["description"]) and len(x["description"]) <= DOC_CHARS) or _langtext(x["description"], DOC_CHARS))
-            and _opt(x, "enum", lambda v: type(v) is list and len(v) >= 1))
+            and _opt(x, "enum", lambda v: type(v) is list and 1 <= len(v) <= ITEMS
+                     and all(type(e) is not str or len(e) <= NAME_CHARS for e in v)))
 
 
 CATALOG_FIELDS = frozenset(("id", "kind", "group", "domain", "mutating", "names", "descriptions", "parameters",
@@ -154,10 +156,12 @@ def catalog(t) -> bool:
             and _opt(t, "mutating", lambda v: type(v) is bool) and _langtext(t["names"])
             and _langtext(t["descriptions"], DOC_CHARS)
             and _obj(p, "type", "properties") and p["type"] == "object" and type(p["properties"]) is dict
+            and len(p["properties"]) <= ITEMS
             and all(len(k) <= ID_CHARS and _parameter(v) for k, v in p["properties"].items())
             and _opt(p, "required", lambda v: _list(v, _str) and len(set(v)) == len(v))
             and type(kw) is dict
-            and all(_LANG.fullmatch(k) and _list(v, lambda s: _text(s, NAME_CHARS)) for k, v in kw.items())
+            and all(_LANG.fullmatch(k) and _list(v, lambda s: _text(s, NAME_CHARS)) and len(v) <= ITEMS
+                    for k, v in kw.items())
             and _opt(t, "examples", lambda v: _list(v, _phrase)) and _opt(t, "negatives", lambda v: _list(v, _phrase)))
 
 
