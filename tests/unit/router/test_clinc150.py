@@ -56,6 +56,13 @@ def test_frame_has_both_conditions_and_the_published_rows():
     assert len(grid) == 2
 
 
+def test_each_grid_point_is_reported_as_it_is_fitted(caplog):
+    with caplog.at_level("INFO", logger="toolgate.console"):
+        clinc150_frame(_data(), {"axes": _encode}, cs=(1.0, 100.0))
+    lines = [r.getMessage() for r in caplog.records if r.name == "toolgate.console"]
+    assert sum("validation accuracy" in x for x in lines) == 4 and sum("encoded in" in x for x in lines) == 2
+
+
 def test_the_grid_choice_is_the_most_accurate_on_validation():
     """A blind encoder (every request at one point) cannot separate out of scope: the axes one is chosen, whichever
     comes first, and the blind one's row carries a lower validation accuracy."""
@@ -91,6 +98,7 @@ def test_joined_encoders_are_unit_length(monkeypatch):
         def encode_queries(self, texts):
             return np.tile(self.v, (len(texts), 1))
     monkeypatch.setattr(E, "make_encoder", lambda spec: Fixed([1.0, 0.0] if spec["backend"] == "a" else [0.6, 0.8]))
+    monkeypatch.setattr(C, "BUNDLED", ("a", "b"))
     enc = grid_encoders(["a", "a+b"])
     joined = enc["a+b"](["x", "y"])
     assert joined.shape == (2, 4) and np.allclose(np.linalg.norm(joined, axis=1), 1.0)
@@ -106,12 +114,16 @@ def test_a_bad_n_gram_span_is_refused_before_any_data_is_read(span, tmp_path, ca
 
 
 @pytest.mark.parametrize("args,field", [(["--c", "0"], "--c"), (["--c", "3", "nan"], "--c"), (["--c", "-1"], "--c"),
-                                        (["--encoder", "usem3+nosuch"], "--encoder"), (["--out", "FILE"], "--out")])
-def test_bad_arguments_are_refused_before_any_data_is_read(args, field, tmp_path, capsys):
+                                        (["--encoder", "usem3+nosuch"], "--encoder"), (["--out", "FILE"], "--out"),
+                                        (["--encoder", "onnx"], "--encoder"), ([], "--mirror")])
+def test_bad_arguments_are_refused_before_any_data_is_read(args, field, tmp_path, capsys, monkeypatch):
     from toolgate.cli import main
+
+    monkeypatch.setenv("TOOLGATE_EXTERNAL_CACHE", str(tmp_path / "cache"))  # no mirror: nothing made in the checkout
 
     (tmp_path / "FILE").write_text("")
     args = [str(tmp_path / a) if a == "FILE" else a for a in args]
     out = args[args.index("--out") + 1] if "--out" in args else str(tmp_path / "out")
     assert main(["clinc150", "--mirror", str(tmp_path / "none"), *args] + ([] if "--out" in args else ["--out", out])) == 2
     assert f"field '{field}'" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    assert not (tmp_path / "cache" / "clinc150").exists()  # a failed download leaves no folder behind

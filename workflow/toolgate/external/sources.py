@@ -11,6 +11,7 @@ enters the repository.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -111,6 +112,8 @@ def locate(name: str, mirror=None, cache=None, files=None) -> Path:
         except InputError:
             raise
         except Exception as exc:  # network, permissions, HTTP errors
+            with contextlib.suppress(OSError):  # the folder _fetch made, when nothing came into it
+                folder.rmdir()
             raise ExternalDataUnavailable(
                 name, f"external dataset '{name}' is not available: no local mirror at {local} "
                       f"(set config external.mirror or ${ENV_MIRROR} to a folder that holds '{name}/'), "
