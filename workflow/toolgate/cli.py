@@ -505,7 +505,8 @@ def _clinc150_args(p) -> None:
     p.add_argument("--c", type=float, nargs="+", help="inverse L2 strengths to choose from (default: 1 3 10 30 100)")
     p.add_argument("--chars", type=int, nargs=2, metavar=("LO", "HI"), help="character n-grams the model reads "
                    "beside the embedding, as router.examples_chars (default: none)")
-    p.add_argument("--out", default="results/clinc150/tables", help="folder of clinc150.csv")
+    p.add_argument("--out", default="results/clinc150_protocol", help="folder of clinc150.csv (default: "
+                   "results/clinc150_protocol, apart from the clinc150 experiment's results/clinc150)")
     p.set_defaults(func=_clinc150)
 
 

@@ -317,6 +317,10 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
     (tmp_path / "own" / "COPYING").write_text("\nOur own terms, v2\nmore\n")
     assert [x["name"] for x in source_licences([tmp_path / "r.jsonl", tmp_path / "own", EXAMPLE])] == \
         ["CC-BY-4.0", "Our own terms, v2"]
+    for title, spdx in (("Creative Commons Legal Code\n\nAttribution 3.0 Unported\n", "CC-BY-3.0"),  # CLINC150's
+                        ("Attribution-NonCommercial-ShareAlike 4.0 International\n", "CC-BY-NC-SA-4.0")):
+        (tmp_path / "own" / "COPYING").write_text(title)
+        assert source_licences([tmp_path / "own"])[0]["name"] == spdx
 
 
 def test_openai_tools_keep_their_examples_and_negatives(tmp_path):

@@ -35,4 +35,5 @@ def test_the_report_names_the_licences_of_the_data_it_used_after_its_scope(tmp_p
     # an imported catalog's experiment that runs no external study cites its own data's licence alone
     alone = licences({**config, "utterances": {**config["utterances"], "source": "file"},
                       "external": {**config["external"], "enabled": False}})
-    assert alone == "Data licences: this experiment read no external data set. The imported set's licence: MIT (`src/LICENSE`)."
+    assert alone == ("Data licences: this experiment's set is an import (below); it read no other external data set. "
+                     "The imported set's licence: MIT (`src/LICENSE`).")

@@ -131,9 +131,11 @@ def licence_sentences(utterances_path, source: str, external) -> list[str]:
     used = used_external(source, external)
     sets = "; ".join(f"{EXTERNAL_LICENCES[k][0]} ({PINS[k]['repo']} at {PINS[k]['commit'][:12]}) under "
                      f"{EXTERNAL_LICENCES[k][1]}" for k in used)
-    out = [f"Data licences: this experiment read {sets}, from a local mirror or a pinned download, never stored in "
-           "this repository." if used else "Data licences: this experiment read no external data set."]
     record = Path(utterances_path).parent / "import.json"
+    out = [f"Data licences: this experiment read {sets}, from a local mirror or a pinned download, never stored in "
+           "this repository." if used else "Data licences: this experiment's set is an import (below); it read no "
+           "other external data set." if record.is_file() else "Data licences: this experiment read no external "
+           "data set."]
     if record.is_file():
         stated = io.loads_json(io.read_text(record), record).get("licenses") or []
         out.append("The imported set's licence: " + "; ".join(
