@@ -162,6 +162,7 @@ def _export(args) -> int:
     print(f"exported {p['name']} ({pipeline_label(p)}) to {out}{how[written]}: execute at "
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
           "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
+          + (f"\nwarning: {sel['warning']}" if sel.get("warning") else "")  # passed-over lines: on stderr already
           + ("\nnote: no confirm band (the two thresholds are equal, as fitted out of fold): below it a request takes "
              "the route step, chat or delegate; only an evidence rule asks" if th["execute"] == th["confirm"] else ""))
     return 0
