@@ -3,7 +3,7 @@ no ``act`` on content-free text; one request alone decides as it does in a batch
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from router_fixtures import make_artifact, manifest
@@ -49,6 +49,7 @@ def test_content_free_text_is_never_executed(router, text):
 
 @SETTINGS
 @given(st.lists(st.text(min_size=1, max_size=60), min_size=1, max_size=6))
+@example(texts=["_CALL"])  # CI's find: BM25 alone summed in another order than the batch, a last bit apart
 def test_decide_equals_decide_many(router, texts):
     try:
         many = router.decide_many(texts)

@@ -56,15 +56,6 @@ class _Postings:
         self.hot_of = hot_of.tolist()  # a list: the fastest scalar lookups
         self.n_docs = n_docs
 
-    def scores(self, ids: list[int]) -> np.ndarray:
-        """One request's scores, as :meth:`add` adds them to zeros; without a dense-row term, one ``np.bincount``
-        over its terms' postings in term order: each document gets the same additions in the same order (the same
-        bits) from one call instead of one per term."""
-        if not ids or any(self.hot_of[t] >= 0 for t in ids):
-            return self.add(np.zeros(self.n_docs), ids, None)
-        return np.bincount(np.concatenate([self.cols_of[t] for t in ids]),
-                           np.concatenate([self.w_of[t] for t in ids]), self.n_docs)
-
     def add(self, out: np.ndarray, ids: list[int], times: list[float] | None) -> np.ndarray:
         """``out`` (every document's score) plus the weights of terms ``ids``, each ``times`` its count if given,
         one term at a time in the order of ``ids``: each document gets the same additions in the same order
@@ -195,16 +186,10 @@ class BM25:
 
     # -- scoring
     def score(self, text: str) -> np.ndarray:
-        """Scores of one query against every document.
-
-        The hot path: a repeated n-gram repeats its row, which is its query
-        term frequency, so no counting is needed.
-        """
-        vocab = self.vocab
-        ids = [vocab[g] for g in self.tokenize(text) if g in vocab]
-        if self._dense is not None:
-            return self._dense[ids].sum(axis=0) if ids else np.zeros(self.n_docs)
-        return self._sparse.scores(ids)
+        """Scores of one query against every document: the batch's own sum (:meth:`score_many_tokens`), term by term
+        in vocabulary order, so a request decided alone gets the bits it gets in a batch (numpy's pairwise sum of
+        the rows in the query's order differed in the last bit for most requests)."""
+        return self.score_many_tokens([self.tokenize(text)])[0]
 
     def score_many(self, texts: list[str]) -> np.ndarray:
         """(queries x documents) score matrix."""
