@@ -376,15 +376,19 @@ def _clinc150(args) -> int:
     try:
         data = read_clinc(args.mirror)
     except ExternalDataUnavailable as exc:
-        raise InputError(here, f"{exc.message} (or give this command --mirror FOLDER)", field="--mirror") from None
-    progress = logging.StreamHandler(sys.stderr)
-    console = logging.getLogger("toolgate.console")
+        hint = "" if args.mirror else " (or give this command --mirror FOLDER)"
+        raise InputError(here, exc.message + hint, field="--mirror") from None
+    progress, console = logging.StreamHandler(sys.stderr), logging.getLogger("toolgate.console")
+    level, propagate = console.level, console.propagate  # this command's lines on stderr, once; then as it was
     console.addHandler(progress)
     console.setLevel(logging.INFO)
+    console.propagate = False
     try:
         table, grid = clinc150_frame(data, encoders, args.c or GRID_C, tuple(args.chars) if args.chars else None)
     finally:
         console.removeHandler(progress)
+        console.setLevel(level)
+        console.propagate = propagate
     out.mkdir(parents=True, exist_ok=True)
     versions = f"scikit-learn {sklearn.__version__}; no seed is drawn"
     write_table(table, out / "clinc150.csv", "CLINC150 under the oos-threshold protocol, beside Larson et al. 2019's "

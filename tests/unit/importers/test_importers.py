@@ -318,7 +318,11 @@ def test_import_records_the_licence_beside_its_sources(tmp_path):
     assert [x["name"] for x in source_licences([tmp_path / "r.jsonl", tmp_path / "own", EXAMPLE])] == \
         ["CC-BY-4.0", "Our own terms, v2"]
     for title, spdx in (("Creative Commons Legal Code\n\nAttribution 3.0 Unported\n", "CC-BY-3.0"),  # CLINC150's
-                        ("Attribution-NonCommercial-ShareAlike 4.0 International\n", "CC-BY-NC-SA-4.0")):
+                        ("Attribution-NonCommercial-ShareAlike 4.0 International\n", "CC-BY-NC-SA-4.0"),
+                        ("\ufeff# Attribution 4.0 International\n", "CC-BY-4.0"),
+                        ("Creative Commons Legal Code\n\nCC0 1.0 Universal\n", "CC0-1.0"),
+                        ("Creative Commons Legal Code\n\nAttribution 3.0 Germany\n", "Attribution 3.0 Germany"),
+                        ("MIT License\n\nAttribution 4.0\n", "MIT License")):  # a title on its first line only
         (tmp_path / "own" / "COPYING").write_text(title)
         assert source_licences([tmp_path / "own"])[0]["name"] == spdx
 

@@ -1,5 +1,6 @@
 """CLINC150's protocol (toolgate.router.clinc150): the threshold from validation alone, the figures on test."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from toolgate.router import clinc150 as C
@@ -113,6 +114,10 @@ def test_a_bad_n_gram_span_is_refused_before_any_data_is_read(span, tmp_path, ca
     assert "--chars" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+def _offline(*args, **kwargs):
+    raise OSError("offline")
+
+
 @pytest.mark.parametrize("args,field", [(["--c", "0"], "--c"), (["--c", "3", "nan"], "--c"), (["--c", "-1"], "--c"),
                                         (["--encoder", "usem3+nosuch"], "--encoder"), (["--out", "FILE"], "--out"),
                                         (["--encoder", "onnx"], "--encoder"), ([], "--mirror")])
@@ -120,6 +125,7 @@ def test_bad_arguments_are_refused_before_any_data_is_read(args, field, tmp_path
     from toolgate.cli import main
 
     monkeypatch.setenv("TOOLGATE_EXTERNAL_CACHE", str(tmp_path / "cache"))  # no mirror: nothing made in the checkout
+    monkeypatch.setattr("toolgate.external.sources._download", _offline)  # a machine with a network fails alike
 
     (tmp_path / "FILE").write_text("")
     args = [str(tmp_path / a) if a == "FILE" else a for a in args]
@@ -127,3 +133,20 @@ def test_bad_arguments_are_refused_before_any_data_is_read(args, field, tmp_path
     assert main(["clinc150", "--mirror", str(tmp_path / "none"), *args] + ([] if "--out" in args else ["--out", out])) == 2
     assert f"field '{field}'" in capsys.readouterr().err and not (tmp_path / "out").exists()
     assert not (tmp_path / "cache" / "clinc150").exists()  # a failed download leaves no folder behind
+
+
+def test_the_command_prints_its_progress_once_and_leaves_logging_as_it_was(tmp_path, monkeypatch, capsys):
+    import logging
+
+    from toolgate.cli import main
+
+    def frame(*args):
+        logging.getLogger("toolgate.console").info("clinc150: a progress line")
+        return pd.DataFrame({"system": ["x"]}), pd.DataFrame({"c": [1.0]})
+    monkeypatch.setattr(C, "read_clinc", lambda folder: {})
+    monkeypatch.setattr(C, "clinc150_frame", frame)
+    console = logging.getLogger("toolgate.console")
+    before = (console.level, console.propagate, list(console.handlers))
+    assert main(["clinc150", "--encoder", "usem3", "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err.count("clinc150: a progress line") == 1
+    assert (console.level, console.propagate, list(console.handlers)) == before

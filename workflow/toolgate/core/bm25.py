@@ -54,14 +54,12 @@ class _Postings:
         hot_of = np.full(len(df), -1)
         hot_of[hot] = np.arange(len(hot))
         self.hot_of = hot_of.tolist()  # a list: the fastest scalar lookups
-        self.n_docs = n_docs
 
-    def add(self, out: np.ndarray, ids: list[int], times: list[float] | None) -> np.ndarray:
-        """``out`` (every document's score) plus the weights of terms ``ids``, each ``times`` its count if given,
-        one term at a time in the order of ``ids``: each document gets the same additions in the same order
-        whichever way a term is stored, so the same bits. A count of 1 multiplies nothing (``w * 1.0 == w``)."""
-        for k, t in enumerate(ids):
-            n = 1 if times is None else times[k]
+    def add(self, out: np.ndarray, ids: list[int], times: list[float]) -> np.ndarray:
+        """``out`` (every document's score) plus the weights of terms ``ids``, each ``times`` its count, one term at
+        a time in the order of ``ids``: each document gets the same additions in the same order whichever way a
+        term is stored, so the same bits. A count of 1 multiplies nothing (``w * 1.0 == w``)."""
+        for n, t in zip(times, ids):
             row = self.hot_of[t]
             if row >= 0:
                 out += self.hot[row] if n == 1 else n * self.hot[row]

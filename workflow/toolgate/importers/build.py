@@ -274,21 +274,24 @@ def run_path(out: Path) -> str:
 
 
 def licence_name(path: Path) -> str:
-    """A licence file's SPDX identifier (its ``SPDX-License-Identifier`` line; Apache-2.0 and the Creative Commons
-    licences of version 3.0 and 4.0 by their titles), else its first line."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        lines = [line.strip() for line in fh.read(4096).splitlines() if line.strip()]
+    """A licence file's SPDX identifier (its ``SPDX-License-Identifier`` line; Apache-2.0, CC0 and the Creative Commons
+    licences of version 3.0 and 4.0 by their titles), else its title: its first line, the second under "Creative
+    Commons Legal Code" (a ported licence's)."""
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        lines = [line.strip().lstrip("#").strip() for line in fh.read(4096).splitlines() if line.strip()]
     tag = "SPDX-License-Identifier:"
     spdx = next((line.split(tag, 1)[1].strip() for line in lines if tag in line), "")
     apache = lines[:2] == ["Apache License", "Version 2.0, January 2004"]
-    # "Creative Commons Legal Code" / "Attribution 3.0 Unported" (3.0), "Attribution 4.0 International ..." (4.0)
-    cc = next((m for line in lines[:3] if (m := _CC.fullmatch(line))), None)
-    if cc and not spdx:
+    # the title: line 1 under "Creative Commons Legal Code" (3.0: "Attribution 3.0 Unported", "CC0 1.0 Universal")
+    title = lines[1] if lines[:1] == ["Creative Commons Legal Code"] and len(lines) > 1 else lines[0] if lines else ""
+    if not spdx and (cc := _CC.fullmatch(title)):
         spdx = "CC-" + "-".join(_CC_PARTS[w] for w in re.split(r"[- ]", cc[1])) + f"-{cc[2]}"
-    return spdx or ("Apache-2.0" if apache else lines[0][:200] if lines else "(an empty file)")
+    elif not spdx and title == "CC0 1.0 Universal":
+        spdx = "CC0-1.0"
+    return spdx or ("Apache-2.0" if apache else title[:200] if lines else "(an empty file)")
 
 
-_CC = re.compile(r"(?:Creative Commons )?(Attribution(?:[- ](?:NonCommercial|NoDerivs|NoDerivatives|ShareAlike))*) "
+_CC = re.compile(r"(?:Creative Commons )?(Attribution(?:-NonCommercial)?(?:-NoDerivs|-NoDerivatives|-ShareAlike)?) "
                  r"(\d\.\d)(?: (?:Unported|International)(?: Public License)?)?")
 _CC_PARTS = {"Attribution": "BY", "NonCommercial": "NC", "NoDerivs": "ND", "NoDerivatives": "ND", "ShareAlike": "SA"}
 
