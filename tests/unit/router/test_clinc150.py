@@ -62,6 +62,7 @@ def test_each_grid_point_is_reported_as_it_is_fitted(caplog):
         clinc150_frame(_data(), {"axes": _encode}, cs=(1.0, 100.0))
     lines = [r.getMessage() for r in caplog.records if r.name == "toolgate.console"]
     assert sum("validation accuracy" in x for x in lines) == 4 and sum("encoded in" in x for x in lines) == 2
+    assert sum("on test" in x for x in lines) == 2 and "encoding 4 training and 5 validation texts" in lines[0]
 
 
 def test_the_grid_choice_is_the_most_accurate_on_validation():
@@ -97,13 +98,22 @@ def test_joined_encoders_are_unit_length(monkeypatch):
             self.v = np.asarray(v, float)
 
         def encode_queries(self, texts):
+            calls[self.name] += 1
             return np.tile(self.v, (len(texts), 1))
-    monkeypatch.setattr(E, "make_encoder", lambda spec: Fixed([1.0, 0.0] if spec["backend"] == "a" else [0.6, 0.8]))
+    calls = {"a": 0, "b": 0}
+
+    def made(spec):
+        enc = Fixed([1.0, 0.0] if spec["backend"] == "a" else [0.6, 0.8])
+        enc.name = spec["backend"]
+        return enc
+    monkeypatch.setattr(E, "make_encoder", made)
     monkeypatch.setattr(C, "BUNDLED", ("a", "b"))
     enc = grid_encoders(["a", "a+b"])
+    enc["a"](["x", "y"])
     joined = enc["a+b"](["x", "y"])
     assert joined.shape == (2, 4) and np.allclose(np.linalg.norm(joined, axis=1), 1.0)
     assert enc["a+b"](["x", "y"]) is joined  # memoised: validation and test are encoded once per encoder
+    assert calls == {"a": 1, "b": 1}  # each backend once, alone or joined
 
 
 @pytest.mark.parametrize("span", [["3", "1"], ["0", "0"], ["1", "9"]])
