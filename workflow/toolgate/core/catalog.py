@@ -261,11 +261,21 @@ def _part(obj: dict, key: str, types, what: str, where: tuple):
     raise InputError(path, f"expected {what}, got {type(value).__name__}", lineno, _field(field, key))
 
 
+def _slug(name: str) -> str:
+    """A name's Latin letters and digits in snake_case (``deleteFile`` -> ``delete_file``); empty when it has none."""
+    return re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
+
+
+def digest_named(name: str) -> bool:
+    """Is ``name`` one :func:`tool_id` knows by a digest (no Latin letter or digit to make an id of)?"""
+    return not _slug(name)
+
+
 def tool_id(name: str) -> str:
     """A snake_case id for a foreign tool name (``math.gcd`` -> ``math_gcd``), at most :data:`ID_FROM_NAME`
     characters (a corpus entry's title can be a sentence); a name with no Latin letter or digit (``알람 설정``)
     gets ``t_`` and a digest of the name, so two such names stay apart."""
-    s = re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
+    s = _slug(name)
     if not s:
         return "t_" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]  # DIGEST_ID
     return (s if s[0].isalpha() else f"t_{s}")[:ID_FROM_NAME].rstrip("_")

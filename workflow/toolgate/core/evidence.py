@@ -19,7 +19,6 @@ from .text import normalize
 
 _WORD = re.compile(r"\w+")
 _JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler
-_HANGUL = SYLLABLE  # matched at a word's start
 # Conversational filler of both languages: words that carry no action and fill no slot on their own.
 FILLER = frozenset("""
 a an the my me i you it this that please pls now right just do it's its can could would will to for of with
@@ -132,7 +131,7 @@ def content_free(text: str) -> bool:
 def _stem(word: str) -> str:
     """A crude stem for matching a request word with catalog text: the first syllable of a Korean word
     (verb endings and particles change the rest: 맞춰/맞추기, 알람을/알람), the first four letters otherwise."""
-    return word[0] if _HANGUL.match(word) else word[:4]
+    return word[0] if SYLLABLE.match(word) else word[:4]
 
 
 class Evidence:
@@ -191,7 +190,7 @@ class Evidence:
         content = [w for w in ws if w not in FILLER or w in _INTO]
         return any(w in _INTO and k + 1 < len(content) and self._explains(tool_id, content[k + 1])
                    for k, w in enumerate(content)) or any(
-            _HANGUL.match(w) and w.endswith("로") and (w[:-1] in self.vocab[tool_id] or w[:-2] in self.vocab[tool_id])
+            SYLLABLE.match(w) and w.endswith("로") and (w[:-1] in self.vocab[tool_id] or w[:-2] in self.vocab[tool_id])
             for w in ws)
 
     def vague(self, text: str) -> bool:
@@ -265,7 +264,7 @@ class Evidence:
         """Does a content word of ``text`` occur in the tool's catalog text or examples (Korean: its first two
         syllables)?"""
         vocab = self.named[tool_id]
-        return any(w in vocab or (_HANGUL.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
+        return any(w in vocab or (SYLLABLE.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
                    for w in content_words(text))
 
 
@@ -282,14 +281,14 @@ def _names_value(ws: list[str], value) -> bool:
     """Does a word name the value (on/off, 켜기/끄기 by their verbs too; a Korean form as a word's start)?"""
     v = str(value).lower()
     forms = ON_OFF.get(v) or ON_OFF.get(_KO_TOGGLE.get(v[:1], "")) or (v, *ENUM_FORMS.get(v, ()))
-    return any(w == f or (_HANGUL.match(f) and w.startswith(f)) for w in ws for f in forms)
+    return any(w == f or (SYLLABLE.match(f) and w.startswith(f)) for w in ws for f in forms)
 
 
 def _spans_value(ws: list[str], value) -> bool:
     """Does a run of words, from a word's start, spell a Korean enum value however the request spaces it (한 곡 for
     한곡, 베이스강조로 for 베이스 강조)? Whole words, the last one's ending aside: 목소리 is not 소리."""
     v = str(value).replace(" ", "")
-    if not (_HANGUL.match(v) and len(v) > 1):
+    if not (SYLLABLE.match(v) and len(v) > 1):
         return False
     for i in range(len(ws)):
         run = ""

@@ -5,19 +5,17 @@ formats'); :class:`Decisions` counts them for ``import.json`` and the printed su
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import io
-from ..core.catalog import function_name, tool_id
+from ..core.catalog import digest_named, function_name, tool_id
 from ..core.errors import InputError, Problems
 from ..external import adapters as A
 from ..utterances import UNKNOWN_SLOT, is_in_catalog
 
 EMPTY_CANDIDATES = ("catalog", "delegate")
-_LATIN_OR_DIGIT = re.compile("[A-Za-z0-9]")  # a name without any is known by a digest (tool_id)
 OTHER_LANGS = ("skip", "keep", "error")  # a row whose script is neither Hangul nor Latin: left out, kept as en, or an error
 
 
@@ -90,7 +88,7 @@ class Decisions:
     def info(self, names: dict[str, str]) -> dict:
         """What import.json records of these decisions, given the set's tool id -> original name map."""
         renamed = {tid: name for tid, name in names.items() if tid != tool_id(name)}
-        digests = {tid: name for tid, name in names.items() if not _LATIN_OR_DIGIT.search(name)}
+        digests = {tid: name for tid, name in names.items() if digest_named(name)}
         self.count("tools renamed: another definition under a name already taken (import.json: renamed_tools)",
                    len(renamed))
         self.count("tools whose name has no Latin letter or digit: their id is t_ and a digest of the name "

@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from ..core.signals import Signal
 from ..gate.loco import G3_REL
-from .sets import GATE_SETS
+from .sets import external_label
 
 LANG_NAMES = {"en": "English", "ko": "Korean"}
 CHANCE = "chance, 0.5 (below: the signal ranks out-of-catalog requests higher)"
@@ -227,7 +227,7 @@ def set_title(table: pd.DataFrame, name: str, own: str | None, key: str = "set")
     """A panel's set as the claims matrix names it (the experiment's own set, else an external one) with its item
     counts: the external CallDecision set and an experiment called functionchat share the table name."""
     d = table[table[key] == name].iloc[0]
-    label = name if name == own or own is None else f"{GATE_SETS.get(name, name)} (external)"
+    label = name if name == own or own is None else external_label(name)
     return f"{label}: {int(d['n_in'])} in / {int(d['n_out'])} out"
 
 

@@ -29,6 +29,12 @@ EXTERNAL_ONLY = ("an external set has only the external study's tables (gate AUC
                  "CallDecision and BFCL, top-1 selection on Singlecall and BFCL), not the one this claim reads")
 
 
+def external_label(name: str) -> str:
+    """An external set as the claims matrix and the figures name it (a study's set name, functionchat, or the
+    matrix's own, functionchat_calldecision)."""
+    return f"{GATE_SETS.get(name, name)} (external)"
+
+
 def external_sets(tables: dict) -> dict[str, dict]:
     """Each external set's tables in the shapes the claims read (empty when the external study did not run)."""
     out: dict[str, dict] = {}
@@ -91,7 +97,7 @@ def compared_sets(paths) -> dict[str, tuple[dict, dict[str, Signal], object, str
 def claims_matrix(own: str, tables: dict, signals: dict[str, Signal], roles, compare=()) -> pd.DataFrame:
     """One row per (claim, set): family, verdict, evidence. ``own``: this experiment's name."""
     sets = {own: (tested_on(tables, own), signals, roles, "")}
-    sets.update({f"{name} (external)": (t, signals, roles, "") for name, t in external_sets(tables).items()})
+    sets.update({external_label(name): (t, signals, roles, "") for name, t in external_sets(tables).items()})
     sets.update(compared_sets(compare))
     frames = []
     for name, (t, reg, rl, path) in sets.items():
