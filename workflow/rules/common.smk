@@ -16,7 +16,7 @@ from toolgate.core.signals import registry, studied_gates
 from toolgate.router import SELECTED
 from toolgate.router.select import latency_table
 
-# Validate the config against workflow/toolgate/schemas/config.schema.yaml and fill its
+# Validate the config against workflow/toolgate/core/schemas/config.schema.yaml and fill its
 # defaults, then against its template banks, catalog and utterances where they exist
 # (utterances.templates, ablation.ks, gate.folds); an invalid value stops the workflow naming its file and key.
 # A config with `relative_to: config` names its files relative to itself (toolgate.config.rebase).

