@@ -126,6 +126,29 @@ def test_vague_requests(text, vague):
     assert EV.vague(text) is vague
 
 
+@pytest.mark.parametrize("text,split", [
+    ("와이파이꺼줘", ["와이파이", "꺼줘"]), ("와이파이를꺼줘", ["와이파이를", "꺼줘"]),
+    ("와이파이좀켜줘", ["와이파이", "좀", "켜줘"]), ("7시알람맞춰줘", ["7시", "알람", "맞춰", "줘"]),
+    ("볼륨10으로해줘", ["볼륨", "10으로", "해줘"]),
+    # a known word followed by particles only, or a number with its unit and particle, is one word as written
+    ("알람을", ["알람을"]), ("알람이야", ["알람이야"]), ("2분으로", ["2분으로"]), ("26.2마일을", ["26", "2마일을"]),
+    ("Turn off wifi", ["turn", "off", "wifi"]),
+])
+def test_a_korean_word_typed_without_spaces_is_cut_at_the_known_words_it_runs_together(text, split):
+    assert EV.words(text) == split
+
+
+@pytest.mark.parametrize("spaced,unspaced,tool", [
+    ("와이파이 꺼 줘", "와이파이꺼줘", "set_wifi"), ("블루투스 좀 켜 줘", "블루투스좀켜줘", "set_bluetooth"),
+    ("알람 7시로 맞춰 줘", "알람7시로맞춰줘", "set_alarm"), ("볼륨 10으로 해 줘", "볼륨10으로해줘", "set_volume"),
+    ("알람 전부 지워", "알람전부지워", "delete_alarm"), ("알람 맞춰 줘", "알람맞춰줘", "set_alarm"),
+])
+def test_the_rules_read_a_request_typed_without_spaces_as_its_spaced_form(spaced, unspaced, tool):
+    for rule in (EV.vague, lambda t: EV.missing_slot(t, tool), lambda t: EV.sweeping(t, tool),
+                 lambda t: EV.names(t, tool)):
+        assert rule(unspaced) == rule(spaced)
+
+
 def test_sweeping_scopes_and_wipes():
     assert EV.sweeping("Delete all my files", "delete_file") and EV.sweeping("Factory reset", "restart_device")
     assert EV.sweeping("Wipe my phone", "show_my_location")  # a wipe, whichever action the ranker chose
@@ -167,9 +190,11 @@ def test_close_candidates_are_told_apart_by_the_request_words():
     ("Turn on Wi-Fi and then play some music", ["Turn on Wi-Fi", "play some music"]),
     ("엄마한테 늦는다고 문자 보내 줘", ["엄마한테 늦는다고 문자 보내 줘"]),  # a quotation, not a second verb
     ("지금 올라오고 있는 태풍", ["지금 올라오고 있는 태풍"]),  # -고 있다
+    ("알람끄고블루투스켜줘", ["알람 끄고", "블루투스 켜줘"]),  # typed without spaces
+    ("사진폴더정리하고화면잠가줘", ["사진 폴더 정리 하고", "화면 잠가 줘"]),  # a linked verb
 ])
 def test_parts_split_at_connectives(text, parts):
-    assert Evidence.parts(text) == parts
+    assert EV.parts(text) == parts
 
 
 def test_two_step_requests_on_the_generated_set():

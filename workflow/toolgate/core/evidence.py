@@ -104,6 +104,13 @@ _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|�
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
 _KO_LINK = re.compile("[\uac00-\ud7a3](?<![다라자냐])(?:고|다가)$")
 _KO_AUX = ("있", "싶")
+# Typed without spaces (와이파이꺼줘, 알람7시로맞춰줘): a Hangul word is cut after a known word it starts with, unless
+# what follows is only particles or a copula (알람을, 알람이야: one word as written); a particle that only follows a
+# word (를, 으로, 한테) stays with the known word, and a number with its unit (7시, 10분뒤에) may come first.
+_TAIL = re.compile("(?:을|를|이|가|은|는|에|에서|으로|로|와|과|랑|이랑|도|만|한테|에게|의|까지|부터|이야|야|이에요|예요|요)+$")
+_LEAD = re.compile("(?:으로|한테|에게|에서|이랑|을|를|는)(?=[\uac00-\ud7a3]{2})")
+_NUMBER = re.compile(r"\d+")
+_LINKED = re.compile("(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)")
 
 
 def words(text: str) -> list[str]:
@@ -146,20 +153,61 @@ class Evidence:
         self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
                       for i, t in self.tools.items()}
         self.catalog_words = set().union(*self.named.values()) if self.named else set()
+        # the words an unspaced request is cut at: the catalog's and the rules' own, of two syllables or more and not
+        # particles (으로), and 좀, the softener nearly every casual request carries (와이파이좀켜줘)
+        self.known = {w for w in self.catalog_words.union(FILLER, DEICTIC, MODIFIERS, GENERIC_VERBS, SWEEPING, WIPE,
+                                                          *VALUE_WORDS.values())
+                      if len(w) > 1 and SYLLABLE.match(w) and not _TAIL.match(w)} | {"좀"}
         self.described = {lang for t in self.tools.values() for lang in langs if _described(t, lang)}
+
+    def words(self, text: str) -> list[str]:
+        """:func:`words`, a word typed without spaces cut into the words it runs together (see ``_TAIL``)."""
+        return [piece for w in words(text) for piece in self._split(w)]
+
+    def content_words(self, text: str) -> list[str]:
+        """:func:`content_words` of :meth:`words`."""
+        return [w for w in self.words(text) if not w.isdigit() and w not in FILLER]
+
+    def _split(self, word: str) -> list[str]:
+        if word in self.known or not SYLLABLE.search(word):
+            return [word]
+        cut = self._cut(word)
+        if cut is None and (number := _NUMBER.match(word)):  # a number and its unit before a known word: 7시알람
+            cut = next(((word[:k], word[k:]) for k in range(number.end() + 1, len(word) - 1) if self._starts(word[k:])),
+                       None)
+        if cut is None:  # a verb linked to the next one (바꾸고화면잠가줘): two steps, whatever the verb
+            cut = next(((word[:m.end()], word[m.end():]) for m in _LINKED.finditer(word) if self._starts(word[m.end():])),
+                       None)
+        return [word] if cut is None else [cut[0], *self._split(cut[1])]
+
+    def _starts(self, rest: str) -> bool:
+        """Does ``rest`` start with a known word that more than particles follow, or is it a known word of two
+        syllables or more before its particles?"""
+        return rest in self.known and len(_TAIL.sub("", rest)) > 1 or self._cut(rest) is not None
+
+    def _cut(self, word: str) -> tuple[str, str] | None:
+        """(the longest known word ``word`` starts with, with a particle that follows it; the rest) or None."""
+        for k in range(len(word) - 1, 0, -1):
+            head, rest = word[:k], word[k:]
+            if head in self.known:
+                if lead := _LEAD.match(rest):
+                    head, rest = head + lead.group(0), rest[lead.end():]
+                if (len(rest) > 1 or rest in GENERIC_VERBS or rest in FILLER) and not _TAIL.match(rest):
+                    return head, rest
+        return None
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
         language the catalog is described in (a Korean request over English-only tools shares no word with them
         whatever it asks: there a score of 0 is no evidence against it, and the ranker decides)."""
-        content = content_words(text)
+        content = self.content_words(text)
         return bool(content) and (lexical_max > 0 or any(w in self.catalog_words for w in content)
                                   or request_lang(text) not in self.described | {None})
 
     def _unexplained(self, text: str, tool_id: str) -> list[str]:
         """Words that could fill a free slot of ``tool_id``: content words its catalog text does not explain that are
         neither deictic, modifiers, verbs (generic ones, Korean informal endings) nor single letters."""
-        return [w for w in content_words(text) if not self._explains(tool_id, w) and len(w) > 1
+        return [w for w in self.content_words(text) if not self._explains(tool_id, w) and len(w) > 1
                 and not (w in DEICTIC or w in MODIFIERS or w in GENERIC_VERBS or _KO_VERB.search(w))]
 
     def missing_slot(self, text: str, tool_id: str) -> str | None:
@@ -168,7 +216,7 @@ class Evidence:
         A value slot needs a number or a value word of its kind, an enum slot one of its values, a ``message`` a
         quoted or reported span; the free slots share the request's unexplained words, one at least each."""
         params = self.tools[tool_id]["parameters"]
-        props, ws = params.get("properties") or {}, words(text)
+        props, ws = params.get("properties") or {}, self.words(text)
         spare = len(self._unexplained(text, tool_id)) + sum(w.isdigit() for w in ws)
         for name in params.get("required") or []:
             spec = props.get(name) or {}
@@ -196,15 +244,15 @@ class Evidence:
     def vague(self, text: str) -> bool:
         """One content word, or nothing but deictic words, modifiers and generic verbs ("Restart", "off", "켜 줘",
         "again", "the usual", "turn it up"): too little to execute on, whatever the ranker says."""
-        numbers = [w for w in words(text) if w.isdigit()]  # a number is a value: "Block 555-0199" is not vague
-        content = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS] + numbers
+        numbers = [w for w in self.words(text) if w.isdigit()]  # a number is a value: "Block 555-0199" is not vague
+        content = [w for w in self.content_words(text) if w not in DEICTIC and w not in MODIFIERS] + numbers
         return len(content) <= 1 or all(w in GENERIC_VERBS or w.isdigit() for w in content)
 
     def sweeping(self, text: str, tool_id: str) -> bool:
         """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
         text does not state ("Clear all notifications" states it): more than the action does."""
         scope = WIPE | SWEEPING if self.changes(tool_id) and self._targets(tool_id) else WIPE
-        return any(w in scope and not self._explains(tool_id, w) for w in words(text))
+        return any(w in scope and not self._explains(tool_id, w) for w in self.words(text))
 
     def _targets(self, tool_id: str) -> bool:
         """Does the action take a target (a required slot neither an enum nor a value)? One without acts on its whole
@@ -221,7 +269,7 @@ class Evidence:
         """Of candidates ``ids`` whose scores are too close to tell apart (best first), the one the request's own words
         support most: words only its catalog text explains, and the verb of its id when the others' differ; ties keep
         the ranker's order."""
-        ws = [w for w in content_words(text) if w not in DEICTIC and w not in MODIFIERS]
+        ws = [w for w in self.content_words(text) if w not in DEICTIC and w not in MODIFIERS]
 
         def support(c: str) -> int:
             others = [o for o in ids if o != c]
@@ -229,13 +277,13 @@ class Evidence:
             return own + (effect(c) in ws and all(effect(o) != effect(c) for o in others))
         return max(ids, key=lambda c: (support(c), -ids.index(c)))
 
-    @staticmethod
-    def parts(text: str) -> list[str]:
-        """The text cut at connectives (and, then, commas, -고 / -다가 verb endings); one part when none."""
+    def parts(self, text: str) -> list[str]:
+        """The text cut at connectives (and, then, commas, -고 / -다가 verb endings, in a word typed without spaces
+        too); one part when none."""
         out = []
         for piece in _CONNECTIVE.split(unicodedata.normalize("NFC", text)):
             part = []
-            tokens = piece.split()
+            tokens = [p for token in piece.split() for p in self._split(token)]
             for k, token in enumerate(tokens):
                 part.append(token)
                 if _KO_LINK.search(token.rstrip(",.")) and not (k + 1 < len(tokens) and tokens[k + 1].startswith(_KO_AUX)):
@@ -265,7 +313,7 @@ class Evidence:
         syllables)?"""
         vocab = self.named[tool_id]
         return any(w in vocab or (SYLLABLE.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
-                   for w in content_words(text))
+                   for w in self.content_words(text))
 
 
 def _described(tool: dict, lang: str) -> bool:
