@@ -52,4 +52,9 @@ def test_a_wheel_in_a_fresh_venv_with_numpy_alone_validates_and_decides(tmp_path
     decided = toolgate("decide", "--router", str(router), "alarm at 7")
     assert decided.returncode == 0 and decided.stdout.split()[0] in {"act", "ask", "delegate", "chat"}, decided.stderr
     study = toolgate("import", "pairs", "a.json", "b.csv", "--out", "x")
-    assert study.returncode == 2 and "toolgate[study]" in study.stderr and "Traceback" not in study.stderr
+    assert study.returncode == 2 and "'.[study]'" in study.stderr and "Traceback" not in study.stderr
+    # the default router is named by the experiment's config, and adapt refits: both need the study's libraries
+    for needs_study in (toolgate("decide", "alarm at 7"), toolgate("adapt", str(router), "--catalog", "c.jsonl",
+                                                                   "--out", "y")):
+        assert needs_study.returncode == 2 and "'.[study]'" in needs_study.stderr, needs_study.stderr
+        assert needs_study.stderr.count("\n") == 1

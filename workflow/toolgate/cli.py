@@ -170,8 +170,8 @@ def _export(args) -> int:
 
 def _adapt(args) -> int:
     from .core.runtime import RouterError, pipeline_label
-    from .router.export import adapt_router
 
+    adapt_router = require("toolgate.router.export", "study").adapt_router  # it refits with scikit-learn
     try:
         m, written = adapt_router(args.router, args.catalog, args.out, args.force, args.calibrate)
     except RouterError as exc:
@@ -221,11 +221,9 @@ def _decide(args) -> int:
     options = require("toolgate.importers.command", "study").eval_options(args, args.eval_format) if args.eval else None
     if args.router:
         folder = Path(args.router)
-    else:
-        from .config import load
-        from .experiment import Layout
-
-        folder = Layout(load(args.config)["experiment"]).router(SELECTED)
+    else:  # the experiment's config names it: reading a config takes the study's libraries
+        experiment = require("toolgate.config", "study").load(args.config)["experiment"]
+        folder = require("toolgate.experiment", "study").Layout(experiment).router(SELECTED)
     try:
         router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads or 1)
         if args.eval:
@@ -479,7 +477,7 @@ def _decide_args(p) -> None:
     try:
         _eval_parser(p)
     except MissingExtra:  # a router-only install: deciding needs numpy alone, --eval the study's libraries
-        p.epilog = "--eval and its reading flags need the study's libraries: pip install 'toolgate[study]'"
+        p.epilog = "--eval and its reading flags need the study's libraries: pip install -e '.[study]' in the checkout"
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     mode.add_argument("--jsonl", action="store_true", help='read requests from stdin, one {"text": ...} object a line; '

@@ -1,13 +1,16 @@
 """Router artifacts: the manifest's fields, and every refusal as a one-line error (a G3 gate: no model is loaded)."""
 import json
+import re
+import time
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from router_fixtures import artifact, catalog, manifest, sealed  # noqa: F401  (fixture)
 from toolgate.cli import main
 from toolgate.config import Text
-from toolgate.core.runtime import Router, RouterError
+from toolgate.core.runtime import REASONS, Decision, Router, RouterError
 
 
 def test_manifest_says_what_the_router_is(artifact):
@@ -25,7 +28,10 @@ def test_manifest_says_what_the_router_is(artifact):
 @pytest.mark.parametrize("damage,message", [
     (lambda d: (d / "router.json").unlink(), "no router.json"),
     (lambda d: (d / "router.json").write_text("{trunc"), "not a router manifest"),
-    (lambda d: (d / "bm25.index").write_bytes((d / "bm25.index").read_bytes()[:100]), "corrupted or truncated"),
+    (lambda d: (d / "bm25.index").write_bytes((d / "bm25.index").read_bytes()[:100]), "bytes where the manifest "
+     "records .*corrupted or truncated"),
+    (lambda d: (d / "bm25.index").write_bytes(bytes([(d / "bm25.index").read_bytes()[0] ^ 1])
+                                             + (d / "bm25.index").read_bytes()[1:]), "sha256 differs .*size matches"),
     (lambda d: (d / "router.json").write_text(json.dumps({**manifest(d), "toolgate_version": "9.0.0"})),
      "another major version"),
 ])
@@ -33,6 +39,11 @@ def test_damaged_artifacts_refuse_to_load(artifact, damage, message):
     damage(artifact)
     with pytest.raises(RouterError, match=message):
         Router.load(artifact)
+
+
+def test_the_manifest_given_for_its_folder_names_the_folder(artifact):
+    with pytest.raises(RouterError, match=f"give the router's folder, {artifact}, not its router.json"):
+        Router.load(artifact / "router.json")
 
 
 def test_another_catalog_is_refused(artifact, tmp_path):
@@ -60,6 +71,33 @@ def test_decisions_speak_the_pipeline_vocabulary(artifact):
     many = r.decide_many(["wifi on", "alarm at 7"])
     assert [x.text for x in many] == ["wifi on", "alarm at 7"] and all(0 <= x.p_in_catalog <= 1 for x in many)
     assert set(many[0].to_dict()) == {"text", "kind", "tool", "p_in_catalog", "candidates", "latency_ms", "reason"}
+
+
+def test_a_question_about_no_tool_passes_the_rules_as_it_is(artifact):
+    """The ladder's clarify entry in the ask band asks about no tool: the rules, which read a tool, let it pass (they
+    raised KeyError ''), and its line says why."""
+    r = Router.load(artifact)
+    acts = np.zeros(len(r.actions))
+    band = ("ask", "", "delegate")
+    assert r.rules.checked("How do I ask for a raise?", band, acts, 1.0, np.ones(len(acts), bool)) == (*band[:2], "band")
+    d = Decision("How do I ask for a raise?", "ask", None, 0.6, reason="band")
+    assert d.line().startswith("ask  (P(in catalog) 0.600") and "clarify entry" in d.line()
+    assert Decision("wifi on", "act", "set_wifi", 0.9).line() == "act set_wifi  (P(in catalog) 0.900, 0.0 ms)"
+
+
+def test_latency_covers_the_whole_decision(artifact, monkeypatch):
+    """The clock runs from the request's checks to the last evidence rule: a slow rule shows in latency_ms."""
+    r = Router.load(artifact)
+    slow = r.rules.checked
+    monkeypatch.setattr(type(r.rules), "checked", lambda self, *a: (time.sleep(0.02), slow(*a))[1])
+    assert r.decide("wifi on").latency_ms >= 20 and all(d.latency_ms >= 20 for d in r.decide_many(["wifi on", "x"]))
+
+
+def test_docs_name_every_reason_and_every_field_of_a_decision():
+    """docs/router.md, 'The decision': one row per reason the rules give and per field a decision carries."""
+    text = (ROOT / "docs" / "router.md").read_text().split("## The decision")[1].split("\n## ")[0]
+    rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
+    assert rows == set(REASONS) | {"band"} | set(Decision.__dataclass_fields__)
 
 
 def test_cli_errors_are_one_line_with_exit_2(artifact, capsys):

@@ -119,6 +119,8 @@ def read_manifest(folder: Path) -> dict:
         raise RouterError(f"the router folder is {json_type(folder)}, not a path: give the folder of an exported router")
     folder = Path(folder)
     path = folder / MANIFEST
+    if folder.name == MANIFEST and folder.is_file():
+        raise RouterError(f"{folder}: give the router's folder, {folder.parent}, not its {MANIFEST}")
     if not path.is_file():
         raise RouterError(f"{folder}: no {MANIFEST}; export a router with `toolgate export`")
     try:
@@ -238,9 +240,12 @@ def checked_file(folder: Path, name: str, entry: dict) -> bytes:
     if not path.is_file():
         raise RouterError(f"{path}: missing from the router artifact")
     data = path.read_bytes()
-    if len(data) != entry["bytes"] or sha256(data) != entry["sha256"]:
-        raise RouterError(f"{path}: {len(data)} bytes with another checksum than the manifest's {entry['bytes']}: "
-                          "the artifact is corrupted or truncated")
+    if len(data) != entry["bytes"]:
+        raise RouterError(f"{path}: {len(data)} bytes where the manifest records {entry['bytes']}: the artifact is "
+                          "corrupted or truncated")
+    if sha256(data) != entry["sha256"]:
+        raise RouterError(f"{path}: its sha256 differs from the manifest's (the size matches): the artifact is "
+                          "corrupted")
     return data
 
 

@@ -68,6 +68,6 @@ def require(module: str, extra: str | None = None):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        how = (f"install the extra '{extra}': pip install 'toolgate[{extra}]' (in a checkout: pip install -e '.[{extra}]')"
-               if extra else "reinstall the project: pip install -e .")
+        how = (f"install the extra '{extra}' from the project's checkout: pip install -e '.[{extra}]' (a package named "
+               "toolgate on PyPI is another project)" if extra else "reinstall the project: pip install -e .")
         raise MissingExtra(f"'{module}' cannot be imported ({exc}); {how}") from None

@@ -46,6 +46,7 @@ from .scores import route_choice, top_order
 __all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
 BAND_WORDS = {"ask": "between the confirm and execute thresholds: asked",  # the band's own reason, by its kind
+              "clarify": "the ladder's clarify entry tops the pool: asked what the request means",
               "chat": "below the confirm threshold: route step", "delegate": "below the confirm threshold: route step"}
 REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action: route step",
            "no_candidates": "no action among the request's candidates: route step",
@@ -72,7 +73,8 @@ class Decision:
 
     def line(self) -> str:
         head = f"{self.kind} {self.tool}" if self.tool else self.kind
-        why = f"; {BAND_WORDS[self.kind] if self.reason == 'band' else REASONS[self.reason]}" if self.kind != "act" else ""
+        band = BAND_WORDS.get("clarify" if self.kind == "ask" and not self.tool else self.kind)  # act: none
+        why = f"; {band if self.reason == 'band' else REASONS[self.reason]}" if self.kind != "act" else ""
         return f"{head}  (P(in catalog) {self.p_in_catalog:.3f}, {self.latency_ms:.1f} ms{why})"
 
     def to_dict(self) -> dict:
@@ -149,8 +151,8 @@ class Rules:
             return route, "", "no_candidates"
         if not ev.has_evidence(text, lexical_max):
             return route, "", "no_evidence"
-        if kind not in ("action", "ask"):
-            return kind, tool, "band"
+        if kind not in ("action", "ask") or not tool:  # a route step, or the ladder's clarify entry: a question
+            return kind, tool, "band"                   # about no tool, which runs nothing
         if ev.changes(tool) and talks_about(text):
             return route, "", "talks_about"
         if len(ev.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
@@ -318,9 +320,9 @@ class Router:
                                     {n: (c[:, self.actions], e) for n, (c, e) in queries.items()})
         return lex, rank, signals, self.gate.values(signals)
 
-    def decisions(self, texts, scored, seconds: float = 0.0, visible: np.ndarray | None = None) -> list[Decision]:
-        """Decisions for checked ``texts`` from their :meth:`scores` (``seconds``: the time they took; ``visible``:
-        the mask they were scored with)."""
+    def decisions(self, texts, scored, visible: np.ndarray | None = None) -> list[Decision]:
+        """Decisions for checked ``texts`` from their :meth:`scores` (``visible``: the mask they were scored with);
+        their latency is 0 (:meth:`decide` times a whole decision)."""
         lex, rank, _, value = scored
         prob = platt_probability(value, self.coef, self.intercept)
         acts = rank[:, self.actions]
@@ -338,15 +340,15 @@ class Router:
             k, chosen, why = self.rules.checked(t, band, acts[i], lex[i, self.actions].max(), seen[i])
             cands = [(str(self.ids[self.actions][j]), float(acts[i, j])) for j in top[i] if seen[i, j]]
             out.append(Decision(t, KIND_WORDS[k], (chosen or None) if k in ("action", "ask") else None,
-                                float(prob[i]), cands, 1000.0 * seconds / len(texts), why))
+                                float(prob[i]), cands, 0.0, why))
         return out
 
     def decide(self, text: str) -> Decision:
-        """One request, scored alone; latency covers ranking, gating and the band decision."""
-        raw, text = text, self.check(text)
+        """One request, scored alone; latency covers the checks, ranking, gating, the band and the evidence rules."""
         t0 = time.perf_counter()
-        scored = self.scores([text], one=True)
-        return _unmarked([raw], self.decisions([text], scored, time.perf_counter() - t0))[0]
+        raw, text = text, self.check(text)
+        out = _unmarked([raw], self.decisions([text], self.scores([text], one=True)))
+        return _timed(out, time.perf_counter() - t0)[0]
 
     def decide_many(self, texts, candidates=None) -> list[Decision]:
         """Many requests in one batch (the way the pipeline scored them); latency is the per-request mean; an empty
@@ -355,16 +357,21 @@ class Router:
         if isinstance(texts, (str, bytes)) or not isinstance(texts, (list, tuple)):
             raise RouterError(f"decide_many takes a list of texts, not {type(texts).__name__}; "
                               "decide(text) takes one")
+        t0 = time.perf_counter()
         raws, texts = texts, [self.check(t) for t in texts]
         visible = None if candidates is None else self.visible(candidates, len(texts))
         if not texts:
             return []
-        t0 = time.perf_counter()
         # a request that sees no action is scored over the whole catalog (the gate's features need a score); it is
         # routed all the same (Router._checked)
         sees_action = None if visible is None else visible[:, self.actions].any(1)
         scored = self.scores(texts, visible=None if visible is None else np.where(sees_action[:, None], visible, True))
-        return _unmarked(raws, self.decisions(texts, scored, time.perf_counter() - t0, visible))
+        return _timed(_unmarked(raws, self.decisions(texts, scored, visible)), time.perf_counter() - t0)
+
+
+def _timed(decisions: list[Decision], seconds: float) -> list[Decision]:
+    """The decisions with their latency: ``seconds`` over all of them, per request."""
+    return [replace(d, latency_ms=1000.0 * seconds / len(decisions)) for d in decisions]
 
 
 def _unmarked(raws, decisions: list[Decision]) -> list[Decision]:
