@@ -7,12 +7,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from router_fixtures import make_artifact, manifest
-from toolgate.core.evidence import content_free
 from toolgate.core.runtime import Router, RouterError, check_request
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 CONTENT_FREE = st.lists(st.sampled_from(list("ㅋㅠㅎㅜㅡ…!?.,~ 😀🔥💤👍\u200d\ufeff") + ["ok ", "응 ", "now ", "지금 ", "7 "]),
                         min_size=1, max_size=30).map("".join)
+# Korean typed without spaces, up to the length limit: the evidence rules spell it out of these words
+UNSPACED = st.lists(st.sampled_from(["알람", "와이파이", "켜", "줘", "좀", "를", "고", "7", "시", "전부", "지워", "가", "하고"]),
+                    max_size=400).map("".join)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +28,7 @@ def _forgiving(router):
 
 
 @SETTINGS
-@given(st.text(max_size=1200))
+@given(st.text(max_size=1200) | UNSPACED)
 def test_any_text_is_decided_or_refused_in_one_line(router, text):
     try:
         d = router.decide(text)
@@ -44,7 +46,7 @@ def test_content_free_text_is_never_executed(router, text):
         check_request(text, r.max_chars)
     except RouterError:
         return
-    assert content_free(text) and r.decide(text).kind != "act"
+    assert r.evidence.content_free(text) and r.decide(text).kind != "act"
 
 
 @SETTINGS

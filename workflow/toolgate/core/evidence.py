@@ -104,13 +104,24 @@ _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|�
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
 _KO_LINK = re.compile("[\uac00-\ud7a3](?<![다라자냐])(?:고|다가)$")
 _KO_AUX = ("있", "싶")
-# Typed without spaces (와이파이꺼줘, 알람7시로맞춰줘): a Hangul word is cut after a known word it starts with, unless
-# what follows is only particles or a copula (알람을, 알람이야: one word as written); a particle that only follows a
-# word (를, 으로, 한테) stays with the known word, and a number with its unit (7시, 10분뒤에) may come first.
-_TAIL = re.compile("(?:을|를|이|가|은|는|에|에서|으로|로|와|과|랑|이랑|도|만|한테|에게|의|까지|부터|이야|야|이에요|예요|요)+$")
-_LEAD = re.compile("(?:으로|한테|에게|에서|이랑|을|를|는)(?=[\uac00-\ud7a3]{2})")
+# Korean typed without spaces (와이파이꺼줘, 알람7시로맞춰줘) is read as its spaced form: a Hangul word the catalog
+# does not know is covered, in the fewest pieces, by known words, numbers and the one-syllable words below, each
+# piece keeping what follows it as spaced Korean keeps it attached: particles (와이파이를), a number's unit (7시),
+# 하다 after a noun (설정해), a linking -고/-다가 (켜고), after which nothing attaches. A word no such cover spells
+# stays whole (docs/router.md, 'Evidence rules'). Words longer than SPACED_MAX are left whole: no request runs that
+# many syllables together, and the cover's cost grows with the length.
+_PARTICLES = frozenset("""을 를 이 가 은 는 에 도 만 로 와 과 의 랑 께 요 나 에서 으로 한테 에게 이랑 까지 부터 처럼 보다 에는
+에도 만큼 마다 이나 이야 야 이에요 예요""".split())
+_HADA = frozenset("해 하고 해서 하기 할 한 하는 해요 했어 하지 해도 하면 했는데 하게".split())
+_NUMBER_UNITS = frozenset("시간 시 분 초 일 월 년 도 번 개 퍼센트 프로 단계 배 살 명 층 원 곡 장 반".split())
+_LINKS = frozenset(("고", "다가"))
+_ONE_VERBS = frozenset("켜 꺼 끄 해 줘 봐".split())
+_ONE_WORDS = frozenset("좀 내 제 나 저 이 그 거 것 때 뒤 후 전 쯤 다 또 더 꼭 안 못".split())
 _NUMBER = re.compile(r"\d+")
-_LINKED = re.compile("(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)")
+_LATIN = re.compile("[a-z]+")
+SPACED_MAX = 64
+# What may attach to a piece, by the piece's kind: (n)oun, (v)erb, (d)igits, (o)ther, after a (p)article, (l)inked.
+_ATTACH = {"n": ("p", "h", "k"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p", "k"), "p": ("p",), "l": ()}
 
 
 def words(text: str) -> list[str]:
@@ -123,16 +134,6 @@ def words(text: str) -> list[str]:
 @lru_cache(maxsize=4096)  # a request's words are asked for by several rules, a catalog's by every router over it
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(normalize(_JAMO.sub(" ", unicodedata.normalize("NFC", text))).replace("_", " ")))
-
-
-def content_words(text: str) -> list[str]:
-    """Words that could name an action: not a bare number, not filler."""
-    return [w for w in words(text) if not w.isdigit() and w not in FILLER]
-
-
-def content_free(text: str) -> bool:
-    """Only punctuation, emoji, symbols, jamo, numbers and filler: nothing an action could be chosen on."""
-    return not content_words(text)
 
 
 def _stem(word: str) -> str:
@@ -153,48 +154,30 @@ class Evidence:
         self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
                       for i, t in self.tools.items()}
         self.catalog_words = set().union(*self.named.values()) if self.named else set()
-        # the words an unspaced request is cut at: the catalog's and the rules' own, of two syllables or more and not
-        # particles (으로), and 좀, the softener nearly every casual request carries (와이파이좀켜줘)
-        self.known = {w for w in self.catalog_words.union(FILLER, DEICTIC, MODIFIERS, GENERIC_VERBS, SWEEPING, WIPE,
-                                                          *VALUE_WORDS.values())
-                      if len(w) > 1 and SYLLABLE.match(w) and not _TAIL.match(w)} | {"좀"}
+        # the words an unspaced request is read in (_spaced): the catalog's and the rules' own, of two syllables or
+        # more, particles aside
+        self.known = frozenset(w for w in self.catalog_words.union(FILLER, DEICTIC, MODIFIERS, GENERIC_VERBS, SWEEPING,
+                                                                   WIPE, *VALUE_WORDS.values())
+                               if len(w) > 1 and SYLLABLE.fullmatch(w[0]) and w not in _PARTICLES)
+        self.longest = max(map(len, self.known), default=0)
         self.described = {lang for t in self.tools.values() for lang in langs if _described(t, lang)}
 
     def words(self, text: str) -> list[str]:
-        """:func:`words`, a word typed without spaces cut into the words it runs together (see ``_TAIL``)."""
+        """:func:`words`, a Korean word typed without spaces read as the words it runs together (:func:`_spaced`)."""
         return [piece for w in words(text) for piece in self._split(w)]
 
     def content_words(self, text: str) -> list[str]:
-        """:func:`content_words` of :meth:`words`."""
+        """Words that could name an action: not a bare number, not filler."""
         return [w for w in self.words(text) if not w.isdigit() and w not in FILLER]
 
-    def _split(self, word: str) -> list[str]:
-        if word in self.known or not SYLLABLE.search(word):
-            return [word]
-        cut = self._cut(word)
-        if cut is None and (number := _NUMBER.match(word)):  # a number and its unit before a known word: 7시알람
-            cut = next(((word[:k], word[k:]) for k in range(number.end() + 1, len(word) - 1) if self._starts(word[k:])),
-                       None)
-        if cut is None:  # a verb linked to the next one (바꾸고화면잠가줘): two steps, whatever the verb
-            cut = next(((word[:m.end()], word[m.end():]) for m in _LINKED.finditer(word) if self._starts(word[m.end():])),
-                       None)
-        return [word] if cut is None else [cut[0], *self._split(cut[1])]
+    def content_free(self, text: str) -> bool:
+        """Only punctuation, emoji, symbols, jamo, numbers and filler: nothing an action could be chosen on."""
+        return not self.content_words(text)
 
-    def _starts(self, rest: str) -> bool:
-        """Does ``rest`` start with a known word that more than particles follow, or is it a known word of two
-        syllables or more before its particles?"""
-        return rest in self.known and len(_TAIL.sub("", rest)) > 1 or self._cut(rest) is not None
-
-    def _cut(self, word: str) -> tuple[str, str] | None:
-        """(the longest known word ``word`` starts with, with a particle that follows it; the rest) or None."""
-        for k in range(len(word) - 1, 0, -1):
-            head, rest = word[:k], word[k:]
-            if head in self.known:
-                if lead := _LEAD.match(rest):
-                    head, rest = head + lead.group(0), rest[lead.end():]
-                if (len(rest) > 1 or rest in GENERIC_VERBS or rest in FILLER) and not _TAIL.match(rest):
-                    return head, rest
-        return None
+    def _split(self, word: str) -> tuple[str, ...]:
+        if word in self.known or not SYLLABLE.search(word) or len(word) > SPACED_MAX:
+            return (word,)
+        return _spaced(word, self.known, self.longest) or (word,)
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
@@ -283,7 +266,7 @@ class Evidence:
         out = []
         for piece in _CONNECTIVE.split(unicodedata.normalize("NFC", text)):
             part = []
-            tokens = [p for token in piece.split() for p in self._split(token)]
+            tokens = [p for token in piece.split() for p in self._token(token)]
             for k, token in enumerate(tokens):
                 part.append(token)
                 if _KO_LINK.search(token.rstrip(",.")) and not (k + 1 < len(tokens) and tokens[k + 1].startswith(_KO_AUX)):
@@ -304,6 +287,14 @@ class Evidence:
                 tops.append(ids[int(s.argmax())])
         return list(dict.fromkeys(tops))
 
+    def _token(self, token: str) -> tuple[str, ...]:
+        """A token of the text as written, its word read as :meth:`_split` reads it and its punctuation kept."""
+        m = re.fullmatch(r"(\w+)(\W*)", token)
+        if not m:
+            return (token,)
+        *head, last = self._split(m.group(1))
+        return (*head, last + m.group(2))
+
     def changes(self, tool_id: str) -> bool:
         """Does the action change something? (True where the catalog carries no mutating flags.)"""
         return self.tools[tool_id].get("mutating", True)
@@ -314,6 +305,60 @@ class Evidence:
         vocab = self.named[tool_id]
         return any(w in vocab or (SYLLABLE.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
                    for w in self.content_words(text))
+
+
+@lru_cache(maxsize=8192)  # several rules read each request's words; a study decides the same requests again
+def _spaced(word: str, known: frozenset, longest: int) -> tuple[str, ...] | None:
+    """``word`` as the fewest pieces that spell it (see ``_ATTACH``), or None when none does. A new piece is a known
+    word (n), a one-syllable verb (v) or word (o), a number (d) or Latin letters (o); an attachment is a particle (p),
+    하다 after a noun (h), a number's unit (u) or a link (k), after which nothing attaches."""
+    n = len(word)
+    # position -> {kind of the last piece: (cost, back, new piece)}; the cost is (pieces, -attachments): the fewest
+    # pieces, then the most attached (설정해 줘, not 설정 해줘)
+    best: list[dict] = [{} for _ in range(n + 1)]
+    best[0][""] = ((0, 0), None, False)
+
+    def relax(i: int, j: int, kind: str, new: bool, came: tuple):
+        pieces, attached = best[i][came[1]][0]
+        cost = (pieces + 1, attached) if new else (pieces, attached - 1)
+        if j <= n and (kind not in best[j] or best[j][kind][0] > cost):
+            best[j][kind] = (cost, came, new)
+
+    for i in range(n):
+        for last in list(best[i]):
+            for how in _ATTACH.get(last, ()):
+                for size in range(1, 4):
+                    piece = word[i:i + size]
+                    if how == "p" and piece in _PARTICLES:
+                        relax(i, i + size, "p", False, (i, last))
+                    elif how == "h" and piece in _HADA:
+                        relax(i, i + size, "l" if piece.endswith("고") else "v", False, (i, last))
+                    elif how == "u" and piece in _NUMBER_UNITS:
+                        relax(i, i + size, "o", False, (i, last))
+                    elif how == "k" and piece in _LINKS:
+                        relax(i, i + size, "l", False, (i, last))
+        if not best[i]:
+            continue
+        came = (i, min(best[i], key=lambda k: best[i][k][0]))
+        for size in range(2, min(longest, n - i) + 1):
+            if word[i:i + size] in known:
+                relax(i, i + size, "n", True, came)
+        if word[i] in _ONE_VERBS or word[i] in _ONE_WORDS:
+            relax(i, i + 1, "v" if word[i] in _ONE_VERBS else "o", True, came)
+        for pattern, kind in ((_NUMBER, "d"), (_LATIN, "o")):
+            if m := pattern.match(word, i):
+                relax(i, m.end(), kind, True, came)
+    if not any(k for k in best[n]):
+        return None
+    end, kind, pieces, piece = n, min((k for k in best[n] if k), key=lambda k: best[n][k][0]), [], ""
+    while end:
+        _, (start, before), new = best[end][kind]
+        piece = word[start:end] + piece
+        if new:
+            pieces.append(piece)
+            piece = ""
+        end, kind = start, before
+    return tuple(reversed(pieces))
 
 
 def _described(tool: dict, lang: str) -> bool:

@@ -30,7 +30,7 @@ _EN_TALK = {
 }
 _KO_TALK = {
     "howto": re.compile(r"어떻게|방법|어디서|어디에서|어딨|어디 있"),
-    "negation": re.compile(r"지\s?마|지\s?말|하지\s?않|안\s?돼|건드리지"),
+    "negation": re.compile(r"지\s?마|지\s?말|하지\s?않|안\s?돼|건드리지|안\s?\S+도\s?(?:돼|되|괜찮)"),
     "conditional": re.compile(r"지도 몰라|수도 있|[을ㄹ]까 봐|(?<!화)(?<!라)면\s.*(?:\?|[나까냐니]$)"),
     "why": re.compile(r"^왜|\s왜\s|왜$"),
 }
