@@ -137,6 +137,8 @@ def test_vague_requests(text, vague):
     # a known word with particles only is one word as written; a word no cover spells stays whole
     ("알람을", ["알람을"]), ("알람이야", ["알람이야"]), ("2분으로", ["2분으로"]), ("목소리", ["목소리"]),
     ("사진중에흐린거전부지워주세요", ["사진중에흐린거전부지워주세요"]), ("Turn off wifi", ["turn", "off", "wifi"]),
+    ("빨리이거꺼줘", ["빨리", "이거", "꺼", "줘"]),  # fewest one-syllable words: not 빨리이 거
+    ("5G데이터꺼줘", ["5g", "데이터", "꺼", "줘"]), ("싹다지워줘", ["싹", "다", "지워", "줘"]),
 ])
 def test_a_korean_word_typed_without_spaces_is_read_as_its_spaced_words(text, split):
     assert EV.words(text) == split
@@ -162,6 +164,9 @@ def test_the_rules_read_a_request_typed_without_spaces_as_its_spaced_form(spaced
 
 @pytest.mark.parametrize("spaced,tool", [
     ("사진 중에 흐린 거 전부 지워 주세요", "delete_file"), ("블루투스 켜고 잔잔한 재즈 틀어 줘", "set_bluetooth"),
+    ("오후 3시 알람 맞추고 화면 잠가 줘", "set_alarm"), ("폰 초기화 해 줘", "restart_device"),
+    ("스크린샷들 전부 지워 줘", "delete_file"), ("위치 공유 어디 있어", "share_location"),
+    ("와이파이 끄지 않아도 돼", "set_wifi"), ("사진 지울 필요 없어", "delete_file"), ("빨리 이거 꺼 줘", "set_flashlight"),
     ("손전등 켜고 이 큐알 코드 좀 스캔해 줘", "set_flashlight"), ("7시 알람 안 맞춰도 돼", "set_alarm"),
     ("재부팅만 해 줘", "restart_device"), ("메모 좀 해 줄래", "create_note"), ("라디오 좀 켜 줄래", "play_radio"),
     ("내 일정 지워 주세요", "delete_event"), ("다운로드 폴더 안에 있는 거 전부 삭제", "delete_file"),
@@ -173,7 +178,11 @@ def test_what_the_rules_do_not_execute_spaced_they_do_not_execute_unspaced(space
 
     def kind(text):
         return rules.checked(text, ("action", tool, "delegate"), acts, 1.0, np.ones(len(acts), bool))[0]
-    assert kind(spaced) != "action" and kind(spaced.replace(" ", "")) != "action"
+    words = spaced.split()
+    halves = " ".join(words[:len(words) // 2]) + " " + "".join(words[len(words) // 2:])  # typed half spaced
+    for text in (spaced, spaced.replace(" ", ""), halves, "".join(words[:len(words) // 2]) + " " + halves.split(" ")[-1],
+                 spaced.replace(" ", "") + "ㅋㅋ"):
+        assert kind(text) != "action", text
 
 
 def test_sweeping_scopes_and_wipes():
@@ -218,7 +227,12 @@ def test_close_candidates_are_told_apart_by_the_request_words():
     ("엄마한테 늦는다고 문자 보내 줘", ["엄마한테 늦는다고 문자 보내 줘"]),  # a quotation, not a second verb
     ("지금 올라오고 있는 태풍", ["지금 올라오고 있는 태풍"]),  # -고 있다
     ("알람끄고블루투스켜줘", ["알람 끄고", "블루투스 켜 줘"]),  # typed without spaces
-    ("사진폴더정리하고화면잠가줘!", ["사진 폴더 정리하고", "화면 잠가 줘!"]),  # a linked 하다 verb; punctuation kept
+    ("사진폴더정리하고화면잠가줘!", ["사진 폴더 정리하고", "화면 잠가 줘"]),  # a linked 하다 verb
+    ("알람끄고블루투스켜줘ㅋㅋ", ["알람 끄고", "블루투스 켜 줘"]), ("와이파이끄고,블루투스켜줘", ["와이파이 끄고", "블루투스 켜 줘"]),
+    ("QR코드스캔하고와이파이꺼줘", ["qr 코드 스캔하고", "와이파이 꺼 줘"]),  # read as words() reads them
+    ("오후 3시 알람 맞추고화면 잠가 줘", ["오후 3시 알람 맞추고", "화면 잠가 줘"]),  # no cover, a -고 before a known word
+    ("지금부터 내가 하는 말 담아 뒀다가 나중에 다시 들을 수 있게 해 줘",  # a spaced word is scored as written
+     ["지금부터 내가 하는 말 담아 뒀다가", "나중에 다시 들을 수 있게 해 줘"]),
 ])
 def test_parts_split_at_connectives(text, parts):
     assert EV.parts(text) == parts

@@ -116,12 +116,20 @@ _HADA = frozenset("해 하고 해서 하기 할 한 하는 해요 했어 하지 
 _NUMBER_UNITS = frozenset("시간 시 분 초 일 월 년 도 번 개 퍼센트 프로 단계 배 살 명 층 원 곡 장 반".split())
 _LINKS = frozenset(("고", "다가"))
 _ONE_VERBS = frozenset("켜 꺼 끄 해 줘 봐".split())
-_ONE_WORDS = frozenset("좀 내 제 나 저 이 그 거 것 때 뒤 후 전 쯤 다 또 더 꼭 안 못".split())
-_NUMBER = re.compile(r"\d+")
-_LATIN = re.compile("[a-z]+")
+_ONE_WORDS = frozenset("좀 싹 내 제 나 저 이 그 거 것 때 뒤 후 전 쯤 다 또 더 꼭 안 못".split())
+_TRAILING = re.compile("(?:%s)+" % "|".join(sorted(_PARTICLES | _HADA, key=len, reverse=True)))
+_ALNUM = re.compile("[0-9a-z]+")  # one piece, as spaced text keeps it (5g, b2): digits alone are a number
 SPACED_MAX = 64
-# What may attach to a piece, by the piece's kind: (n)oun, (v)erb, (d)igits, (o)ther, after a (p)article, (l)inked.
-_ATTACH = {"n": ("p", "h", "k"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p", "k"), "p": ("p",), "l": ()}
+# What may attach to a piece, by the piece's kind: (n)oun, (v)erb, (d)igits, (o)ther, after a (p)article, (l)inked,
+# (f)iller.
+_ATTACH = {"n": ("p", "h"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p",), "p": ("p",), "l": (), "f": ()}
+# A word no cover spells is read in part (a compound the catalog does not know, 배경화면을, reads the same way, so
+# only these count): a command run together, ending on a request ending, UNREAD_MIN syllables or more and holding a
+# known word (잔잔한재즈틀어줘) is unread; a sweeping word inside one is seen (흐린거전부), and a linking -고 before a
+# known word ends a part (맞추고화면).
+UNREAD_MIN = 5
+_REQUEST_END = re.compile("(?:줘|줘요|주세요|줄래|줄래요|봐|봐요)$")
+_LINKED = re.compile("(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)")
 
 
 def words(text: str) -> list[str]:
@@ -179,6 +187,19 @@ class Evidence:
             return (word,)
         return _spaced(word, self.known, self.longest) or (word,)
 
+    def unread(self, text: str) -> bool:
+        """Is a word a command typed without spaces that no cover spells (see ``UNREAD_MIN``)? What else it says is
+        not seen by the other rules."""
+        return any(len(w) >= UNREAD_MIN and _REQUEST_END.search(w) and self._unspelled(w) and self._holds(w, self.known)
+                   for w in words(text))
+
+    def _unspelled(self, word: str) -> bool:
+        return bool(SYLLABLE.search(word)) and word not in self.known and self._split(word) == (word,)
+
+    def _holds(self, word: str, listed) -> bool:
+        """Does a word of two syllables or more of ``listed`` occur inside ``word``?"""
+        return any(word[i:i + k] in listed for i in range(len(word)) for k in range(2, self.longest + 1))
+
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
         language the catalog is described in (a Korean request over English-only tools shares no word with them
@@ -235,7 +256,8 @@ class Evidence:
         """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
         text does not state ("Clear all notifications" states it): more than the action does."""
         scope = WIPE | SWEEPING if self.changes(tool_id) and self._targets(tool_id) else WIPE
-        return any(w in scope and not self._explains(tool_id, w) for w in self.words(text))
+        return any((w in scope or _bare(w) in scope) and not self._explains(tool_id, w) for w in self.words(text)) or any(
+            self._unspelled(w) and self._holds(w, scope) for w in words(text))
 
     def _targets(self, tool_id: str) -> bool:
         """Does the action take a target (a required slot neither an enum nor a value)? One without acts on its whole
@@ -261,8 +283,8 @@ class Evidence:
         return max(ids, key=lambda c: (support(c), -ids.index(c)))
 
     def parts(self, text: str) -> list[str]:
-        """The text cut at connectives (and, then, commas, -고 / -다가 verb endings, in a word typed without spaces
-        too); one part when none."""
+        """The text cut at connectives (and, then, -고 / -다가 verb endings, in a word typed without spaces too); one
+        part when none."""
         out = []
         for piece in _CONNECTIVE.split(unicodedata.normalize("NFC", text)):
             part = []
@@ -288,12 +310,15 @@ class Evidence:
         return list(dict.fromkeys(tops))
 
     def _token(self, token: str) -> tuple[str, ...]:
-        """A token of the text as written, its word read as :meth:`_split` reads it and its punctuation kept."""
-        m = re.fullmatch(r"(\w+)(\W*)", token)
-        if not m:
-            return (token,)
-        *head, last = self._split(m.group(1))
-        return (*head, last + m.group(2))
+        """A token of the text as written, or the pieces of its words (:func:`words`, :meth:`_split`, a word no cover
+        spells cut after a linking -고 before a known word) where it runs a linked verb and the next words together."""
+        pieces = tuple(p for w in words(token) for p in (self._linked(w) if self._unspelled(w) else self._split(w)))
+        return pieces if any(_KO_LINK.search(p) for p in pieces[:-1]) else (token,)
+
+    def _linked(self, word: str) -> tuple[str, ...]:
+        cut = next((m.end() for m in _LINKED.finditer(word)
+                    if any(word[m.end():m.end() + k] in self.known for k in range(2, self.longest + 1))), None)
+        return (word,) if cut is None else (word[:cut], *self._token(word[cut:]))
 
     def changes(self, tool_id: str) -> bool:
         """Does the action change something? (True where the catalog carries no mutating flags.)"""
@@ -307,20 +332,33 @@ class Evidence:
                    for w in self.content_words(text))
 
 
+@lru_cache(maxsize=8192)
+def _bare(word: str) -> str:
+    """A Korean word without its trailing particles or 하다 (전부를: 전부, 초기화해: 초기화); two syllables at least are
+    kept (아이 is not 아 with a particle)."""
+    for k in range(2, len(word)):
+        if _TRAILING.fullmatch(word[k:]):
+            return word[:k]
+    return word
+
+
 @lru_cache(maxsize=8192)  # several rules read each request's words; a study decides the same requests again
 def _spaced(word: str, known: frozenset, longest: int) -> tuple[str, ...] | None:
     """``word`` as the fewest pieces that spell it (see ``_ATTACH``), or None when none does. A new piece is a known
-    word (n), a one-syllable verb (v) or word (o), a number (d) or Latin letters (o); an attachment is a particle (p),
-    하다 after a noun (h), a number's unit (u) or a link (k), after which nothing attaches."""
+    word (n; filler f), a one-syllable verb (v) or word (o), a number (d) or a run with Latin letters (o); an
+    attachment is a particle (p), 하다 after a noun (h), a number's unit (u) or a link (k), after which nothing
+    attaches."""
     n = len(word)
-    # position -> {kind of the last piece: (cost, back, new piece)}; the cost is (pieces, -attachments): the fewest
-    # pieces, then the most attached (설정해 줘, not 설정 해줘)
+    # position -> {kind of the last piece: (cost, back, new piece)}; the cost is (pieces, one-syllable words,
+    # -attachments): the fewest pieces, then the fewest one-syllable words (빨리 이거, not 빨리이 거), then the most
+    # attached (설정해 줘, not 설정 해줘)
     best: list[dict] = [{} for _ in range(n + 1)]
-    best[0][""] = ((0, 0), None, False)
+    best[0][""] = ((0, 0, 0), None, False)
 
     def relax(i: int, j: int, kind: str, new: bool, came: tuple):
-        pieces, attached = best[i][came[1]][0]
-        cost = (pieces + 1, attached) if new else (pieces, attached - 1)
+        pieces, single, attached = best[i][came[1]][0]
+        cost = ((pieces + 1, single + (kind == "o" and j - i == 1), attached) if new
+                else (pieces, single, attached - 1))
         if j <= n and (kind not in best[j] or best[j][kind][0] > cost):
             best[j][kind] = (cost, came, new)
 
@@ -341,13 +379,12 @@ def _spaced(word: str, known: frozenset, longest: int) -> tuple[str, ...] | None
             continue
         came = (i, min(best[i], key=lambda k: best[i][k][0]))
         for size in range(2, min(longest, n - i) + 1):
-            if word[i:i + size] in known:
-                relax(i, i + size, "n", True, came)
+            if word[i:i + size] in known:  # filler takes nothing after it (지금 이 번호, not 지금이 번호)
+                relax(i, i + size, "f" if word[i:i + size] in FILLER else "n", True, came)
         if word[i] in _ONE_VERBS or word[i] in _ONE_WORDS:
             relax(i, i + 1, "v" if word[i] in _ONE_VERBS else "o", True, came)
-        for pattern, kind in ((_NUMBER, "d"), (_LATIN, "o")):
-            if m := pattern.match(word, i):
-                relax(i, m.end(), kind, True, came)
+        if m := _ALNUM.match(word, i):
+            relax(i, m.end(), "d" if m.group(0).isdigit() else "o", True, came)
     if not any(k for k in best[n]):
         return None
     end, kind, pieces, piece = n, min((k for k in best[n] if k), key=lambda k: best[n][k][0]), [], ""

@@ -53,7 +53,8 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "multistep": "two actions in one request: delegated",
            "tie": "tied top candidates, or a runner-up of another effect within the tie margin: asked, not executed",
            "close": "candidates too close to tell apart: asked about the one the request's words name",
-           "vague": "too vague to execute: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
+           "vague": "too vague to execute: asked",
+           "unread": "a word typed without spaces that the rules read only in part: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked",
            "template": "chat-template markup in the request, a prompt rather than a user's words: asked, never executed",
            "talks_about": "talks about an action without asking for it now (a how-to or why question, a negation, the "
@@ -165,7 +166,8 @@ class Rules:
         if kind != "action":
             return kind, tool, "band"
         for rule, broken in (("tie", lambda: self.tied(acts, tool)), ("vague", lambda: ev.vague(text)),
-                             ("unnamed", lambda: not ev.names(text, tool)), ("sweeping", lambda: ev.sweeping(text, tool)),
+                             ("unread", lambda: ev.unread(text)), ("unnamed", lambda: not ev.names(text, tool)),
+                             ("sweeping", lambda: ev.sweeping(text, tool)),
                              ("missing_slot", lambda: ev.missing_slot(text, tool) is not None)):
             if broken():
                 return "ask", tool, rule
