@@ -167,6 +167,9 @@ def test_the_rules_read_a_request_typed_without_spaces_as_its_spaced_form(spaced
     ("오후 3시 알람 맞추고 화면 잠가 줘", "set_alarm"), ("폰 초기화 해 줘", "restart_device"),
     ("스크린샷들 전부 지워 줘", "delete_file"), ("위치 공유 어디 있어", "share_location"),
     ("와이파이 끄지 않아도 돼", "set_wifi"), ("사진 지울 필요 없어", "delete_file"), ("빨리 이거 꺼 줘", "set_flashlight"),
+    ("알람 지우고 7시에 새로 맞춰 줘", "delete_alarm"), ("화면 잠기면 어떡하지?", "lock_screen"),
+    # what the linked verb leads to scores no action: the first step is not run alone
+    ("다운로드 폴더에 '보관'이라는 폴더 만들고 회의록 문서를 거기로 옮겨 줘", "create_folder"),
     ("손전등 켜고 이 큐알 코드 좀 스캔해 줘", "set_flashlight"), ("7시 알람 안 맞춰도 돼", "set_alarm"),
     ("재부팅만 해 줘", "restart_device"), ("메모 좀 해 줄래", "create_note"), ("라디오 좀 켜 줄래", "play_radio"),
     ("내 일정 지워 주세요", "delete_event"), ("다운로드 폴더 안에 있는 거 전부 삭제", "delete_file"),

@@ -123,12 +123,12 @@ SPACED_MAX = 64
 # What may attach to a piece, by the piece's kind: (n)oun, (v)erb, (d)igits, (o)ther, after a (p)article, (l)inked,
 # (f)iller.
 _ATTACH = {"n": ("p", "h"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p",), "p": ("p",), "l": (), "f": ()}
-# A word no cover spells is read in part (a compound the catalog does not know, 배경화면을, reads the same way, so
-# only these count): a command run together, ending on a request ending, UNREAD_MIN syllables or more and holding a
-# known word (잔잔한재즈틀어줘) is unread; a sweeping word inside one is seen (흐린거전부), and a linking -고 before a
-# known word ends a part (맞추고화면).
+# A word no cover spells is read in part (a compound the catalog does not know, 배경화면을, or a verb written with its
+# ending, 이체해주세요, reads the same way, so only these count): a command run together, ending on a request ending
+# after UNREAD_MIN syllables or more that hold a known word other than filler (잔잔한재즈틀어줘) is unread; a sweeping
+# word inside one is seen (흐린거전부), and a linking -고 before a known word ends a part (맞추고화면).
 UNREAD_MIN = 5
-_REQUEST_END = re.compile("(?:줘|줘요|주세요|줄래|줄래요|봐|봐요)$")
+_REQUEST_END = re.compile("(?:해)?(?:줘|줘요|주세요|줄래|줄래요|봐|봐요)$")
 _LINKED = re.compile("(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)")
 
 
@@ -190,8 +190,8 @@ class Evidence:
     def unread(self, text: str) -> bool:
         """Is a word a command typed without spaces that no cover spells (see ``UNREAD_MIN``)? What else it says is
         not seen by the other rules."""
-        return any(len(w) >= UNREAD_MIN and _REQUEST_END.search(w) and self._unspelled(w) and self._holds(w, self.known)
-                   for w in words(text))
+        return any((m := _REQUEST_END.search(w)) and m.start() >= UNREAD_MIN and self._unspelled(w)
+                   and self._holds(w[:m.start()], self.known - FILLER) for w in words(text))
 
     def _unspelled(self, word: str) -> bool:
         return bool(SYLLABLE.search(word)) and word not in self.known and self._split(word) == (word,)
@@ -298,26 +298,36 @@ class Evidence:
         return [p for p in out if p]
 
     def steps(self, text: str, score) -> list[str]:
-        """The distinct top actions of the parts that have lexical evidence; two or more make a multistep request.
+        """The distinct top actions of the parts that have lexical evidence, and ``?k`` for a part after a linked verb
+        that asks for something no score names (and for the part before it); two or more make a multistep request.
 
         ``score(part)``: the lexical ranker's scores of the catalog's actions, in :attr:`tools` order.
         """
-        ids, tops = list(self.tools), []
-        for part in self.parts(text):
+        ids, tops, parts = list(self.tools), [], self.parts(text)
+        for k, part in enumerate(parts):
             s = np.asarray(score(part), float)
             if s.max() > 0 and (s == s.max()).sum() == 1 and self.names(part, ids[int(s.argmax())]):
                 tops.append(ids[int(s.argmax())])
+            elif k and _KO_LINK.search(parts[k - 1].rstrip(",.")) and self._asks(part):
+                tops += [f"?{k - 1}", f"?{k}"]  # a linked verb and what it leads to, unscored: two steps all the same
         return list(dict.fromkeys(tops))
+
+    def _asks(self, part: str) -> bool:
+        """Does a part carry a request of its own: a content word that is not deictic, a modifier or a generic verb,
+        and a request ending (틀어 줘, 보내 주세요)?"""
+        ws = [w for w in self.content_words(part) if w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS]
+        return bool(ws) and bool(_REQUEST_END.search("".join(self.words(part))))
 
     def _token(self, token: str) -> tuple[str, ...]:
         """A token of the text as written, or the pieces of its words (:func:`words`, :meth:`_split`, a word no cover
-        spells cut after a linking -고 before a known word) where it runs a linked verb and the next words together."""
+        spells cut after a linking -고 before a known word or a number) where it runs a linked verb and the next words
+        together."""
         pieces = tuple(p for w in words(token) for p in (self._linked(w) if self._unspelled(w) else self._split(w)))
         return pieces if any(_KO_LINK.search(p) for p in pieces[:-1]) else (token,)
 
     def _linked(self, word: str) -> tuple[str, ...]:
-        cut = next((m.end() for m in _LINKED.finditer(word)
-                    if any(word[m.end():m.end() + k] in self.known for k in range(2, self.longest + 1))), None)
+        cut = next((m.end() for m in _LINKED.finditer(word) if word[m.end():m.end() + 1].isdigit()
+                    or any(word[m.end():m.end() + k] in self.known for k in range(2, self.longest + 1))), None)
         return (word,) if cut is None else (word[:cut], *self._token(word[cut:]))
 
     def changes(self, tool_id: str) -> bool:

@@ -31,7 +31,7 @@ _EN_TALK = {
 _KO_TALK = {
     "howto": re.compile(r"어떻게|방법|어디서|어디에서|어딨|어디\s?있"),
     "negation": re.compile(r"지\s?마|지\s?말|하지\s?않|안\s?돼|건드리지|안\s?\S+도\s?(?:돼|되|괜찮)|지\s?않아도|필요\s?없"),
-    "conditional": re.compile(r"지도\s?몰라|수도\s?있|[을ㄹ]까\s?봐|(?<!화)(?<!라)면\s.*(?:\?|[나까냐니]$)"),
+    "conditional": re.compile(r"지도\s?몰라|수도\s?있|[을ㄹ]까\s?봐|(?<!화)(?<!라)면\s?.*(?:\?|[나까냐니]$)"),
     "why": re.compile(r"^왜|\s왜\s|왜$"),
 }
 _KO_STRONG = re.compile(r"방법|어떻게|지도\s?몰라|수도\s?있|지\s?마|지\s?말|하지\s?않|건드리지")
