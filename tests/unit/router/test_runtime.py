@@ -64,6 +64,11 @@ def test_bad_requests_are_refused_not_bent(artifact, text, message):
         Router.load(artifact).decide(text)
 
 
+def test_a_refused_request_of_a_batch_is_named(artifact):
+    with pytest.raises(RouterError, match="^request 2: empty request"):
+        Router.load(artifact).decide_many(["wifi on", "  "])
+
+
 def test_decisions_speak_the_pipeline_vocabulary(artifact):
     r = Router.load(artifact)
     d = r.decide("x" * 1000)  # the limit itself is accepted

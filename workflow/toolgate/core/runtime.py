@@ -300,6 +300,13 @@ class Router:
         """The text, or RouterError when it is not a request the router accepts (:func:`check_request`)."""
         return check_request(text, self.max_chars)
 
+    def _checked_at(self, i: int, text) -> str:
+        """:meth:`check` of a batch's request ``i``: a refusal names it (one refused request refuses the batch)."""
+        try:
+            return self.check(text)
+        except RouterError as exc:
+            raise RouterError(f"request {i + 1}: {exc}") from None
+
     def scores(self, texts, one: bool = False, visible: np.ndarray | None = None):
         """(lexical scores, ranker scores, raw gate signals, gate values) of checked ``texts``; ``one``: a single
         request scored alone; ``visible`` (:meth:`visible`): an entry a request does not see scores -inf, as in the
@@ -360,7 +367,7 @@ class Router:
             raise RouterError(f"decide_many takes a list of texts, not {type(texts).__name__}; "
                               "decide(text) takes one")
         t0 = time.perf_counter()
-        raws, texts = texts, [self.check(t) for t in texts]
+        raws, texts = texts, [self._checked_at(i, t) for i, t in enumerate(texts)]
         visible = None if candidates is None else self.visible(candidates, len(texts))
         if not texts:
             return []
