@@ -14,6 +14,7 @@ import numpy as np
 
 from .catalog import DIGEST_ID, actions, index_text
 from .io import SYLLABLE, request_lang
+from .mood import KO_REQUEST_END
 from .scores import top_order
 from .text import normalize
 
@@ -102,7 +103,9 @@ ENUM_FORMS = {"sound": ("소리", "loud", "ring"), "vibrate": ("진동", "매너
 _INTO = ("to", "into", "in")
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
-_KO_LINK = re.compile("[\uac00-\ud7a3](?<![다라자냐])(?:고|다가)$")
+_LINK = "(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)"
+_KO_LINK = re.compile(_LINK + "$")
+_LINKED = re.compile(_LINK)
 _KO_AUX = ("있", "싶")
 # Korean typed without spaces (와이파이꺼줘, 알람7시로맞춰줘) is read as its spaced form: a Hangul word the catalog
 # does not know is covered, in the fewest pieces, by known words, numbers and the one-syllable words below, each
@@ -126,10 +129,9 @@ _ATTACH = {"n": ("p", "h"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p",), "p": 
 # A word no cover spells is read in part (a compound the catalog does not know, 배경화면을, or a verb written with its
 # ending, 이체해주세요, reads the same way, so only these count): a command run together, ending on a request ending
 # after UNREAD_MIN syllables or more that hold a known word other than filler (잔잔한재즈틀어줘) is unread; a sweeping
-# word inside one is seen (흐린거전부), and a linking -고 before a known word ends a part (맞추고화면).
+# word inside one is seen (흐린거전부), and a linking -고 before a known word or a number ends a part (맞추고화면).
 UNREAD_MIN = 5
-_REQUEST_END = re.compile("(?:해)?(?:줘|줘요|주세요|줄래|줄래요|봐|봐요)$")
-_LINKED = re.compile("(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)")
+_REQUEST_END = re.compile(f"(?:해)?{KO_REQUEST_END}$")
 
 
 def words(text: str) -> list[str]:
@@ -168,6 +170,7 @@ class Evidence:
                                                                    WIPE, *VALUE_WORDS.values())
                                if len(w) > 1 and SYLLABLE.fullmatch(w[0]) and w not in _PARTICLES)
         self.longest = max(map(len, self.known), default=0)
+        self.content_known = self.known - FILLER
         self.described = {lang for t in self.tools.values() for lang in langs if _described(t, lang)}
 
     def words(self, text: str) -> list[str]:
@@ -191,14 +194,19 @@ class Evidence:
         """Is a word a command typed without spaces that no cover spells (see ``UNREAD_MIN``)? What else it says is
         not seen by the other rules."""
         return any((m := _REQUEST_END.search(w)) and m.start() >= UNREAD_MIN and self._unspelled(w)
-                   and self._holds(w[:m.start()], self.known - FILLER) for w in words(text))
+                   and self._holds(w[:m.start()], self.content_known) for w in words(text))
 
     def _unspelled(self, word: str) -> bool:
         return bool(SYLLABLE.search(word)) and word not in self.known and self._split(word) == (word,)
 
-    def _holds(self, word: str, listed) -> bool:
-        """Does a word of two syllables or more of ``listed`` occur inside ``word``?"""
-        return any(word[i:i + k] in listed for i in range(len(word)) for k in range(2, self.longest + 1))
+    def _holds(self, word: str, listed) -> list[str]:
+        """The Korean words of two syllables or more of ``listed`` that occur inside ``word``."""
+        return [word[i:i + k] for i in range(len(word)) if SYLLABLE.match(word[i])
+                for k in range(2, min(self.longest, len(word) - i) + 1) if word[i:i + k] in listed]
+
+    def _starts_known(self, rest: str) -> bool:
+        """Does ``rest`` start with a known word of two syllables or more, or a number?"""
+        return rest[:1].isdigit() or any(rest[:k] in self.known for k in range(2, min(self.longest, len(rest)) + 1))
 
     def has_evidence(self, text: str, lexical_max: float) -> bool:
         """False when the request is content-free, or no BM25 score is above 0 and no word is a catalog word, in a
@@ -256,8 +264,9 @@ class Evidence:
         """A wipe or reset, or a sweeping scope (everything, all, 전부) for a mutating action, that the action's own
         text does not state ("Clear all notifications" states it): more than the action does."""
         scope = WIPE | SWEEPING if self.changes(tool_id) and self._targets(tool_id) else WIPE
-        return any((w in scope or _bare(w) in scope) and not self._explains(tool_id, w) for w in self.words(text)) or any(
-            self._unspelled(w) and self._holds(w, scope) for w in words(text))
+        inside = [s for w in words(text) if self._unspelled(w) for s in self._holds(w, scope)]
+        return any((w in scope or _bare(w) in scope) and not self._explains(tool_id, w)
+                   for w in [*self.words(text), *inside])
 
     def _targets(self, tool_id: str) -> bool:
         """Does the action take a target (a required slot neither an enum nor a value)? One without acts on its whole
@@ -298,19 +307,26 @@ class Evidence:
         return [p for p in out if p]
 
     def steps(self, text: str, score) -> list[str]:
-        """The distinct top actions of the parts that have lexical evidence, and ``?k`` for a part after a linked verb
-        that asks for something no score names (and for the part before it); two or more make a multistep request.
+        """The distinct top actions of the parts that have lexical evidence (as typed, else read as :meth:`words`
+        reads them), and ``?k`` for a part after a named step's linked verb that asks for something no score names;
+        two or more make a multistep request.
 
         ``score(part)``: the lexical ranker's scores of the catalog's actions, in :attr:`tools` order.
         """
-        ids, tops, parts = list(self.tools), [], self.parts(text)
+        tops, parts = [], self.parts(text)
         for k, part in enumerate(parts):
-            s = np.asarray(score(part), float)
-            if s.max() > 0 and (s == s.max()).sum() == 1 and self.names(part, ids[int(s.argmax())]):
-                tops.append(ids[int(s.argmax())])
-            elif k and _KO_LINK.search(parts[k - 1].rstrip(",.")) and self._asks(part):
-                tops += [f"?{k - 1}", f"?{k}"]  # a linked verb and what it leads to, unscored: two steps all the same
+            top = next((t for t in map(lambda p: self._top(p, score), (part, " ".join(self.words(part)))) if t), None)
+            if top:
+                tops.append(top)
+            elif tops and _KO_LINK.search(parts[k - 1].rstrip(",.")) and self._asks(part):
+                tops.append(f"?{k}")  # what a linked verb after a named step leads to, unscored: a step all the same
         return list(dict.fromkeys(tops))
+
+    def _top(self, part: str, score) -> str | None:
+        """The part's top action: a unique top BM25 score above 0 that a word of the part names."""
+        s = np.asarray(score(part), float)
+        top = list(self.tools)[int(s.argmax())]
+        return top if s.max() > 0 and (s == s.max()).sum() == 1 and self.names(part, top) else None
 
     def _asks(self, part: str) -> bool:
         """Does a part carry a request of its own: a content word that is not deictic, a modifier or a generic verb,
@@ -322,13 +338,19 @@ class Evidence:
         """A token of the text as written, or the pieces of its words (:func:`words`, :meth:`_split`, a word no cover
         spells cut after a linking -고 before a known word or a number) where it runs a linked verb and the next words
         together."""
-        pieces = tuple(p for w in words(token) for p in (self._linked(w) if self._unspelled(w) else self._split(w)))
+        pieces = tuple(p for w in words(token) for p in self._linked(w))
         return pieces if any(_KO_LINK.search(p) for p in pieces[:-1]) else (token,)
 
-    def _linked(self, word: str) -> tuple[str, ...]:
-        cut = next((m.end() for m in _LINKED.finditer(word) if word[m.end():m.end() + 1].isdigit()
-                    or any(word[m.end():m.end() + k] in self.known for k in range(2, self.longest + 1))), None)
-        return (word,) if cut is None else (word[:cut], *self._token(word[cut:]))
+    def _linked(self, word: str) -> list[str]:
+        """:meth:`_split`'s pieces of a word, one no cover spells cut after each linking -고 before a known word."""
+        pieces = []
+        while self._unspelled(word):
+            cut = next((m.end() for m in _LINKED.finditer(word) if self._starts_known(word[m.end():])), None)
+            if cut is None:
+                break
+            pieces.append(word[:cut])
+            word = word[cut:]
+        return [*pieces, *self._split(word)]
 
     def changes(self, tool_id: str) -> bool:
         """Does the action change something? (True where the catalog carries no mutating flags.)"""

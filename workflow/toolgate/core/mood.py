@@ -41,7 +41,10 @@ _EN_ASK = re.compile(r"\b(?:please|pls|can you|could you|would you|will you|let'
                      r"add|create|remind|share|move|rename|compress|zip|calculate|convert|navigate|scan|check|cut|"
                      r"mute|unmute|enable|disable|activate|cancel|dim|raise|lower|increase|decrease|go|give|tell|"
                      r"wake|get|change|save|write|note|capture|snap|shoot|look|list)\b")
-_KO_ASK = re.compile(r"(?:줘|줘요|주세요|줄래|줄래요|주라|해|해요|해라|하자|켜|꺼|봐|봐요|줄 수 있어|라|자|렴)\??$")
+# Korean request endings (줘, 주세요, 해라, 켜 ...): a clause ending on one asks; the evidence rules read them too.
+KO_REQUEST_END = ("(?:줘|줘요|줘라|주세요|주라|주셈|줄래|줄래요|주실래요|주시겠어요|해|해요|해라|하자|켜|꺼|봐|봐요|"
+                  r"줄\s?수\s?있어|라|자|렴)")
+_KO_ASK = re.compile(KO_REQUEST_END + r"\??$")
 _LEAD = re.compile(r"^(?:so|and|then|but|ok|okay|well)\s+")  # a connective that opens a clause
 _HANGUL_PAST = frozenset("았었였했켰껐놨뒀췄웠졌갔왔봤잤샀줬쳤렸났텄겼챘")  # syllables of a past-tense stem
 

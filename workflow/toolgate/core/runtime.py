@@ -54,7 +54,9 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "tie": "tied top candidates, or a runner-up of another effect within the tie margin: asked, not executed",
            "close": "candidates too close to tell apart: asked about the one the request's words name",
            "vague": "too vague to execute: asked",
-           "unread": "a word typed without spaces that the rules read only in part: asked", "unnamed": "no word of the request names the action: asked", "sweeping": "a sweeping scope for a mutating action: asked",
+           "unread": "a word typed without spaces that the rules read only in part: asked",
+           "unnamed": "no word of the request names the action: asked",
+           "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked",
            "template": "chat-template markup in the request, a prompt rather than a user's words: asked, never executed",
            "talks_about": "talks about an action without asking for it now (a how-to or why question, a negation, the "
