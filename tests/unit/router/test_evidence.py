@@ -144,6 +144,20 @@ def test_a_korean_word_typed_without_spaces_is_read_as_its_spaced_words(text, sp
     assert EV.words(text) == split
 
 
+def test_a_chain_of_linked_words_up_to_the_length_limit_is_read():
+    """Each -고 before a known word ends a part; a loop, so 332 of them stay below Python's recursion limit."""
+    assert len(EV.parts("알람" + "고알람" * 332)) == 333
+
+
+@pytest.mark.parametrize("text", ["10초 세고 우리 다 같이 나오게 한 장 남겨 줘", "가만히 두면 30초 있다가 까매지게 해 줘"])
+def test_a_linked_verb_before_no_named_step_is_one_request(text):
+    assert len(_steps(text)) <= 1
+
+
+def test_only_korean_words_count_inside_an_unspelled_word():
+    assert not EV.sweeping("overall리포트파일지워줘", "delete_file") and EV.sweeping("흐린거전부지워줘", "delete_file")
+
+
 def test_a_long_word_is_left_whole_and_read_fast():
     assert EV.words("좀" * 1000) == ["좀" * 1000] and len(EV.words("좀" * SPACED_MAX)) == SPACED_MAX
 
