@@ -243,6 +243,7 @@ def test_close_candidates_are_told_apart_by_the_request_words():
     ("Turn on Wi-Fi and then play some music", ["Turn on Wi-Fi", "play some music"]),
     ("엄마한테 늦는다고 문자 보내 줘", ["엄마한테 늦는다고 문자 보내 줘"]),  # a quotation, not a second verb
     ("지금 올라오고 있는 태풍", ["지금 올라오고 있는 태풍"]),  # -고 있다
+    ("세탁물 수거 서비스를 신청하려고 해요", ["세탁물 수거 서비스를 신청하려고 해요"]),  # an intention, -려고
     ("알람끄고블루투스켜줘", ["알람 끄고", "블루투스 켜 줘"]),  # typed without spaces
     ("사진폴더정리하고화면잠가줘!", ["사진 폴더 정리하고", "화면 잠가 줘"]),  # a linked 하다 verb
     ("알람끄고블루투스켜줘ㅋㅋ", ["알람 끄고", "블루투스 켜 줘"]), ("와이파이끄고,블루투스켜줘", ["와이파이 끄고", "블루투스 켜 줘"]),

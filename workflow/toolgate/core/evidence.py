@@ -102,8 +102,9 @@ ENUM_FORMS = {"sound": ("소리", "loud", "ring"), "vibrate": ("진동", "매너
 # Going into a feature switches it on: "switch to dark mode", "put it in flight mode", 어두운 테마로.
 _INTO = ("to", "into", "in")
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
-# A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고) nor a -고 있다/싶다 form.
-_LINK = "(?<=[\uac00-\ud7a3])(?<![다라자냐])(?:고|다가)"
+# A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고), an intention (신청하려고) nor a
+# -고 있다/싶다 form.
+_LINK = "(?<=[\uac00-\ud7a3])(?<![다라자냐려])(?:고|다가)"
 _KO_LINK = re.compile(_LINK + "$")
 _LINKED = re.compile(_LINK)
 _KO_AUX = ("있", "싶")
@@ -132,6 +133,7 @@ _ATTACH = {"n": ("p", "h"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p",), "p": 
 # word inside one is seen (흐린거전부), and a linking -고 before a known word or a number ends a part (맞추고화면).
 UNREAD_MIN = 5
 _REQUEST_END = re.compile(f"(?:해)?{KO_REQUEST_END}$")
+_ENDING_ONLY = re.compile(f"(?:해)?{KO_REQUEST_END}")  # a word that is a request ending alone (해요, 해 줘)
 
 
 def words(text: str) -> list[str]:
@@ -331,7 +333,8 @@ class Evidence:
     def _asks(self, part: str) -> bool:
         """Does a part carry a request of its own: a content word that is not deictic, a modifier or a generic verb,
         and a request ending (틀어 줘, 보내 주세요)?"""
-        ws = [w for w in self.content_words(part) if w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS]
+        ws = [w for w in self.content_words(part) if w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS
+              and not _ENDING_ONLY.fullmatch(w)]
         return bool(ws) and bool(_REQUEST_END.search("".join(self.words(part))))
 
     def _token(self, token: str) -> tuple[str, ...]:
