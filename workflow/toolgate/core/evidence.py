@@ -133,7 +133,6 @@ _ATTACH = {"n": ("p", "h"), "v": ("p", "k"), "d": ("p", "u"), "o": ("p",), "p": 
 # word inside one is seen (흐린거전부), and a linking -고 before a known word or a number ends a part (맞추고화면).
 UNREAD_MIN = 5
 _REQUEST_END = re.compile(f"(?:해)?{KO_REQUEST_END}$")
-_ENDING_ONLY = re.compile(f"(?:해)?{KO_REQUEST_END}")  # a word that is a request ending alone (해요, 해 줘)
 
 
 def words(text: str) -> list[str]:
@@ -317,7 +316,8 @@ class Evidence:
         """
         tops, parts = [], self.parts(text)
         for k, part in enumerate(parts):
-            top = next((t for t in map(lambda p: self._top(p, score), (part, " ".join(self.words(part)))) if t), None)
+            read = self.words(part)
+            top = self._top(part, score) or (len(read) > len(words(part)) and self._top(" ".join(read), score))
             if top:
                 tops.append(top)
             elif tops and _KO_LINK.search(parts[k - 1].rstrip(",.")) and self._asks(part):
@@ -334,7 +334,7 @@ class Evidence:
         """Does a part carry a request of its own: a content word that is not deictic, a modifier or a generic verb,
         and a request ending (틀어 줘, 보내 주세요)?"""
         ws = [w for w in self.content_words(part) if w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS
-              and not _ENDING_ONLY.fullmatch(w)]
+              and not _REQUEST_END.fullmatch(w)]  # a request ending alone (해요) asks for nothing
         return bool(ws) and bool(_REQUEST_END.search("".join(self.words(part))))
 
     def _token(self, token: str) -> tuple[str, ...]:
