@@ -1,6 +1,6 @@
 import pytest
 
-from toolgate.core.korean import attach, final_consonant, particle
+from toolgate.data.korean import attach, final_consonant, particle
 
 
 @pytest.mark.parametrize("word,form,expected", [

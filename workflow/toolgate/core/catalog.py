@@ -13,7 +13,8 @@ import hashlib
 import re
 
 from .errors import InputError, Problems
-from .io import LANGS, SYLLABLE, read_jsonl, request_lang
+from .io import read_jsonl, request_lang
+from .lang import LANGS, SYLLABLE
 from .schemas import check_schema
 
 VARIANTS = ("E0", "E1")

@@ -13,43 +13,22 @@ from functools import lru_cache
 import numpy as np
 
 from .catalog import DIGEST_ID, actions, index_text
-from .io import SYLLABLE, request_lang
-from .mood import KO_REQUEST_END
+from .io import request_lang
+from .lang import JAMO, KO_REQUEST_END, SYLLABLE, SYLLABLES, listed
 from .scores import top_order
 from .text import normalize
 
 _WORD = re.compile(r"\w+")
-_JAMO = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]+")  # jamo and the Hangul filler
-# Conversational filler of both languages: words that carry no action and fill no slot on their own.
-FILLER = frozenset("""
-a an the my me i you it this that please pls now right just do it's its can could would will to for of with
-ok okay yes yeah yep no nope hi hello hey thanks thank bye hmm um uh so well oh lol good nice sure fine
-응 네 예 아니 아니요 그래 좋아 고마워 감사 감사합니다 안녕 안녕하세요 음 어 아 지금 빨리 좀 해 줘 해줘 주세요 줄래
-제발 그냥 이거 그거 저거 한번 잘 자 어서 얼른 부탁해 부탁
-""".split())
-# Words that point at something said before or name nothing (that file, 그 파일, again, the usual): they fill no
-# slot and name no action.
-DEICTIC = frozenset("""
-그 이 저 그것 이것 저것 거기 여기 아까 저번 방금 그때 그런 이런 again same usual before previous one thing things
-stuff these those them there here
-""".split())
-# Intensifiers and vague quantities (quickly, asap, someone, 하나, everything): they fill no slot.
-MODIFIERS = frozenset("""
-quickly quick asap fast soon immediately instantly real really very super away hurry up down more less bit little
-some any someone somebody something anyone anybody anything everyone everybody everything all every entire whole
-ahead 하나 한 두 몇 누구 누군가 뭐 뭔가 무언가 아무 아무거나 다 전부 모두 모든 전체 싹 바로 당장 너무 많이 조금
-""".split())
-# Verbs that say "do something" without naming what (turn, switch, 켜, 해): a request of these alone is vague.
-GENERIC_VERBS = frozenset("""
-turn switch set put get make do go start stop open close run change on off enable disable activate deactivate
-켜 켜기 켜라 꺼 꺼라 끄기 끄고 끄자 해 해봐 해라 하기 돌려 바꿔
-""".split())
-# A sweeping scope: no catalog action means "everything" or a reset of the device, so a mutating action is asked.
-SWEEPING = frozenset("everything all entire whole 전부 모두 모든 전체 싹 몽땅".split())
-# A reset or wipe: no catalog action does that to the device, unless its own text says so (wipe out notifications).
-WIPE = frozenset("wipe factory format 초기화 포맷".split())
+_JAMO = re.compile(f"[{JAMO}]+")  # jamo and the Hangul filler
+# The listed words (lang/<language>/<name>.txt): filler that carries no action and fills no slot; deictic words that
+# point at something said before or name nothing (그 파일, again, the usual); intensifiers and vague quantities
+# (quickly, someone, 하나); verbs that say "do something" without naming what (turn, 켜): a request of these alone is
+# vague; a sweeping scope (no catalog action means "everything", so a mutating action is asked); a reset or wipe (no
+# catalog action does that to the device, unless its own text says so).
+FILLER, DEICTIC, MODIFIERS, GENERIC_VERBS, SWEEPING, WIPE = (
+    listed(name) for name in ("filler", "deictic", "modifiers", "generic_verbs", "sweeping", "wipe"))
 # A Korean word in a verb's informal ending (지워, 맞춰, 꺼, 해): it says what to do, it fills no free slot.
-_KO_VERB = re.compile("(?:[워줘해봐와]|[가-힣]어)$")
+_KO_VERB = re.compile(f"(?:[워줘해봐와]|[{SYLLABLES}]어)$")
 # Candidates scoring within this share of the top one are too close for the scores to tell which the request means:
 # its own words decide which of them is asked about (Evidence.preferred), and one of another effect is never executed.
 CLOSE = 0.1
@@ -104,7 +83,7 @@ _INTO = ("to", "into", "in")
 _CONNECTIVE = re.compile(r"\s*(?:\band then\b|\band\b|\bthen\b|\bafter that\b|그리고|그 다음에|다음에)\s*")
 # A verb that links to the next one (끄고, 껐다가), not a quotation (늦는다고, 하라고), an intention (신청하려고) nor a
 # -고 있다/싶다 form.
-_LINK = "(?<=[\uac00-\ud7a3])(?<![다라자냐려])(?:고|다가)"
+_LINK = f"(?<=[{SYLLABLES}])(?<![다라자냐려])(?:고|다가)"
 _KO_LINK = re.compile(_LINK + "$")
 _LINKED = re.compile(_LINK)
 _KO_AUX = ("있", "싶")
@@ -114,13 +93,9 @@ _KO_AUX = ("있", "싶")
 # 하다 after a noun (설정해), a linking -고/-다가 (켜고), after which nothing attaches. A word no such cover spells
 # stays whole (docs/router.md, 'Evidence rules'). Words longer than SPACED_MAX are left whole: no request runs that
 # many syllables together, and the cover's cost grows with the length.
-_PARTICLES = frozenset("""을 를 이 가 은 는 에 도 만 로 와 과 의 랑 께 요 나 에서 으로 한테 에게 이랑 까지 부터 처럼 보다 에는
-에도 만큼 마다 이나 이야 야 이에요 예요""".split())
-_HADA = frozenset("해 하고 해서 하기 할 한 하는 해요 했어 하지 해도 하면 했는데 하게".split())
-_NUMBER_UNITS = frozenset("시간 시 분 초 일 월 년 도 번 개 퍼센트 프로 단계 배 살 명 층 원 곡 장 반".split())
+_PARTICLES, _HADA, _NUMBER_UNITS, _ONE_VERBS, _ONE_WORDS = (
+    listed(name, ("ko",)) for name in ("particles", "hada", "number_units", "one_verbs", "one_words"))
 _LINKS = frozenset(("고", "다가"))
-_ONE_VERBS = frozenset("켜 꺼 끄 해 줘 봐".split())
-_ONE_WORDS = frozenset("좀 싹 내 제 나 저 이 그 거 것 때 뒤 후 전 쯤 다 또 더 꼭 안 못".split())
 _TRAILING = re.compile("(?:%s)+" % "|".join(sorted(_PARTICLES | _HADA, key=len, reverse=True)))
 _ALNUM = re.compile("[0-9a-z]+")  # one piece, as spaced text keeps it (5g, b2): digits alone are a number
 SPACED_MAX = 64

@@ -17,8 +17,8 @@ from functools import cache
 from pathlib import Path
 
 from .errors import InputError, Problems, field_path
-
-LANGS = ("ko", "en")
+from .lang import HANGUL, KO_VERB_FINAL, SYLLABLE
+from .lang import LANGS as LANGS  # the languages a catalog is read in, which the studies import with the rest of io
 
 
 def read_text(path) -> str:
@@ -192,8 +192,6 @@ def read_jsonl(path, problems: Problems | None = None) -> list[tuple[int, dict]]
     return rows
 
 
-_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # syllables, jamo, compatibility jamo
-SYLLABLE = re.compile("[\uac00-\ud7a3]")  # a Hangul syllable: what a Korean word is written in
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -203,9 +201,9 @@ def script_lang(text: str) -> str | None:
     Hangul, when Latin letters are at least as many as the letters of any other script (a Japanese request naming an
     "iPhone" is not English); else None."""
     words = _LETTERS.findall(text)
-    hangul = sum(bool(_HANGUL.search(w)) for w in words)
+    hangul = sum(bool(HANGUL.search(w)) for w in words)
     if hangul:
-        latin = sum(not _HANGUL.search(w) and any(ord(ch) < 0x250 for ch in w) for w in words)
+        latin = sum(not HANGUL.search(w) and any(ord(ch) < 0x250 for ch in w) for w in words)
         return "ko" if hangul >= latin else "en"
     latin = sum(ch.isalpha() and ord(ch) < 0x250 for ch in text)
     return "en" if latin and latin >= sum(ch.isalpha() for ch in text) - latin else None
@@ -216,13 +214,11 @@ def request_lang(text: str) -> str | None:
     letters before ("BTS Dynamite 틀어줘"), or on two Korean words; else :func:`script_lang`'s (a name at the end,
     "Send a text to 김민수", leaves an English request English)."""
     words = _LETTERS.findall(text)
-    if words and SYLLABLE.search(words[-1]) and (_KO_ENDING.search(words[-1])
+    if words and SYLLABLE.search(words[-1]) and (KO_VERB_FINAL.search(words[-1])
                                                  or len(words) > 1 and SYLLABLE.search(words[-2])):
         return "ko"
     return script_lang(text)
 
-
-_KO_ENDING = re.compile("[줘요해어아라까다자지봐줄래]$")  # how a Korean request ends: 틀어줘, 켜요, 꺼, 할까, 보여 줄래
 
 
 # Unicode's Cc (U+0000-001F, U+007F-009F) less tab, newline and carriage return, and Cs (the surrogates): a test

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .lang import KO_PAST, KO_REQUEST_END
 from .text import normalize
 
 _CLAUSE = re.compile(r"([^,.!?;:…~]+)([,.!?;:…~]*)")
@@ -41,12 +42,8 @@ _EN_ASK = re.compile(r"\b(?:please|pls|can you|could you|would you|will you|let'
                      r"add|create|remind|share|move|rename|compress|zip|calculate|convert|navigate|scan|check|cut|"
                      r"mute|unmute|enable|disable|activate|cancel|dim|raise|lower|increase|decrease|go|give|tell|"
                      r"wake|get|change|save|write|note|capture|snap|shoot|look|list)\b")
-# Korean request endings (줘, 주세요, 해라, 켜 ...): a clause ending on one asks; the evidence rules read them too.
-KO_REQUEST_END = ("(?:줘|줘요|줘라|주세요|주라|주셈|줄래|줄래요|주실래요|주시겠어요|해|해요|해라|하자|켜|꺼|봐|봐요|"
-                  r"줄\s?수\s?있어|라|자|렴)")
 _KO_ASK = re.compile(KO_REQUEST_END + r"\??$")
 _LEAD = re.compile(r"^(?:so|and|then|but|ok|okay|well)\s+")  # a connective that opens a clause
-_HANGUL_PAST = frozenset("았었였했켰껐놨뒀췄웠졌갔왔봤잤샀줬쳤렸났텄겼챘")  # syllables of a past-tense stem
 
 
 def clauses(text: str) -> list[str]:
@@ -61,7 +58,7 @@ def clauses(text: str) -> list[str]:
 def _ko_past(clause: str) -> bool:
     """The clause's predicate (its last word) is in the past tense: a past-stem syllable before a plain ending."""
     last = clause.rstrip("?").split()[-1] if clause.rstrip("?").split() else ""
-    return bool(re.search(f"[{''.join(_HANGUL_PAST)}](?:어|어요|다|지|네|는데|잖아|거든|어\\?)?$", last)) and not \
+    return bool(re.search(f"[{KO_PAST}](?:어|어요|다|지|네|는데|잖아|거든|어\\?)?$", last)) and not \
         last.endswith(("했으면", "였으면"))
 
 

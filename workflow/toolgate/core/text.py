@@ -15,10 +15,10 @@ from itertools import groupby
 import numpy as np
 
 from .errors import require
+from .lang import HANGUL, SYLLABLES
 
 _WS = re.compile(r"\s+")
-_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff]")  # syllables, jamo
-_SYLLABLES = re.compile("[\uac00-\ud7a3]+")
+_SYLLABLES = re.compile(f"[{SYLLABLES}]+")
 _SPEC = re.compile(r"(char|jamo|kiwi\+char)([1-8]?)|kiwi")
 
 
@@ -161,7 +161,7 @@ def decompose_hangul(text: str) -> str:
 
 def hangul_runs(norm: str) -> list[tuple[bool, str]]:
     """(contains Hangul, run) for the maximal runs of words of a normalised text that do or do not contain Hangul."""
-    return [(h, " ".join(words)) for h, words in groupby(norm.split(), key=lambda w: bool(_HANGUL.search(w)))]
+    return [(h, " ".join(words)) for h, words in groupby(norm.split(), key=lambda w: bool(HANGUL.search(w)))]
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ import hashlib
 import re
 from pathlib import Path
 
-from ..core import io, korean
+from ..core import io
 from ..core.catalog import actions
 from ..core.errors import InputError
+from ..core.lang import SYLLABLES
 from ..utterances import OUT_SUBTYPES
+from . import korean
 
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([가-힣]+))?\}")
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([%s]+))?\}" % SYLLABLES)
 
 
 def load_banks(folder, catalog: list[dict], langs=io.LANGS) -> dict:

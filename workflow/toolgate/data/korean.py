@@ -8,6 +8,8 @@ read aloud in Korean (7 -> 칠, final ㄹ; "PDF" -> 에프, no final).
 """
 from __future__ import annotations
 
+from ..core.lang import FIRST_SYLLABLE, LAST_SYLLABLE
+
 # (form after a final consonant, form after a vowel)
 PAIRS = [("이라고", "라고"), ("이에요", "예요"), ("이랑", "랑"), ("이나", "나"), ("으로", "로"),
          ("을", "를"), ("이", "가"), ("은", "는"), ("과", "와"), ("아", "야")]
@@ -23,8 +25,8 @@ _LATIN_FINAL = {"l": _RIEUL, "m": 16, "n": 4, "r": _RIEUL}
 def final_consonant(word: str) -> int | None:
     """Index (0 = none, 8 = ㄹ) of the final consonant of the last readable character."""
     for ch in reversed(word):
-        if "가" <= ch <= "힣":
-            return (ord(ch) - 0xAC00) % 28
+        if FIRST_SYLLABLE <= ord(ch) <= LAST_SYLLABLE:
+            return (ord(ch) - FIRST_SYLLABLE) % 28
         if ch in _DIGIT_FINAL:
             return _DIGIT_FINAL[ch]
         if ch.isascii() and ch.isalpha():
