@@ -50,7 +50,7 @@ def copy_repo(dst: Path) -> Path:
     dst.mkdir(parents=True)
     for name in ("Snakefile", "config.yaml"):
         shutil.copy(ROOT / name, dst / name)
-    for name in ("workflow", "data", "config", "envs", "tests/expected"):
+    for name in ("workflow", "data", "config", "envs", "tests/expected", "tests/blind"):
         shutil.copytree(ROOT / name, dst / name, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
 

@@ -180,11 +180,12 @@ def test_exported_router_decides_as_the_pipeline_does(monkeypatch, project):
     band = [d.reason == "band" for d in decided]
     assert [d.kind for d, b in zip(decided, band) if b] == [words[k] for k, b in zip(kind, band) if b]
     assert [d.tool or "" for d, b in zip(decided, band) if b] == [t for t, b in zip(tool, band) if b]
-    # The evidence rules only ever make a decision more careful, and they are the exception: measured, 109 of the 600
-    # decisions (40 multistep, 35 missing slots, 24 without evidence), 17 of them on the 380 gold-action requests.
+    # The evidence rules only ever make a decision more careful, and they are the exception: measured, 107 of the 600
+    # decisions (42 multistep, 25 missing slots, 15 operation, 11 mood, 7 without evidence), 23 of them on the 380
+    # gold-action requests (9 operation, 9 mood: router v4's reading; 17 before it).
     assert all(d.kind != "act" for d, b in zip(decided, band) if not b) and sum(band) >= 0.8 * len(main)
     actions = [b for b, r in zip(band, main) if r["gold_outcome"] == "action"]
-    assert actions.count(False) <= 0.06 * len(actions)
+    assert actions.count(False) <= 0.065 * len(actions)
     delegated = [d for d, r in zip(decided, main) if r["subtype"] == "multistep"]
     assert sum(d.reason == "multistep" for d in delegated) >= 0.5 * len(delegated)
     cost = (res / "tables" / "router_cost.csv").read_text().splitlines()
@@ -349,7 +350,7 @@ PROBES_HEADER = """# Decisions of the default experiment's exported router ({fol
 # turns bare requests such as "Set an alarm" away that the ladder before it asked about, as it asked about 57% of all
 # requests; it executes none of them wrongly (asserted above), and meets 27 of the 28 realistic lines (the ladder 19).
 # Since its route step is learned from the generic bank (chat or delegate), 일정 삭제해 줘 is turned away, not asked.
-MISSING_DETAIL_FLOOR = {"P1": 40, "selected": 32}
+MISSING_DETAIL_FLOOR = {"P1": 41, "selected": 38}
 
 
 @pytest.mark.parametrize("folder,pins", [("P1", "router_probes.yaml"), ("selected", "router_probes_selected.yaml")])
@@ -386,6 +387,31 @@ def test_router_probes(folder, pins, project):
              for name in now for x, y in zip(now[name], pinned[name]) if x != y]
     assert [x["text"] for n in now for x in now[n]] == [y["text"] for n in pinned for y in pinned[n]]
     assert not diffs, "router decisions changed (see the file's header to refresh):\n" + "\n".join(diffs)
+
+
+# The blind sets of tests/blind (written blind from the catalog, never fitted on) through both routers: at most this
+# many executions of a must-not-act request (router-must-not-act and router-talk), this few right executions of a
+# should-act one, and no execution of a wrong tool there. Measured when router v4's reading was made (docs/router.md,
+# "Reading a request"): a change that lets more through fails here.
+BLIND_CEILING = {"P1": {"not_act_acts": 7, "right_acts": 110, "wrong_tool_acts": 1},
+                 "selected": {"not_act_acts": 15, "right_acts": 178, "wrong_tool_acts": 0}}
+
+
+@pytest.mark.parametrize("folder", ["P1", "selected"])
+def test_blind_sets(folder, project):
+    from toolgate import Router
+
+    router = Router.load(project.root / "results" / "default" / "router" / folder)
+    read = lambda name: [json.loads(x) for x in (ROOT / "tests" / "blind" / f"router-{name}.jsonl").open()]  # noqa: E731
+    talk = read("must-not-act") + read("talk")
+    acts = [p["text"] for p, d in zip(talk, router.decide_many([p["text"] for p in talk])) if d.kind == "act"]
+    should = read("should-act")
+    decided = router.decide_many([p["text"] for p in should])
+    right = sum(d.kind == "act" and d.tool == p["tool"] for p, d in zip(should, decided))
+    wrong = [(p["text"], d.tool) for p, d in zip(should, decided) if d.kind == "act" and d.tool != p["tool"]]
+    pins = BLIND_CEILING[folder]
+    assert len(acts) <= pins["not_act_acts"], acts
+    assert right >= pins["right_acts"] and len(wrong) <= pins["wrong_tool_acts"], (right, wrong)
 
 
 CHECK_SCRIPT = """<script>window.addEventListener('load', () => {

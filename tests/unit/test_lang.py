@@ -1,6 +1,8 @@
 """One home for what a language is (toolgate.core.lang): no Hangul range or Korean request ending is spelled outside
-it and its word lists load as data."""
+it, its word lists load as data, and the fold reads what phone keyboards type as the rules know it."""
 import re
+
+import pytest
 
 from conftest import ROOT
 from toolgate.core import lang
@@ -36,3 +38,16 @@ def test_request_endings_match_spaced_and_unspaced():
     end = re.compile(lang.KO_REQUEST_END + "$")
     assert all(end.search(t) for t in ("꺼 줘", "켜 주세요", "해 줄 수 있어", "해줄수있어", "하자"))
     assert not end.search("와이파이")
+
+
+@pytest.mark.parametrize("typed,read", [
+    ("Don\u2019t delete report.pdf", "Don't delete report.pdf"),      # a phone's apostrophe
+    ("N\u0435ver delete the file", "Never delete the file"),          # Cyrillic е inside a Latin word
+    ("\u201cturn off wifi\u201d", '"turn off wifi"'),                  # typographic quotes
+    ("ｗｉｆｉ ６시", "wifi 6시"),                                        # full-width forms (NFKC)
+    ("del\u200bete all", "delete all"),                               # a zero-width space
+    ("\u0441\u043f\u0430\u0441\u0438\u0431\u043e", "\u0441\u043f\u0430\u0441\u0438\u0431\u043e"),  # a Russian word stays
+    ("와이파이 꺼 줘", "와이파이 꺼 줘"),
+])
+def test_fold_reads_what_phones_type(typed, read):
+    assert lang.fold(typed) == read

@@ -75,7 +75,7 @@ PATHS = SimpleNamespace(
                              "gate_overlap_map", "gate_transfer", "gate_loco", "candidate_ablation", "scaling",
                              "tokenizer_ablation", "external_gate", "jaccard_items", "router_loco", "router_selection",
                              "router_eval", "router_probes", "router_cost", "example_leakage",
-                             "examples_ablation")},
+                             "examples_ablation", "mood", "kiwi_agreement")},
 )
 
 
@@ -155,7 +155,7 @@ def router_targets():
     return (expand(PATHS.router, pipeline=[*config["router"]["pipelines"], SELECTED])
             + ([PATHS.router_cost] if config["timing"] else [])
             + [PATHS.router_selection, PATHS.router_eval, PATHS.router_loco, PATHS.router_probes,
-               PATHS.examples_ablation])
+               PATHS.examples_ablation, PATHS.mood, PATHS.kiwi_agreement])
 
 
 def all_figures():
@@ -199,10 +199,10 @@ ROUTER_PARAMS = {  # what every export reads (typed in the script: toolgate.expe
 
 
 def probe_files():
-    """The probe files router_eval and router_loco read (router.probes), so a changed probe reruns them; none where the
-    folder is absent."""
-    folder = Path(config["router"]["probes"]) if config["router"]["probes"] else None
-    return sorted(str(f) for f in folder.glob("router-*.jsonl")) if folder and folder.is_dir() else []
+    """The probe files router_eval and router_loco read (router.probes, then the blind sets of router.blind), so a
+    changed probe reruns them; none where a folder is absent."""
+    folders = [Path(config["router"][key]) for key in ("probes", "blind") if config["router"][key]]
+    return [str(f) for folder in folders if folder.is_dir() for f in sorted(folder.glob("router-*.jsonl"))]
 
 
 EMBED_SHARDS = 2  # embed_external's jobs side by side: the e5 embedding of every text is the longest path's head

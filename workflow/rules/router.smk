@@ -73,6 +73,41 @@ rule export_router:
         "../scripts/export_router.py"
 
 
+rule mood_table:
+    # the mood model (toolgate.core.mood) on the bank's held-out verb phrases: per-frame precision and recall
+    input:
+        bank="data/lang/mood_bank.jsonl",
+    output:
+        table=PATHS.mood,
+        md=f"{RES}/tables/mood.md",
+    benchmark:
+        f"benchmarks/{EXP}/mood_table.tsv"
+    log:
+        f"{LOGS}/mood_table.log",
+    conda:
+        ENV
+    script:
+        "../scripts/mood_table.py"
+
+
+rule kiwi_agreement:
+    # the hand reader's Korean conditions against Kiwi's morphemes (the ko extra), on the bank and the requests
+    input:
+        bank="data/lang/mood_bank.jsonl",
+        utterances=utterances_path(),
+    output:
+        table=PATHS.kiwi_agreement,
+        md=f"{RES}/tables/kiwi_agreement.md",
+    benchmark:
+        f"benchmarks/{EXP}/kiwi_agreement.tsv"
+    log:
+        f"{LOGS}/kiwi_agreement.log",
+    conda:
+        ENV
+    script:
+        "../scripts/kiwi_agreement.py"
+
+
 rule example_leakage:
     # each main-set request's nearest catalog example, beside the selection (its examples embedded at the head, or
     # here where no external study runs), not after it on the workflow's longest path

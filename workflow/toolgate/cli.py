@@ -18,6 +18,7 @@ from . import __version__
 from .core import io
 from .core.catalog import MUTATING_NOTE, actions, is_action, load_catalog
 from .core.errors import InputError, MissingExtra, require
+from .core.mood import MOOD_C, MOOD_SEED
 from .utterances import load_inputs, load_utterances, summarize
 
 
@@ -338,6 +339,14 @@ def _same_tables(args) -> int:
     return 1 if diffs else 0
 
 
+def _mood(args) -> int:
+    from .router.mood import fit_shipped
+
+    threshold = fit_shipped(args.bank, args.out, MOOD_SEED, args.c)
+    print(f"wrote {args.out}: the mood model fitted on {args.bank}, a command at P(command) >= {threshold:.2f}")
+    return 0
+
+
 def _profile(args) -> int:
     from .bench.profile import profile_text
     from .config import load
@@ -491,6 +500,15 @@ def _same_tables_args(p) -> None:
     p.set_defaults(func=_same_tables)
 
 
+def _mood_args(p) -> None:
+    p.add_argument("--bank", default="data/lang/mood_bank.jsonl", help="the bank of request frames (default: "
+                   "data/lang/mood_bank.jsonl)")
+    p.add_argument("--out", default="workflow/toolgate/core/lang/mood.npz", help="the model file the router ships "
+                   "(default: workflow/toolgate/core/lang/mood.npz)")
+    p.add_argument("--c", type=float, default=MOOD_C, help=f"inverse L2 strength (default: {MOOD_C})")
+    p.set_defaults(func=_mood)
+
+
 def _profile_args(p) -> None:
     p.add_argument("--experiment", help="experiment name (default: the config's)")
     p.add_argument("--config", default="config.yaml", help="experiment config (default: config.yaml)")
@@ -524,6 +542,8 @@ COMMANDS = {
               _adapt_args),
     "decide": ("route one request (or stdin lines with --jsonl) with an exported router", _decide_args),
     "same-tables": ("are two tables folders byte-identical outside their timing columns?", _same_tables_args),
+    "mood": ("fit the mood model on the bank of request frames, its command threshold chosen out of fold, and write "
+             "the file the router ships", _mood_args),
     "profile": ("per-rule wall times of the last workflow run, slowest first", _profile_args),
     "clinc150": ("the CLINC150 out-of-scope benchmark with the examples model (oos-threshold)", _clinc150_args),
 }

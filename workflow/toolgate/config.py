@@ -213,7 +213,8 @@ def utterances_path(cfg: dict) -> str:
 # The paths a config sets (besides report.compare's files), and whether each names a file or a folder.
 PATH_KINDS = {"catalog": "file", "utterances.file": "file", "utterances.templates": "folder",
               "utterances.annotations": "folder", "report.reported": "file", "report.expected": "file",
-              "external.mirror": "folder", "router.latency_table": "file", "router.probes": "folder"}
+              "external.mirror": "folder", "router.latency_table": "file", "router.probes": "folder",
+              "router.blind": "folder"}
 
 
 def rebase(config: dict, files) -> dict:
@@ -436,6 +437,7 @@ class RouterSettings:
     tie_margins: tuple[float, ...]
     tie_cost: float
     probes: str
+    blind: str
     queries: int
     warmup: int
 

@@ -10,6 +10,7 @@ from toolgate.config import Text
 from toolgate.core import io, schemas
 from toolgate.core.catalog import load_catalog
 from toolgate.core.evidence import SPACED_MAX, Evidence
+from toolgate.core.mood import clauses
 from toolgate.core.rankers import fit_ranker
 from toolgate.core.runtime import Rules
 from toolgate.data.banks import load_banks
@@ -304,3 +305,48 @@ def test_korean_enum_values_and_sino_korean_numbers_fill_their_slots(text, tool,
              _ko_tool("t_00000006", "전원", {"모드": enum("일반", "절전")}, ["모드"]),
              _ko_tool("t_00000007", "회의 추가", {"date": {"type": "string", "description": "날짜"}}, ["date"])]
     assert Evidence(tools, ("ko",)).missing_slot(text, tool) == missing
+
+
+def _messaging(read_examples, send_examples):
+    def tool_(id_, name_en, name_ko, examples, mutating):
+        return {"id": id_, "kind": "action", "mutating": mutating, "names": {"en": name_en, "ko": name_ko},
+                "descriptions": {"en": f"{name_en}.", "ko": f"{name_ko}."}, "keywords": {},
+                "parameters": {"type": "object", "properties": {}, "required": []},
+                "examples": [{"text": t, "lang": "en" if t.isascii() else "ko"} for t in examples]}
+    return Evidence([tool_("read_messages", "Read messages", "문자 읽기", read_examples, False),
+                     tool_("send_message", "Send message", "문자 보내기", send_examples, True)], io.LANGS)
+
+
+@pytest.mark.parametrize("text,top,other", [
+    ("민수한테 늦는다고 문자 보내 줘", "read_messages", "send_message"),  # the object is both tools', the verb one's
+    ("Send a text to Mom", "read_messages", "send_message"),
+    ("Can you send Mom a text?", "read_messages", "send_message"),
+    ("새 문자 읽어 줘", "send_message", "read_messages"),
+    ("새 문자 읽어 줘", "read_messages", None),                           # the verb is the top tool's own
+    ("Send a text to Mom", "send_message", None),
+    ("문자 확인해 줘", "read_messages", None),                             # a verb no tool states tells nothing
+])
+def test_the_operation_check_names_the_action_whose_verb_the_request_uses(text, top, other):
+    ev = _messaging(["문자 읽어 줘", "read my texts"], ["문자 보내 줘", "send a text"])
+    assert ev.operation(clauses(text), top, ["read_messages", "send_message"]) == other
+
+
+def test_an_action_does_what_its_own_texts_say_not_every_word_of_them():
+    ev = _messaging(["읽어 줘 문자", "show me the texts I sent"], ["문자 보내 줘", "send a text"])
+    assert {"read", "읽기", "show"} <= ev.does["read_messages"] and "sent" not in ev.does["read_messages"]
+    assert ev.operation(clauses("Send Mom a text"), "read_messages", ["read_messages", "send_message"]) == "send_message"
+
+
+def test_the_operation_check_looks_only_among_the_candidates_given():
+    ev = _messaging(["문자 읽어 줘"], ["문자 보내 줘"])
+    assert ev.operation(clauses("문자 보내 줘"), "read_messages", ["read_messages"]) is None
+
+
+@pytest.mark.parametrize("tool,mutating,reads", [
+    ("stock_price_get", None, True), ("findContact", None, True), ("send_email", None, False),
+    ("get_weather", True, False), ("delete_file", False, True)])
+def test_an_action_reads_only_by_its_flag_else_by_a_read_verb_in_its_id(tool, mutating, reads):
+    entry = {"id": tool, "kind": "action", "names": {"en": tool}, "descriptions": {"en": "x"}, "keywords": {},
+             "parameters": {"type": "object", "properties": {}, "required": []}}
+    ev = Evidence([entry if mutating is None else {**entry, "mutating": mutating}], io.LANGS)
+    assert ev.reads_only(tool) is reads

@@ -15,6 +15,7 @@ import numpy as np
 from .catalog import DIGEST_ID, actions, index_text
 from .io import request_lang
 from .lang import JAMO, KO_REQUEST_END, SYLLABLE, SYLLABLES, listed
+from .mood import clauses
 from .scores import top_order
 from .text import normalize
 
@@ -96,6 +97,8 @@ _KO_AUX = ("있", "싶")
 _PARTICLES, _HADA, _NUMBER_UNITS, _ONE_VERBS, _ONE_WORDS = (
     listed(name, ("ko",)) for name in ("particles", "hada", "number_units", "one_verbs", "one_words"))
 _LINKS = frozenset(("고", "다가"))
+_LEAD = listed("lead", ("en",))
+_READ_VERBS = listed("read_verbs", ("en",))
 _TRAILING = re.compile("(?:%s)+" % "|".join(sorted(_PARTICLES | _HADA, key=len, reverse=True)))
 _ALNUM = re.compile("[0-9a-z]+")  # one piece, as spaced text keeps it (5g, b2): digits alone are a number
 SPACED_MAX = 64
@@ -140,6 +143,7 @@ class Evidence:
         self.named = {i: self.vocab[i] | {w for e in t.get("examples", []) if e["lang"] in langs for w in words(e["text"])}
                       for i, t in self.tools.items()}
         self.catalog_words = set().union(*self.named.values()) if self.named else set()
+        self.bare = {i: {_bare(w) for w in v if SYLLABLE.match(w)} for i, v in self.named.items()}
         # the words an unspaced request is read in (_spaced): the catalog's and the rules' own, of two syllables or
         # more, particles aside
         self.known = frozenset(w for w in self.catalog_words.union(FILLER, DEICTIC, MODIFIERS, GENERIC_VERBS, SWEEPING,
@@ -148,6 +152,11 @@ class Evidence:
         self.longest = max(map(len, self.known), default=0)
         self.content_known = self.known - FILLER
         self.described = {lang for t in self.tools.values() for lang in langs if _described(t, lang)}
+        # what each action does, as its own texts state it: the predicates of its names, descriptions and examples,
+        # and the verb of its id (list_alarms: list, show, 보여; not set, though "the alarms I set" is an example)
+        self.does = {i: {effect(i), *self.predicates([c for x in _own_texts(t, langs) for c in clauses(x)])}
+                     for i, t in self.tools.items()}
+        self.does_bare = {i: {_bare(d) for d in v if SYLLABLE.match(d)} for i, v in self.does.items()}
 
     def words(self, text: str) -> list[str]:
         """:func:`words`, a Korean word typed without spaces read as the words it runs together (:func:`_spaced`)."""
@@ -330,6 +339,78 @@ class Evidence:
             word = word[cut:]
         return [*pieces, *self._split(word)]
 
+    def predicates(self, clauses: list[str]) -> list[str]:
+        """The predicate of each clause (:func:`toolgate.core.mood.clauses`): a Korean clause's last word before its
+        request ending (문자 보내 줘: 보내; 전화해: 전화), an English clause's first word after filler and the words that
+        lead to a verb (can you, I want to, please)."""
+        out = []
+        for clause in clauses:
+            ws = [w for w in self.words(clause) if w not in DEICTIC and w not in MODIFIERS]
+            if ws and SYLLABLE.match(ws[-1]):
+                ws = [w for w in ws if w not in FILLER and not _REQUEST_END.fullmatch(w)]
+                pred = _REQUEST_END.sub("", ws[-1]) if ws else ""
+            else:
+                pred = next((w for w in ws if w not in FILLER and w not in _LEAD and not w.isdigit()), "")
+            out += [pred] if pred else []
+        return out
+
+    def operation(self, clauses: list[str], tool_id: str, among) -> str | None:
+        """Another action whose operation the request asks for where ``tool_id``'s is not: in the clauses that hold an
+        object word of ``tool_id`` (a word it names, not its verb), no predicate is named by ``tool_id``, and another
+        action ``among`` the request's top candidates names a predicate and an object word (민수한테 문자 보내 줘 over
+        read_messages: send_message). None when
+        the operation agrees, or no other action states it (a predicate the catalog does not know tells nothing, nor
+        a generic verb: turn, 켜)."""
+        held = [(c, self._objects(c, tool_id)) for c in clauses]
+        held = [(c, objects) for c, objects in held if objects]
+        preds = [p for c, _ in held for p in self.predicates([c]) if len(p) > 1]
+        if not preds or any(self._does(tool_id, p) for p in preds):
+            return None
+        objects = {w for _, ws in held for w in ws} - set(preds)
+        others = [o for o in among if o != tool_id and any(self._does(o, p) for p in preds)
+                  and any(self._states(o, w) for w in objects)]
+        words = self.content_words(" ".join(clauses))
+        return max(others, key=lambda o: (sum(self._states(o, w) for w in words), -among.index(o)), default=None)
+
+    def _does(self, tool_id: str, predicate: str) -> bool:
+        """Is the predicate one of the action's own (:attr:`does`): as written, a Korean one without its particles or
+        하다, an English one of four letters or more by its first four (sending: send)?"""
+        does = self.does[tool_id]
+        if predicate in does:
+            return True
+        if SYLLABLE.match(predicate):
+            return _bare(predicate) in self.does_bare[tool_id]
+        return predicate.isascii() and len(predicate) > 3 and any(d[:4] == predicate[:4] for d in does)
+
+    def _objects(self, clause: str, tool_id: str) -> list[str]:
+        """The clause's words that the tool names, its verbs, particles, numbers and the rules' lists aside."""
+        return [w for w in self.content_words(clause) if len(w) > 1 and not w.isdigit() and w not in _PARTICLES
+                and w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS and self._states(tool_id, w)]
+
+    def _states(self, tool_id: str, word: str) -> bool:
+        """Does the tool's catalog text or examples hold the word: as written, a Korean word without its particles or
+        하다 (메모를: 메모, not 메모리), an English word of four letters or more by its first four (texts: a text)?"""
+        if word in self.named[tool_id]:
+            return True
+        if SYLLABLE.match(word):
+            return _bare(word) in self.bare[tool_id]
+        return word.isascii() and len(word) > 3 and any(v[:4] == word[:4] for v in self.named[tool_id])
+
+    def _says(self, tool_id: str, word: str) -> bool:
+        """Does the word occur in the tool's catalog text or examples (Korean: a word starting with its first two
+        syllables)?"""
+        vocab = self.named[tool_id]
+        return word in vocab or (SYLLABLE.match(word) is not None and len(word) > 1
+                                 and any(v.startswith(word[:2]) for v in vocab))
+
+    def reads_only(self, tool_id: str) -> bool:
+        """Does the action only read? Its mutating flag where the catalog gives one, else a read verb among the words
+        of its id (stock_price_get, find_contact)."""
+        tool = self.tools[tool_id]
+        if "mutating" in tool:
+            return not tool["mutating"]
+        return bool(set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", tool_id).lower())) & _READ_VERBS)
+
     def changes(self, tool_id: str) -> bool:
         """Does the action change something? (True where the catalog carries no mutating flags.)"""
         return self.tools[tool_id].get("mutating", True)
@@ -337,9 +418,7 @@ class Evidence:
     def names(self, text: str, tool_id: str) -> bool:
         """Does a content word of ``text`` occur in the tool's catalog text or examples (Korean: its first two
         syllables)?"""
-        vocab = self.named[tool_id]
-        return any(w in vocab or (SYLLABLE.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
-                   for w in self.content_words(text))
+        return any(self._says(tool_id, w) for w in self.content_words(text))
 
 
 @lru_cache(maxsize=8192)
@@ -406,6 +485,12 @@ def _spaced(word: str, known: frozenset, longest: int) -> tuple[str, ...] | None
             piece = ""
         end, kind = start, before
     return tuple(reversed(pieces))
+
+
+def _own_texts(tool: dict, langs) -> list[str]:
+    """The action's names, descriptions and examples in ``langs``."""
+    return [x for lang in langs for x in (tool["names"].get(lang), tool["descriptions"].get(lang)) if x] + [
+        e["text"] for e in tool.get("examples", []) if e["lang"] in langs]
 
 
 def _described(tool: dict, lang: str) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -38,12 +37,17 @@ from .errors import InputError
 from .evidence import CLOSE, Evidence, effect, near_tie
 from .examples import ExampleModel, action_matrix, examples_entry, fit_examples, log_odds, training_texts
 from .gates import GateRuntime
-from .mood import talks_about
+from .lang import fold
+from .mood import clauses, masked, mood, talks_about
 from .rankers import BM25Ranker, fit_ranker
 from .retarget import generic_bank
 from .scores import route_choice, top_order
 
 __all__ = ["Decision", "Router", "RouterError", "Rules", "check_request", "decide_lines", "json_type", "line_text"]
+# The frame in which a request still asks for an action that only reads: a question about state is how one asks for
+# the action that answers it (Is my storage full?), never for the one that changes that state (shared notes,
+# router-reading.md); a how-to question or a complaint asks for no action, even a read-only one
+ASKS_READ_ONLY = ("state_question",)
 KIND_WORDS = {"action": "act", "ask": "ask", "chat": "chat", "delegate": "delegate"}
 BAND_WORDS = {"ask": "between the confirm and execute thresholds: asked",  # the band's own reason, by its kind
               "clarify": "the ladder's clarify entry tops the pool: asked what the request means",
@@ -59,6 +63,11 @@ REASONS = {"band": "the gate's band", "no_evidence": "no evidence for any action
            "sweeping": "a sweeping scope for a mutating action: asked",
            "missing_slot": "no value for a required parameter: asked",
            "template": "chat-template markup in the request, a prompt rather than a user's words: asked, never executed",
+           "mood": "the mood model reads no command in it (a negation, prohibition, question about state, how-to, "
+                   "condition, report, quotation, past event or complaint): route step, a condition delegated",
+           "quoted": "every word that names the action is inside quotes (translate 'turn on wifi'): data, not an "
+                     "order: route step",
+           "operation": "the request's verb is another action's, over the same object: asked about that action",
            "talks_about": "talks about an action without asking for it now (a how-to or why question, a negation, the "
                           "past, a conditional): route step"}
 
@@ -96,8 +105,7 @@ _TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>
 
 @lru_cache(maxsize=4096)  # a study decides the same requests once per candidate router
 def _normalized(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")  # "Delete a\u200bll files": all
+    text = fold(text)  # "Delete a\u200bll files": all; Don’t: don't; Nеver (Cyrillic е): never
     text, tokens = _TEMPLATE.subn(" ", text)
     return " ".join(text.split()) if tokens else text
 
@@ -107,9 +115,9 @@ def check_request(text, max_chars: int) -> str:
     ``max_chars`` (before and after normalising) or holds a control character (:func:`toolgate.core.io.control_character`:
     C0/C1 other than tab, newline and carriage return, or a lone surrogate).
 
-    Normalised here and nowhere else: NFKC (as the BM25 index reads its texts), format characters (zero-width space and joiners, BOM,
-    soft hyphen, direction marks) removed,
-    chat-template tokens (``</s>``, ``[INST]``, ``<|im_start|>``...) replaced by a space."""
+    Normalised here and nowhere else: folded (:func:`toolgate.core.lang.fold`: NFKC as the BM25 index reads its texts,
+    format characters removed, typographic quotes as ASCII ones, look-alike letters of other scripts inside a Latin
+    word as the Latin letter), chat-template tokens (``</s>``, ``[INST]``, ``<|im_start|>``...) replaced by a space."""
     def overlong(n: int, when: str = "") -> RouterError:
         return RouterError(f"request of {n} characters{when} exceeds the limit of {max_chars} (router.max_chars); it "
                            "is refused, not truncated")
@@ -158,8 +166,17 @@ class Rules:
             return kind, tool, "band"                   # about no tool, which runs nothing
         if ev.changes(tool) and talks_about(text):
             return route, "", "talks_about"
+        frame, _ = mood(text)
+        if frame != "command" and (not ev.reads_only(tool) or frame not in ASKS_READ_ONLY):
+            return ("delegate" if frame == "conditional" else route), "", "mood"
+        if ev.names(text, tool) and not ev.names(masked(text), tool):
+            return route, "", "quoted"
         if len(ev.steps(text, lambda part: np.where(seen, self.lexical.score(part)[self.actions], 0))) > 1:
             return "delegate", "", "multistep"
+        top = [str(a) for a in self.ids[self.actions][top_order(acts, min(len(acts), self.top_k))]]
+        other = ev.operation(clauses(text), tool, top)
+        if other is not None:
+            return "ask", other, "operation"
         ids = self.ids[self.actions]
         close = [str(ids[j]) for j in top_order(acts, min(len(acts), self.top_k)) if near_tie(acts.max(), acts[j], CLOSE)]
         preferred = ev.preferred(text, close) if len(close) > 1 else tool

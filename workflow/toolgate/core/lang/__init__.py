@@ -1,9 +1,11 @@
-"""What a language is, in one place: the scripts' character ranges and the listed words of each language (data files
-``<lang>/<name>.txt``, one word a line, ``#`` comments, as bm25s keeps its stopword lists). Every other module
-imports these; a test fails where a Hangul range or a Korean request ending is spelled outside this package."""
+"""What a language is, in one place: the scripts' character ranges, the listed words of each language (data files
+``<lang>/<name>.txt``, one word a line, ``#`` comments, as bm25s keeps its stopword lists) and the characters a
+request is folded from before anything reads it (:func:`fold`). Every other module imports these; a test fails
+where a Hangul range or a Korean request ending is spelled outside this package."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import cache
 from importlib import resources
 
@@ -42,3 +44,28 @@ KO_REQUEST_END = alternation(listed("request_endings", ("ko",)))
 KO_VERB_FINAL = re.compile("[%s]$" % "".join(sorted(listed("verb_final_syllables", ("ko",)))))
 # a syllable of a past-tense stem (했, 껐, 봤)
 KO_PAST = "".join(sorted(listed("past_syllables", ("ko",))))
+
+# Typographic quotes and apostrophes as phone keyboards type them, read as the ASCII ones the rules know
+_QUOTES = str.maketrans({c: "'" for c in "\u2018\u2019\u201a\u201b\u2032\u02bc\uff07"}
+                        | {c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\uff02"})
+
+
+@cache
+def _confusables() -> dict[str, str]:
+    return {chr(int(cp, 16)): latin for cp, latin, _ in (line.split("\t") for line in _lines("confusables.tsv"))}
+
+
+_LATIN_WORD = re.compile(r"\w*[A-Za-z]\w*")
+
+
+def fold(text: str) -> str:
+    """``text`` as the router reads it: NFKC (full-width forms, compatibility jamo composed), format characters
+    (zero-width space and joiners, BOM, soft hyphen, direction marks) removed, typographic quotes and apostrophes as
+    ASCII ones, and inside a word holding a Latin letter, a letter of another script that imitates a Latin one as
+    that letter (Unicode TR39 confusables: Nеver with a Cyrillic е). Case and spacing are kept."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf").translate(_QUOTES)
+    table = _confusables()
+    if not any(c in table for c in text):
+        return text
+    return _LATIN_WORD.sub(lambda m: "".join(table.get(c, c) for c in m.group()), text)
