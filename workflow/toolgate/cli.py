@@ -162,7 +162,8 @@ def _export(args) -> int:
     scale = "P" if th["scale"] == "probability" else "pool score"
     print(f"exported {p['name']} ({pipeline_label(p)}) to {out}{how[written]}: execute at "
           f"{scale} >= {th['execute']:.3f}, confirm at {scale} >= {th['confirm']:.3f}; artifact {size / 1024:.1f} KB "
-          "(encoder weights referenced, not shipped)" + (f"\nchosen: {sel['why']}" if sel else "")
+          f"(encoder weights referenced, not shipped); digest {m['sealed']} (pin it: Router.load(path, sha256=...), "
+          "decide --router-sha256)" + (f"\nchosen: {sel['why']}" if sel else "")
           + (f"\nwarning: {sel['warning']}" if sel.get("warning") else "")  # passed-over lines: on stderr already
           + ("\nnote: no confirm band (the two thresholds are equal, as fitted out of fold): below it a request takes "
              "the route step, chat or delegate; only an evidence rule asks" if th["execute"] == th["confirm"] else ""))
@@ -198,7 +199,7 @@ def _adapt(args) -> int:
           + (f"; the gate's scale moved by label-free anchors (scale x{m['retarget']['scale']:.3g})" if "retarget" in m
              else f"; thresholds as fitted on {m['adapted_from']['catalog']['source']}")
           + f" (execute at {th['execute']:.3f}): {caveat}; evaluate it with `toolgate decide --router DIR --eval FILE` "
-          "on labelled requests of the new catalog")
+          f"on labelled requests of the new catalog; digest {m['sealed']}")
     if p["kind"] == "examples":
         bare = [t["id"] for t in actions(load_catalog(args.catalog, tuple(m["langs"]))) if not t.get("examples")]
         if bare:
@@ -226,7 +227,8 @@ def _decide(args) -> int:
         experiment = require("toolgate.config", "study").load(args.config)["experiment"]
         folder = require("toolgate.experiment", "study").Layout(experiment).router(SELECTED)
     try:
-        router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads or 1)
+        router = Router.load(folder, catalog=None if args.eval else args.catalog, threads=args.threads or 1,
+                             sha256=args.router_sha256)
         if args.eval:
             return _evaluated(router, args, options)
         if not args.jsonl:
@@ -475,6 +477,8 @@ def _decide_args(p) -> None:
                    "labels; default: the catalog.jsonl an import wrote beside the --eval file, else the "
                    "router's own)")
     p.add_argument("--threads", type=_at_least(1, cores=True), help="encoder threads, 1 to the machine's cores (default: 1, one request on one core)")
+    p.add_argument("--router-sha256", metavar="DIGEST", help="refuse the router unless its digest is this one (the "
+                   "one `toolgate export` and `adapt` print: router.json's seal, covering every file)")
     p.add_argument("--eval", metavar="FILE", nargs="+", help="evaluate the router on labelled requests: an "
                    "utterances JSONL file (the project's format, gold labels over the router's catalog) or the files "
                    "`toolgate import` reads (--eval-format): routed accuracy, danger and ask rates, abstention AUC "

@@ -12,9 +12,11 @@ def test_a_threshold_moves_into_the_gap_below_it():
         assert ((v >= in_gap(v, t)) == (v >= t)).all()
 
 
-def test_adapt_writes_the_router_for_another_catalog_and_fits_nothing(tmp_path):
+def test_adapt_writes_the_router_for_another_catalog_and_fits_nothing(tmp_path, capsys):
     """toolgate adapt: the artifact re-targeted to another catalog loads (its index and embeddings are checked against
     that catalog) and decides as Router.on_catalog does; thresholds, calibrator and gate are the original's."""
+    import json
+
     from conftest import write_jsonl
     from router_fixtures import catalog, make_artifact
     from toolgate.cli import main
@@ -36,4 +38,7 @@ def test_adapt_writes_the_router_for_another_catalog_and_fits_nothing(tmp_path):
         [(d.kind, d.tool, d.candidates) for d in want]
     assert main(["adapt", str(src), "--catalog", str(path), "--out", str(tmp_path / "out")]) == 2  # not empty
     assert main(["adapt", str(src), "--catalog", str(path), "--out", str(tmp_path / "out"), "--force"]) == 0
+    pin = capsys.readouterr().out.rsplit("digest ", 1)[1].strip()  # printed to be pinned, and it pins this router
+    assert pin == json.loads((tmp_path / "out" / "router.json").read_text())["sealed"]
+    assert Router.load(tmp_path / "out", sha256=pin)
     assert main(["adapt", str(tmp_path / "nowhere"), "--catalog", str(path), "--out", str(tmp_path / "o2")]) == 2

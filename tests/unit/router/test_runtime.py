@@ -386,3 +386,20 @@ def test_a_request_that_only_talks_about_an_action_takes_the_route_step(artifact
     assert talks.kind in ("delegate", "chat") and talks.reason == "talks_about"
     # a read-only action is what a question asks for: the rule leaves it to the band
     assert router.decide("how much battery level please en").reason != "talks_about"
+
+
+def test_a_pinned_digest_refuses_a_resealed_router(artifact, capsys):
+    """An edit resealed without a secret (here a lower execute threshold) loads unpinned, and is refused under the pin
+    the export printed; a malformed pin is refused before anything is read."""
+    pin = manifest(artifact)["sealed"]
+    assert Router.load(artifact, sha256=pin.upper()).decide("wifi on").kind
+    m = manifest(artifact)
+    m["thresholds"]["execute"] = m["thresholds"]["confirm"]
+    (artifact / "router.json").write_text(json.dumps(sealed(m)))
+    Router.load(artifact)
+    with pytest.raises(RouterError, match="is not the pinned"):
+        Router.load(artifact, sha256=pin)
+    with pytest.raises(RouterError, match="not 64 hexadecimal digits"):
+        Router.load(artifact, sha256="abc")
+    assert main(["decide", "wifi on", "--router", str(artifact), "--router-sha256", pin]) == 2
+    assert "is not the pinned" in capsys.readouterr().err

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import io
 from .artifact import (
+    SEAL,
     EncoderSet,
     RouterError,
     checked_file,
@@ -27,8 +28,10 @@ from .artifact import (
     load_encoders,
     load_examples,
     read_manifest,
-    sha256,
     text_settings,
+)
+from .artifact import (
+    sha256 as file_sha256,
 )
 from .calibration import platt_probability
 from .catalog import ACTION, index_text, load_catalog
@@ -95,6 +98,7 @@ class Decision:
         return d
 
 
+_DIGEST = re.compile("[0-9a-fA-F]{64}")
 # Chat-template tokens (and a role name right after a turn's opening token): no words of the request, and never
 # markup an encoder's tokenizer reads as structure.
 _TEMPLATE = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>)\s*(?:system|user|assistant|model)\b"
@@ -238,20 +242,28 @@ class Router:
         return f"{self.manifest['pipeline']['name']}: {pipeline_label(self.manifest['pipeline'])}"
 
     @classmethod
-    def load(cls, path, catalog=None, threads: int | None = 1) -> "Router":
+    def load(cls, path, catalog=None, threads: int | None = 1, sha256: str | None = None) -> "Router":
         """The router in folder ``path``; ``catalog``: a catalog file it must have been exported from;
         ``threads``: the encoders' thread count (default 1: a single request runs on one core, as on a phone, and a
-        busy machine slows it least; None: the backend's own). The catalog is never re-encoded:
-        its embeddings are the artifact's. Every check passes before an encoder is made."""
+        busy machine slows it least; None: the backend's own); ``sha256``: the digest the export printed (router.json's
+        seal, which covers every file): anything else is refused, a router resealed after an edit too, since a seal
+        without a secret proves integrity, not origin. The catalog is never re-encoded: its embeddings are the
+        artifact's. Every check passes before an encoder is made."""
+        if sha256 is not None and not (isinstance(sha256, str) and _DIGEST.fullmatch(sha256)):
+            raise RouterError(f"the pinned digest is {sha256!r}, not 64 hexadecimal digits: give the digest "
+                              "`toolgate export` printed")
         m = read_manifest(path)
+        if sha256 is not None and m[SEAL] != sha256.lower():
+            raise RouterError(f"{Path(path) / 'router.json'}: digest {m[SEAL][:12]}... is not the pinned "
+                              f"{sha256.lower()[:12]}...: not the router that was shipped")
         folder = Path(path)
         cat_bytes = checked_file(folder, "catalog.jsonl", m["files"]["catalog.jsonl"])
         if catalog is not None and not Path(catalog).is_file():
             raise RouterError(f"{catalog}: no such catalog file (--catalog)")
-        if catalog is not None and sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
+        if catalog is not None and file_sha256(Path(catalog).read_bytes()) != m["catalog"]["sha256"]:
             raise RouterError(f"{catalog}: not the catalog this router was exported from "
                               f"(sha256 {m['catalog']['sha256'][:12]}..., source {m['catalog']['source']})")
-        if sha256(cat_bytes) != m["catalog"]["sha256"]:
+        if file_sha256(cat_bytes) != m["catalog"]["sha256"]:
             raise RouterError(f"{folder / 'catalog.jsonl'}: differs from the catalog named in the manifest")
         try:
             cat = load_catalog(folder / "catalog.jsonl", tuple(m["langs"]))
