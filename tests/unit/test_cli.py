@@ -329,3 +329,13 @@ def test_export_says_when_there_is_no_confirm_band(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(product, "export_experiment", lambda *a: (tmp_path, m, "new"))
     assert main(["export", "--out", str(tmp_path)]) == 0
     assert ("note: no confirm band" in capsys.readouterr().out) is note
+
+
+@pytest.mark.parametrize("argv", [["import", "openai-tools", "a", "b", "--license", "\udcff"], ["decide", "wifi\udcff"],
+                                  ["validate", "--catalog", "cat\udcffalog.jsonl"]])
+def test_an_argument_that_is_not_utf8_is_one_line(argv, capsys):
+    """A byte that is not UTF-8 arrives as a lone surrogate (PEP 383); it raised UnicodeEncodeError where it was
+    printed or written (issue 72)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not UTF-8" in err

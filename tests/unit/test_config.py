@@ -35,6 +35,9 @@ def test_defaults_filled():
     ({"experiment": "x", "utterances": {"source": "web"}}, "utterances.source"),
     ({"experiment": "x", "typo_key": 1}, "typo_key"),
     ({"experiment": "a b"}, "experiment"),
+    ({"experiment": "default\n"}, "experiment"),  # Python's $ matched before a trailing newline: a folder "default\n"
+    ({"experiment": "x", "text": {"tokenizer": "kiwi\n"}}, "text.tokenizer"),
+    ({"experiment": "x", "router": {"utility": {"wrong_act": -10 ** 330}}}, "router.utility.wrong_act"),  # overflowed
     ({}, "experiment"),
 ])
 def test_bad_config_names_key(bad, field):

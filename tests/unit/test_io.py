@@ -361,3 +361,13 @@ def test_a_duplicate_key_in_a_json_file_is_named_at_its_line_and_field(text, lin
     assert (e.value.line, e.value.field) == (line, field) and "\n" not in str(e.value)
     assert str(e.value).endswith(f"duplicate key '{field.split('.')[-1].split(']')[-1]}' (JSON keeps the last value "
                                  "silently)")
+
+
+@pytest.mark.parametrize("text,field", [('{"a": "x\\ud800"}', "a"), ('{"b": [1, {"c": "\\udfff"}]}', "b[1].c"),
+                                        ('{"k\\ud800": 1}', "k\\ud800")])
+def test_a_lone_surrogate_escape_is_refused_where_the_json_is_read(text, field):
+    """It decodes to a string no UTF-8 file can hold: writing it later raised UnicodeEncodeError (issue 72)."""
+    with pytest.raises(InputError) as e:
+        io.loads_json(text, "f.jsonl", 3)
+    assert e.value.field == field and e.value.line == 3
+    assert io.loads_json('{"a": "\\ud83d\\ude00"}', "f.jsonl") == {"a": "\U0001F600"}  # a pair is one character

@@ -605,8 +605,18 @@ def _config_hint(args, exc: InputError) -> str:
     return f" (no config here: run from the project's checkout, or pass {NO_CONFIG.get(args.command, '--config FILE')})"
 
 
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    # a byte that is not UTF-8 reaches Python as a lone surrogate (PEP 383): it cannot be printed, written into a file
+    # or a record, so it is refused before anything reads it
+    bad = next((k for k, a in enumerate(argv, start=1) if isinstance(a, str) and _NOT_UTF8.search(a)), None)
+    if bad is not None:
+        print(f"error: argument {bad} ({ascii(argv[bad - 1])}) is not UTF-8: give paths and values in UTF-8",
+              file=sys.stderr)
+        return 2
     # started with a descriptor shut: every command writes to stdout, decide --jsonl reads stdin
     closed = [n for n in ("stdin", "stdout") if getattr(sys, n) is None and (n == "stdout" or "--jsonl" in argv)]
     if closed:

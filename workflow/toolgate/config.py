@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import jsonschema
 from jsonschema.exceptions import best_match
 
 from .core import io, schemas
@@ -29,7 +28,7 @@ def resolve(config: dict, source: str = "config") -> dict:
     _check_finite(config, source)
     schema = schemas.schema("config")
     by_field: dict[tuple, list] = {}  # every field's problem at once: the best-matching error of each field
-    for err in jsonschema.Draft202012Validator(schema).iter_errors(config):
+    for err in schemas.validator(schema).iter_errors(config):
         by_field.setdefault(tuple(map(str, err.absolute_path)), []).append(err)
     problems = Problems()
     for errs in by_field.values():
@@ -465,7 +464,7 @@ def section(name: str, data: dict | None = None):
     sub = schemas.schema("config")["properties"][name]
     full = copy.deepcopy(data or {})
     schemas.fill_defaults(full, sub)
-    err = best_match(jsonschema.Draft202012Validator(sub).iter_errors(full))
+    err = best_match(schemas.validator(sub).iter_errors(full))
     if err is not None:
         field, message = schemas.schema_error(err)
         raise InputError("config", message, field=f"{name}.{field}" if field else name)

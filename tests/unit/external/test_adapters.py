@@ -1,4 +1,5 @@
 """toolgate.external.adapters and .experiment: the three sets in the project's formats, and the FunctionChat experiment."""
+import json
 from collections import Counter
 
 import numpy as np
@@ -6,6 +7,7 @@ import pytest
 
 from toolgate.core import schemas
 from toolgate.core.catalog import tool_id
+from toolgate.core.errors import InputError
 from toolgate.external import adapters as A
 from toolgate.external import experiment as E
 from toolgate.external import sources as S
@@ -116,3 +118,18 @@ def test_functionchat_experiment_removes_the_reject_tools(mirror):
     assert not {gold_of[c] for c in reject_clusters} & ids
     check_utterances(enumerate(utts, 1), catalog, "<fc>", ("ko",))
     assert E.functionchat_experiment(seed=13, mirror=mirror)[1] == utts
+
+
+def test_a_bfcl_answer_naming_no_call_is_one_line(tmp_path):
+    """A ground truth of [{}] raised StopIteration (issue 72's fuzzing): it is an InputError naming file, line and
+    field."""
+    (tmp_path / "possible_answer").mkdir()
+    question = {"id": "multiple_0", "question": [[{"role": "user", "content": "area of a triangle"}]],
+                "function": [{"name": "area", "description": "Area.", "parameters": {"type": "dict", "properties": {}}}]}
+    (tmp_path / "BFCL_v4_multiple.json").write_text(json.dumps(question) + "\n")
+    (tmp_path / "possible_answer" / "BFCL_v4_multiple.json").write_text(
+        json.dumps({"id": "multiple_0", "ground_truth": [{}]}) + "\n")
+    with pytest.raises(InputError, match="ground truth names no function call") as e:
+        A.bfcl(tmp_path, subsets=("multiple",))
+    first = e.value.problems[0]  # every problem of the files at once: then the question it leaves without an answer
+    assert (first.line, first.field) == (1, "ground_truth") and len(e.value.problems) == 2

@@ -137,6 +137,7 @@ def test_no_routes_and_language(tmp_path):
 
 @pytest.mark.parametrize("line, field", [
     ({"text": "hi", "tool": "nope"}, "tool"),
+    ({"text": "hi", "tool": {"name": "set_timer"}}, "tool"),  # an object: a TypeError (unhashable) before issue 72
     ({"text": "hi", "tool": "set_timer", "candidates": ["open_garage"]}, "candidates"),
     ({"text": " ", "tool": None}, "text"),
     ({"text": "hi", "tool": "set_timer", "missing_slots": ["room"]}, "missing_slots"),

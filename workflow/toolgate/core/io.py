@@ -39,7 +39,7 @@ def loads_json(text: str, path, lineno: int | None = None):
     """``json.loads``, or InputError naming the line and column of a syntax error (``lineno``: the text's line
     in the file, for one JSONL line)."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
     except _DuplicateKey:
         line, parts = _duplicate_at(text)
         raise InputError(path, f"duplicate key '{parts[-1]}' (JSON keeps the last value silently)",
@@ -50,6 +50,27 @@ def loads_json(text: str, path, lineno: int | None = None):
         raise InputError(path, "malformed JSON: nested too deeply", lineno) from None
     except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits() (4,300) and says not where
         raise _long_integer(text, path, lineno) from None
+    if _SURROGATE_ESCAPE.search(text) and (where := _lone_surrogate(obj)) is not None:
+        raise InputError(path, "a lone surrogate escape (\\ud800-\\udfff without its pair) is no text", lineno,
+                         field_path(where))
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(obj, path=()):
+    """The path of the first string (key or value) holding a lone surrogate, which no UTF-8 file can hold; None."""
+    if isinstance(obj, str):
+        return path if _SURROGATE.search(obj) else None
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        if isinstance(k, str) and _SURROGATE.search(k):
+            return (*path, ascii(k)[1:-1])  # the key as an escape: it cannot be printed
+        if (found := _lone_surrogate(v, (*path, k))) is not None:
+            return found
+    return None
 
 
 class _DuplicateKey(ValueError):

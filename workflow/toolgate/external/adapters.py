@@ -278,7 +278,10 @@ def bfcl(folder=None, subsets=BFCL_SUBSETS, limit: int | None = None, seed: int 
             apath = folder / "possible_answer" / f"BFCL_v4_{sub}.json"
             for alineno, a in io.read_jsonl(apath):
                 with problems.each(), _record(apath, alineno):
-                    answers[a["id"]] = next(iter(a["ground_truth"][0]))
+                    call = next(iter(a["ground_truth"][0]), None)  # the first call's function name
+                    if call is None:
+                        raise InputError(apath, "ground truth names no function call", alineno, "ground_truth")
+                    answers[a["id"]] = call
         recs = [(lineno, rec) for lineno, rec in io.read_jsonl(path) if rec.get("function")]
         if limit is not None and len(recs) > limit:
             keep = np.sort(np.random.default_rng(seed).choice(len(recs), limit, replace=False))

@@ -132,6 +132,8 @@ def _names(path, lineno: int, field: str, value, ids: dict) -> list[str]:
     """Tool names (one, or a list) as catalog ids; unknown names are errors."""
     names = value if isinstance(value, list) else [value]
     for n in names:
+        if not isinstance(n, str):  # an object or a number is no name (a dict is not even hashable)
+            raise InputError(path, f"a tool name is a string, not {type(n).__name__}", lineno, field)
         if n not in ids:
             raise InputError(path, f"unknown tool '{n}' (not in the tools file)", lineno, field)
     return [ids[n] for n in names]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from functools import cache
 from importlib.resources import files  # package data (pyproject's package-data), wherever the package is installed
 from typing import TYPE_CHECKING
@@ -47,10 +48,20 @@ def fill_defaults(node: dict, schema: dict) -> None:
             fill_defaults(value, sub)
 
 
-def _validator(name: str) -> jsonschema.Draft202012Validator:
+def validator(checked: dict) -> jsonschema.Draft202012Validator:
+    """A Draft 2020-12 validator of schema ``checked`` whose ``pattern`` reads ``$`` as ECMA-262 does (:func:`_pattern`)."""
     import jsonschema
 
-    return jsonschema.Draft202012Validator(schema(name))
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})(checked)
+
+
+def _pattern(validator, pattern: str, instance, _schema):
+    """JSON Schema's ``pattern`` with ECMA-262's ``$``, the end of the text: Python's also matches before a trailing
+    newline, so ``experiment: "default\n"`` passed ``^...$`` and named a folder with a newline in it."""
+    import jsonschema
+
+    if validator.is_type(instance, "string") and not re.search(re.sub(r"(?<!\\)\$", r"\\Z", pattern), instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def schema_error(err: jsonschema.ValidationError) -> tuple[str | None, str]:
@@ -87,7 +98,7 @@ def check_schema(path, lineno: int | None, obj, name: str) -> None:
     from jsonschema.exceptions import best_match
 
     problems, named = Problems(), set()
-    for err in _validator(name).iter_errors(obj):
+    for err in validator(schema(name)).iter_errors(obj):
         for field, message in schema_errors(best_match([err])):  # an anyOf's most specific part
             if field not in named:
                 named.add(field)
