@@ -371,3 +371,21 @@ def test_a_lone_surrogate_escape_is_refused_where_the_json_is_read(text, field):
         io.loads_json(text, "f.jsonl", 3)
     assert e.value.field == field and e.value.line == 3
     assert io.loads_json('{"a": "\\ud83d\\ude00"}', "f.jsonl") == {"a": "\U0001F600"}  # a pair is one character
+
+
+def test_a_device_a_fifo_or_an_oversized_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """/dev/zero read until memory ran out and a FIFO blocked for ever (issue 72): one line each, at once."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo, tmp_path):
+        with pytest.raises(InputError, match="not a regular file"):
+            io.read_text(path)
+    big = tmp_path / "big.jsonl"
+    big.write_text("x" * 101)
+    monkeypatch.setattr(io, "MAX_READ_BYTES", 100)
+    with pytest.raises(InputError, match="larger than the limit"):
+        io.read_text(big)
+    (tmp_path / "ok.jsonl").write_text("x" * 100)
+    assert io.read_text(tmp_path / "ok.jsonl") == "x" * 100

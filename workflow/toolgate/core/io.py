@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 from functools import cache
@@ -21,13 +22,24 @@ from .lang import HANGUL, KO_VERB_FINAL, SYLLABLE
 from .lang import LANGS as LANGS  # the languages a catalog is read in, which the studies import with the rest of io
 
 
+# The largest input file read (a catalog, requests, a tools file): thousands of times the largest public set the
+# project reads, and far below what would exhaust memory. /dev/zero or a FIFO is refused as no regular file first.
+MAX_READ_BYTES = 256 * 1024 * 1024
+
+
 def read_text(path) -> str:
-    """A UTF-8 text file, or InputError saying why it cannot be read (the line of a byte that is not UTF-8)."""
+    """A UTF-8 text file, or InputError saying why it cannot be read (no regular file, over MAX_READ_BYTES, the line
+    of a byte that is not UTF-8)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero reads for ever, a FIFO blocks until a writer comes
+            raise InputError(path, "not a regular file (a device, a FIFO or a folder): give a file")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_READ_BYTES + 1)
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_READ_BYTES:
+        raise InputError(path, f"larger than the limit of {MAX_READ_BYTES // 2 ** 20} MiB an input file may have")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
