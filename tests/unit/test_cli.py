@@ -324,7 +324,7 @@ def test_export_says_when_there_is_no_confirm_band(tmp_path, monkeypatch, capsys
     from toolgate.router import product
 
     (tmp_path / "router.json").write_text("{}")
-    m = {"thresholds": {"execute": 0.886, "confirm": confirm, "scale": "probability"}, "files": {},
+    m = {"sealed": "0" * 64, "thresholds": {"execute": 0.886, "confirm": confirm, "scale": "probability"}, "files": {},
          "pipeline": {"name": "selected", "ranker": "usem3", "gate": None, "kind": "examples"}}
     monkeypatch.setattr(product, "export_experiment", lambda *a: (tmp_path, m, "new"))
     assert main(["export", "--out", str(tmp_path)]) == 0

@@ -21,7 +21,6 @@ from .errors import InputError, Problems, field_path
 from .lang import HANGUL, KO_VERB_FINAL, SYLLABLE
 from .lang import LANGS as LANGS  # the languages a catalog is read in, which the studies import with the rest of io
 
-
 # The largest input file read (a catalog, requests, a tools file): thousands of times the largest public set the
 # project reads, and far below what would exhaust memory. /dev/zero or a FIFO is refused as no regular file first.
 MAX_READ_BYTES = 256 * 1024 * 1024
@@ -32,8 +31,9 @@ def read_text(path) -> str:
     of a byte that is not UTF-8)."""
     path = Path(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero reads for ever, a FIFO blocks until a writer comes
-            raise InputError(path, "not a regular file (a device, a FIFO or a folder): give a file")
+        mode = os.stat(path).st_mode  # /dev/zero reads for ever, a FIFO blocks until a writer comes
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # (a folder: open says so below)
+            raise InputError(path, "not a regular file (a device or a FIFO): give a file")
         with open(path, "rb") as fh:
             raw = fh.read(MAX_READ_BYTES + 1)
     except OSError as exc:
