@@ -324,3 +324,24 @@ def test_a_lone_surrogate_in_the_manifest_is_a_one_line_refusal(artifact):
     (artifact / "router.json").write_text(json.dumps(m))
     with pytest.raises(RouterError, match="changed since toolgate wrote it"):
         Router.load(artifact)
+
+
+def test_every_array_is_bounded_by_the_catalog_before_it_is_unpacked():
+    """A manifest asking for a million exemplar rows (a 2.5 MB artifact of zeros took 4 GB to load, issue 72) or for
+    more examples classes than the catalog has entries is refused from the manifest alone."""
+    from toolgate.core.artifact import MAX_EXEMPLARS_PER_ACTION, expected_arrays
+
+    cat = catalog()
+    actions = sum(t["kind"] == "action" for t in cat)
+    band = {"pipeline": {"kind": "band"}}
+    ok = expected_arrays({**band, "encoders": {"usem3": {"exemplars": MAX_EXEMPLARS_PER_ACTION * actions}}}, cat)
+    assert ok["exemplars__usem3"] == (MAX_EXEMPLARS_PER_ACTION * actions, None)
+    with pytest.raises(RouterError, match="field 'encoders.usem3.exemplars': 1048576 rows, more than"):
+        expected_arrays({**band, "encoders": {"usem3": {"exemplars": 2 ** 20}}}, cat)
+    examples = {"pipeline": {"kind": "examples"}, "encoders": {}}
+    ids = [t["id"] for t in cat]
+    assert expected_arrays({**examples, "examples": {"classes": ids + [""]}}, cat)["examples__coef"] == (len(ids) + 1,
+                                                                                                         None)
+    for classes in (ids + ids[:1], ids * 1000):
+        with pytest.raises(RouterError, match="field 'examples.classes'"):
+            expected_arrays({**examples, "examples": {"classes": classes}}, cat)

@@ -304,15 +304,30 @@ def checked_index(folder: Path, texts: list[str], seed: int, shipped: tuple) -> 
     return BM25Ranker(index)
 
 
-def expected_arrays(m: dict, catalog: list[dict]) -> dict[str, tuple]:
+# The most exemplars (a kNN gate's in-catalog requests) a router may hold per action of its catalog: hundreds of times
+# what an experiment labels per action (about 5 in the default one), and a bound on the rows before they are unpacked
+MAX_EXEMPLARS_PER_ACTION = 1000
+
+
+def expected_arrays(m: dict, catalog: list[dict], folder: Path = Path(".")) -> dict[str, tuple]:
     """The arrays embeddings.npz holds, each float32 of a shape (None: the encoder's columns): per encoder the
     catalog's and the exemplars' embeddings, and an examples model's coefficients and intercepts (and its n-grams'
-    coefficients and idf)."""
-    out = {}
+    coefficients and idf). Every row count is bounded by the catalog before anything is unpacked: RouterError names
+    the manifest's field that asks for more (a 2.5 MB artifact of a million zero rows took 4 GB to load)."""
+    out, actions = {}, sum(t["kind"] == "action" for t in catalog)
+    most = MAX_EXEMPLARS_PER_ACTION * max(actions, 1)
     for name, entry in m["encoders"].items():
+        if entry["exemplars"] > most:
+            raise RouterError(f"{folder / MANIFEST}: field 'encoders.{name}.exemplars': {entry['exemplars']} rows, "
+                              f"more than the {most} a catalog of {actions} actions allows "
+                              f"({MAX_EXEMPLARS_PER_ACTION} per action)")
         out |= {f"catalog__{name}": (len(catalog), None), f"exemplars__{name}": (entry["exemplars"], None)}
     if m["pipeline"]["kind"] == "examples":
-        k, chars = len(m["examples"]["classes"]), m["examples"].get("chars")
+        classes = m["examples"]["classes"]
+        if len(set(classes)) != len(classes) or len(classes) > len(catalog) + 1:  # the catalog's entries and none
+            raise RouterError(f"{folder / MANIFEST}: field 'examples.classes': {len(classes)} classes, not distinct "
+                              f"entries of the catalog's {len(catalog)} (and '' for none)")
+        k, chars = len(classes), m["examples"].get("chars")
         out |= {"examples__coef": (k, None), "examples__intercept": (k,)}
         if chars is not None:
             v = len(chars["vocabulary"])
@@ -364,7 +379,7 @@ _HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.r
 def load_arrays(folder: Path, m: dict, catalog: list[dict]) -> dict[str, np.ndarray]:
     """The arrays of the artifact's embeddings.npz (:func:`read_arrays`), their numbers finite and each encoder's
     two arrays of as many columns; none without encoders."""
-    expected = expected_arrays(m, catalog)
+    expected = expected_arrays(m, catalog, folder)
     if not expected:
         return {}
     path = folder / EMBEDDINGS
