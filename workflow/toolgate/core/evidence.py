@@ -373,14 +373,8 @@ class Evidence:
         return max(others, key=lambda o: (sum(self._states(o, w) for w in words), -among.index(o)), default=None)
 
     def _does(self, tool_id: str, predicate: str) -> bool:
-        """Is the predicate one of the action's own (:attr:`does`): as written, a Korean one without its particles or
-        하다, an English one of four letters or more by its first four (sending: send)?"""
-        does = self.does[tool_id]
-        if predicate in does:
-            return True
-        if SYLLABLE.match(predicate):
-            return _bare(predicate) in self.does_bare[tool_id]
-        return predicate.isascii() and len(predicate) > 3 and any(d[:4] == predicate[:4] for d in does)
+        """Is the predicate one of the action's own (:attr:`does`), read as :func:`_among` reads a word?"""
+        return _among(predicate, self.does[tool_id], self.does_bare[tool_id])
 
     def _objects(self, clause: str, tool_id: str) -> list[str]:
         """The clause's words that the tool names, its verbs, particles, numbers and the rules' lists aside."""
@@ -388,20 +382,8 @@ class Evidence:
                 and w not in DEICTIC and w not in MODIFIERS and w not in GENERIC_VERBS and self._states(tool_id, w)]
 
     def _states(self, tool_id: str, word: str) -> bool:
-        """Does the tool's catalog text or examples hold the word: as written, a Korean word without its particles or
-        하다 (메모를: 메모, not 메모리), an English word of four letters or more by its first four (texts: a text)?"""
-        if word in self.named[tool_id]:
-            return True
-        if SYLLABLE.match(word):
-            return _bare(word) in self.bare[tool_id]
-        return word.isascii() and len(word) > 3 and any(v[:4] == word[:4] for v in self.named[tool_id])
-
-    def _says(self, tool_id: str, word: str) -> bool:
-        """Does the word occur in the tool's catalog text or examples (Korean: a word starting with its first two
-        syllables)?"""
-        vocab = self.named[tool_id]
-        return word in vocab or (SYLLABLE.match(word) is not None and len(word) > 1
-                                 and any(v.startswith(word[:2]) for v in vocab))
+        """Does the tool's catalog text or examples hold the word, read as :func:`_among` reads it?"""
+        return _among(word, self.named[tool_id], self.bare[tool_id])
 
     def reads_only(self, tool_id: str) -> bool:
         """Does the action only read? Its mutating flag where the catalog gives one, else a read verb among the words
@@ -418,7 +400,9 @@ class Evidence:
     def names(self, text: str, tool_id: str) -> bool:
         """Does a content word of ``text`` occur in the tool's catalog text or examples (Korean: its first two
         syllables)?"""
-        return any(self._says(tool_id, w) for w in self.content_words(text))
+        vocab = self.named[tool_id]
+        return any(w in vocab or (SYLLABLE.match(w) and len(w) > 1 and any(v.startswith(w[:2]) for v in vocab))
+                   for w in self.content_words(text))
 
 
 @lru_cache(maxsize=8192)
@@ -485,6 +469,17 @@ def _spaced(word: str, known: frozenset, longest: int) -> tuple[str, ...] | None
             piece = ""
         end, kind = start, before
     return tuple(reversed(pieces))
+
+
+def _among(word: str, words, bare) -> bool:
+    """Is ``word`` one of ``words``: as written, a Korean one by its form without particles or 하다 (``bare``: those
+    forms of ``words``; 메모를 is 메모, not 메모리), an English one of four letters or more by its first four (texts: a
+    text, sending: send)?"""
+    if word in words:
+        return True
+    if SYLLABLE.match(word):
+        return _bare(word) in bare
+    return word.isascii() and len(word) > 3 and any(v[:4] == word[:4] for v in words)
 
 
 def _own_texts(tool: dict, langs) -> list[str]:
